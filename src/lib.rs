@@ -1,1 +1,25 @@
-//! Lockstep core.
+//! Lockstep: a deterministic simulator of lock services, clients and a shared resource.
+//!
+//! The core is pure: it does no I/O, reads no clock and keeps no global state, so the same
+//! scenario and seed give the same trace natively and in WebAssembly.
+//!
+//! - [`scenario`]: the user-facing format and its validation.
+//! - [`world`]: a validated scenario compiled into indexed form.
+//! - [`model`]: the state, its enabled steps and the one transition function.
+//! - [`sim`]: the timed random driver.
+//! - [`trace`]: the events of a run and their text rendering.
+//! - [`monitor`]: verdicts computed from a trace.
+//! - [`inventory`]: the static check that each resource has exactly one source of order.
+
+pub mod inventory;
+pub mod model;
+pub mod monitor;
+pub mod scenario;
+pub mod sim;
+pub mod sweep;
+pub mod trace;
+pub mod world;
+
+pub use monitor::{verdict, Exclusion, Integrity, Verdict};
+pub use scenario::{Scenario, ScenarioError, ScenarioErrors};
+pub use sim::{run, Run};

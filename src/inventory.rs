@@ -1,0 +1,269 @@
+//! The inventory check: which services protect which resources, and which clients use which.
+//!
+//! The rule it enforces: every row of a resource has exactly one source of order. A subordinate
+//! shares its authority's order, so a token chain counts once; two independent services
+//! protecting the same rows are a defect, found without running anything.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::scenario::{Fencing, MigrationMode, Protocol, Scenario};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Breaks the rule: the resource is not protected by one order.
+    Defect,
+    /// Not a violation by itself, but a sign the inventory is wrong or incomplete.
+    Warning,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    pub resource: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let label = match self.severity {
+            Severity::Defect => "defect",
+            Severity::Warning => "warning",
+        };
+        write!(
+            f,
+            "{label}: resource \"{}\": {}",
+            self.resource, self.message
+        )
+    }
+}
+
+/// The root of a service's order: its authority if it is subordinate, else itself.
+fn root<'a>(scenario: &'a Scenario, service: &'a str) -> &'a str {
+    scenario
+        .services
+        .iter()
+        .find(|s| s.name == service)
+        .and_then(|s| s.subordinate_to.as_deref())
+        .unwrap_or(service)
+}
+
+fn quoted(names: &BTreeSet<&str>) -> String {
+    names
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Checks a validated scenario's inventory. Findings are sorted, defects first.
+pub fn check(scenario: &Scenario) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for res in &scenario.resources {
+        let mut push = |severity, message: String| {
+            findings.push(Finding {
+                severity,
+                resource: res.name.clone(),
+                message,
+            })
+        };
+        // Which rows each service is restricted to by a declared partition.
+        let shares: BTreeMap<&str, BTreeSet<&str>> = res
+            .partition
+            .iter()
+            .map(|s| {
+                (
+                    s.service.as_str(),
+                    s.rows.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        let all_rows: BTreeSet<&str> = res.rows.iter().map(String::as_str).collect();
+        // For every row: the order roots that protect it, and who brings each in.
+        let mut protectors: BTreeMap<&str, BTreeMap<&str, BTreeSet<String>>> = BTreeMap::new();
+        let declared: Vec<&str> = scenario
+            .services
+            .iter()
+            .filter(|s| s.protects.iter().any(|p| *p == res.name))
+            .map(|s| s.name.as_str())
+            .collect();
+        for service in &declared {
+            let rows = shares
+                .get(service)
+                .cloned()
+                .unwrap_or_else(|| all_rows.clone());
+            for row in rows {
+                protectors
+                    .entry(row)
+                    .or_default()
+                    .entry(root(scenario, service))
+                    .or_default()
+                    .insert(format!("the inventory of \"{service}\""));
+            }
+        }
+        let mut used: BTreeSet<&str> = BTreeSet::new();
+        let mut lockless: Vec<&str> = Vec::new();
+        for class in scenario.clients.iter().filter(|c| c.resource == res.name) {
+            let services: Vec<&str> = match &class.protocol {
+                Protocol::Single { service } => vec![service.as_str()],
+                Protocol::AllUnordered { services, .. } | Protocol::AllOrdered { services, .. } => {
+                    services.iter().map(String::as_str).collect()
+                }
+                Protocol::TokenChain {
+                    authority,
+                    subordinate,
+                } => vec![authority.as_str(), subordinate.as_str()],
+                Protocol::NoLock => Vec::new(),
+            };
+            if services.is_empty() {
+                lockless.push(&class.name);
+            }
+            let rows: BTreeSet<&str> = if class.rows.is_empty() {
+                all_rows.clone()
+            } else {
+                class.rows.iter().map(String::as_str).collect()
+            };
+            for service in &services {
+                used.insert(service);
+                if let Some(own) = shares.get(service) {
+                    let outside: BTreeSet<&str> = rows.difference(own).copied().collect();
+                    if !outside.is_empty() {
+                        push(
+                            Severity::Defect,
+                            format!(
+                                "client \"{}\" locks in \"{service}\" but touches rows {} that the partition gives to another service",
+                                class.name,
+                                quoted(&outside)
+                            ),
+                        );
+                    }
+                }
+                let protected = scenario
+                    .services
+                    .iter()
+                    .any(|s| s.name == *service && s.protects.iter().any(|p| *p == res.name));
+                let is_subordinate = scenario
+                    .services
+                    .iter()
+                    .any(|s| s.name == *service && s.subordinate_to.is_some());
+                if !protected && !is_subordinate {
+                    push(
+                        Severity::Warning,
+                        format!(
+                            "client \"{}\" locks in \"{service}\", which does not list it in `protects`",
+                            class.name
+                        ),
+                    );
+                }
+                for row in &rows {
+                    protectors
+                        .entry(row)
+                        .or_default()
+                        .entry(root(scenario, service))
+                        .or_default()
+                        .insert(format!("client \"{}\"", class.name));
+                }
+            }
+            if let Protocol::Single { service } = &class.protocol {
+                if scenario
+                    .services
+                    .iter()
+                    .any(|s| s.name == *service && s.subordinate_to.is_some())
+                {
+                    push(
+                        Severity::Warning,
+                        format!(
+                            "client \"{}\" asks subordinate \"{service}\" without the authority's token; it will be refused",
+                            class.name
+                        ),
+                    );
+                }
+            }
+        }
+        // Group rows that share the same conflicting protectors into one finding.
+        let mut conflicts: BTreeMap<Vec<(&str, Vec<String>)>, Vec<&str>> = BTreeMap::new();
+        for (row, roots) in &protectors {
+            if roots.len() > 1 {
+                let key = roots
+                    .iter()
+                    .map(|(r, who)| (*r, who.iter().cloned().collect()))
+                    .collect();
+                conflicts.entry(key).or_default().push(row);
+            }
+        }
+        for (roots, rows) in conflicts {
+            let names: BTreeSet<&str> = roots.iter().map(|(r, _)| *r).collect();
+            let who = roots
+                .iter()
+                .map(|(r, w)| format!("\"{r}\" by {}", w.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let rows: BTreeSet<&str> = rows.into_iter().collect();
+            push(
+                Severity::Defect,
+                format!(
+                    "rows {} are protected by {} independent lock services ({}): {who}. Each service orders its own grants and the orders are unrelated, so the rows are protected by neither",
+                    quoted(&rows),
+                    names.len(),
+                    quoted(&names)
+                ),
+            );
+        }
+        if !lockless.is_empty() && !protectors.is_empty() {
+            let names: BTreeSet<&str> = lockless.into_iter().collect();
+            push(
+                Severity::Defect,
+                format!(
+                    "client(s) {} write without any lock while others lock it",
+                    quoted(&names)
+                ),
+            );
+        }
+        for service in &declared {
+            if !used.contains(service) && scenario.clients.iter().any(|c| c.resource == res.name) {
+                push(
+                    Severity::Warning,
+                    format!("\"{service}\" is declared to protect it but no client uses it"),
+                );
+            }
+        }
+        let roots: BTreeSet<&str> = protectors
+            .values()
+            .flat_map(|r| r.keys().copied())
+            .collect();
+        match (res.fencing, res.fencing_source.as_deref()) {
+            (Fencing::AnySource, _) if roots.len() > 1 => push(
+                Severity::Warning,
+                format!(
+                    "fencing accepts tokens from any source, but its tokens come from {} unrelated sequences ({}); comparing them means nothing",
+                    roots.len(),
+                    quoted(&roots)
+                ),
+            ),
+            (Fencing::OneSource, Some(source)) if !roots.is_empty() && !roots.contains(root(scenario, source)) => push(
+                Severity::Warning,
+                format!("fencing accepts only tokens of \"{source}\", which no client of it locks in"),
+            ),
+            _ => {}
+        }
+        for m in scenario
+            .migrations
+            .iter()
+            .filter(|m| m.resource == res.name)
+        {
+            if m.mode == MigrationMode::Naive {
+                push(
+                    Severity::Warning,
+                    format!(
+                        "the naive migration from \"{}\" to \"{}\" at {} ms leaves holders of the old lock writing unguarded; drain or transfer instead",
+                        m.from, m.to, m.at_ms
+                    ),
+                );
+            }
+        }
+    }
+    findings.sort_by(|a, b| (a.severity, &a.resource).cmp(&(b.severity, &b.resource)));
+    findings
+}

@@ -1,0 +1,1740 @@
+//! The model: one state, the steps enabled in it, and one transition function.
+//!
+//! Everything that can happen is a [`Step`] waiting in the state's agenda: a message in flight,
+//! a client's timer, a lease expiry, or a fault (partition, outage, pause, migration). Faults
+//! are steps like any other. A driver chooses which enabled step happens next: the simulator
+//! takes the earliest by simulated time; an explorer may take any. The only other input is a
+//! [`Choices`] source for jitter, which the driver supplies, so the model itself holds no
+//! random generator, reads no clock and does no I/O.
+//!
+//! A protocol violation is data in the trace. A broken internal invariant is a bug and panics.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::scenario::{Fencing, MigrationMode};
+use crate::trace::{
+    AbortReason, BeliefEnd, Endpoint, Event, GrantRef, LossReason, RefuseReason, ServiceOp, Token,
+    What,
+};
+use crate::world::{Cut, Micros, ProtocolConfig, World};
+
+/// Where a driver's random numbers are drawn for. Each sender and each client's workload has its
+/// own stream, so a change in one part of a scenario does not reshuffle the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// Network jitter of messages sent by an endpoint.
+    Network(Endpoint),
+    /// Think-time jitter of a client.
+    Workload(u32),
+}
+
+/// The source of the model's nondeterministic quantities.
+pub trait Choices {
+    /// A number in `0..=max`.
+    fn draw(&mut self, stream: Stream, max: u64) -> u64;
+}
+
+/// A step that can happen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Deliver {
+        to: Endpoint,
+        from: Endpoint,
+        message: Message,
+    },
+    ClientTimer {
+        client: u32,
+        timer: Timer,
+    },
+    LeaseExpiry {
+        service: u32,
+        resource: u32,
+        token: u64,
+    },
+    Fault(Fault),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer {
+    /// Start the next operation.
+    Arrive,
+    AcquireTimeout {
+        attempt: u32,
+        slot: u32,
+    },
+    Retry {
+        attempt: u32,
+    },
+    WorkDone {
+        attempt: u32,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    PartitionStart(u32),
+    PartitionEnd(u32),
+    OutageStart(u32),
+    OutageEnd(u32),
+    PauseStart(u32),
+    PauseEnd(u32),
+    Migrate(u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Message {
+    Acquire {
+        resource: u32,
+        attempt: u32,
+        authority_token: Option<u64>,
+    },
+    Release {
+        resource: u32,
+        token: u64,
+    },
+    Cancel {
+        resource: u32,
+        attempt: u32,
+    },
+    Granted {
+        service: u32,
+        attempt: u32,
+        token: u64,
+        instant: u64,
+    },
+    Queued {
+        service: u32,
+        attempt: u32,
+    },
+    Refused {
+        service: u32,
+        attempt: u32,
+        reason: RefuseReason,
+    },
+    /// The client's request or hold now lives in another service.
+    Moved {
+        from: u32,
+        to: u32,
+        attempt: u32,
+        token: Option<u64>,
+        instant: u64,
+    },
+    Read {
+        attempt: u32,
+        rows: u64,
+        token: Option<Token>,
+    },
+    Write {
+        attempt: u32,
+        rows: u64,
+        values: Vec<i64>,
+        versions: Vec<u64>,
+        token: Option<Token>,
+    },
+    ReadReply {
+        attempt: u32,
+        accepted: bool,
+        values: Vec<i64>,
+        versions: Vec<u64>,
+    },
+    WriteReply {
+        attempt: u32,
+        accepted: bool,
+    },
+}
+
+/// A step scheduled at a time. The sequence number makes the order of simultaneous steps
+/// deterministic (first scheduled, first taken).
+#[derive(Clone, Debug)]
+pub struct Scheduled {
+    pub at: Micros,
+    pub seq: u64,
+    pub step: Step,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at && self.seq == other.seq
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scheduled {
+    /// Reversed, so that the standard max-heap pops the earliest step first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// The current grant of a lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hold {
+    pub client: u32,
+    pub attempt: u32,
+    pub token: u64,
+    pub lease_until: Option<Micros>,
+    pub authority_token: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waiter {
+    pub client: u32,
+    pub attempt: u32,
+    pub authority_token: Option<u64>,
+}
+
+/// One lock (named after its resource) inside one service.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LockState {
+    pub holder: Option<Hold>,
+    pub queue: VecDeque<Waiter>,
+    /// For a subordinate: the highest authority token seen for this lock.
+    pub highest_authority_token: u64,
+    /// Set by a drain or transfer migration: this lock now lives in another service.
+    pub moved_to: Option<u32>,
+    /// Set by a drain migration on the new service until the old one has no holder.
+    pub draining_from: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceState {
+    /// The service's own clock: one tick per operation it serializes.
+    pub instant: u64,
+    pub next_token: u64,
+    /// One lock per resource.
+    pub locks: Vec<LockState>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Idle,
+    Acquiring,
+    Backoff,
+    Reading,
+    Working,
+    Writing,
+    Stopped,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotState {
+    NotSent,
+    /// Sent, no answer yet.
+    Pending,
+    /// The service answered that the client is queued.
+    Queued,
+    Held {
+        token: u64,
+        instant: u64,
+    },
+    Skipped,
+}
+
+/// One service a client must lock for the current attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub service: u32,
+    pub state: SlotState,
+    pub sent_at: Micros,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientState {
+    pub phase: Phase,
+    pub ops_started: u32,
+    pub attempt: u32,
+    pub retries: u32,
+    pub slots: Vec<Slot>,
+    pub believing: bool,
+    pub read_values: Vec<i64>,
+    pub read_versions: Vec<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceState {
+    pub values: Vec<i64>,
+    /// Accepted writes per row.
+    pub versions: Vec<u64>,
+    /// The highest token number accepted so far (fencing).
+    pub highest_token: Option<u64>,
+}
+
+/// The complete state of a run at one instant.
+#[derive(Clone, Debug)]
+pub struct State {
+    pub now: Micros,
+    pub services: Vec<ServiceState>,
+    pub clients: Vec<ClientState>,
+    pub resources: Vec<ResourceState>,
+    /// `routes[resource][service]`: the service a client that used `service` for `resource`
+    /// uses now (migrations change it).
+    pub routes: Vec<Vec<u32>>,
+    agenda: BinaryHeap<Scheduled>,
+    seq: u64,
+}
+
+impl State {
+    /// The initial state: workloads and every fault of the scenario scheduled.
+    pub fn initial(world: &World, choices: &mut dyn Choices) -> State {
+        let mut state = State {
+            now: 0,
+            services: world
+                .services
+                .iter()
+                .map(|s| ServiceState {
+                    instant: 0,
+                    next_token: s.first_token,
+                    locks: vec![LockState::default(); world.resources.len()],
+                })
+                .collect(),
+            clients: world
+                .clients
+                .iter()
+                .map(|_| ClientState {
+                    phase: Phase::Idle,
+                    ops_started: 0,
+                    attempt: 0,
+                    retries: 0,
+                    slots: Vec::new(),
+                    believing: false,
+                    read_values: Vec::new(),
+                    read_versions: Vec::new(),
+                })
+                .collect(),
+            resources: world
+                .resources
+                .iter()
+                .map(|r| ResourceState {
+                    values: vec![r.initial; r.rows.len()],
+                    versions: vec![0; r.rows.len()],
+                    highest_token: None,
+                })
+                .collect(),
+            routes: world
+                .resources
+                .iter()
+                .map(|_| (0..world.services.len() as u32).collect())
+                .collect(),
+            agenda: BinaryHeap::new(),
+            seq: 0,
+        };
+        for (i, p) in world.partitions.iter().enumerate() {
+            state.schedule(p.start, Step::Fault(Fault::PartitionStart(i as u32)));
+            state.schedule(p.end, Step::Fault(Fault::PartitionEnd(i as u32)));
+        }
+        for (s, svc) in world.services.iter().enumerate() {
+            for (start, end) in &svc.outages {
+                state.schedule(*start, Step::Fault(Fault::OutageStart(s as u32)));
+                state.schedule(*end, Step::Fault(Fault::OutageEnd(s as u32)));
+            }
+        }
+        for (c, client) in world.clients.iter().enumerate() {
+            for (start, end) in &client.pauses {
+                state.schedule(*start, Step::Fault(Fault::PauseStart(c as u32)));
+                state.schedule(*end, Step::Fault(Fault::PauseEnd(c as u32)));
+            }
+        }
+        for (i, m) in world.migrations.iter().enumerate() {
+            state.schedule(m.at, Step::Fault(Fault::Migrate(i as u32)));
+        }
+        for (c, client) in world.clients.iter().enumerate() {
+            let jitter = choices.draw(Stream::Workload(c as u32), client.jitter);
+            state.schedule(
+                client.start + jitter,
+                Step::ClientTimer {
+                    client: c as u32,
+                    timer: Timer::Arrive,
+                },
+            );
+        }
+        state
+    }
+
+    fn schedule(&mut self, at: Micros, step: Step) {
+        self.seq += 1;
+        self.agenda.push(Scheduled {
+            at,
+            seq: self.seq,
+            step,
+        });
+    }
+
+    /// Every step that may happen next (the explorer's view: time is ignored).
+    pub fn enabled(&self) -> impl Iterator<Item = &Scheduled> {
+        self.agenda.iter()
+    }
+
+    /// The earliest scheduled step, if any (the simulator's choice).
+    pub fn next_due(&self) -> Option<Micros> {
+        self.agenda.peek().map(|s| s.at)
+    }
+
+    /// Removes and returns the earliest scheduled step.
+    pub fn pop_earliest(&mut self) -> Option<Scheduled> {
+        self.agenda.pop()
+    }
+
+    /// Removes and returns the enabled step with the given sequence number.
+    pub fn take(&mut self, seq: u64) -> Option<Scheduled> {
+        let mut items = std::mem::take(&mut self.agenda).into_vec();
+        let index = items.iter().position(|s| s.seq == seq)?;
+        let item = items.swap_remove(index);
+        self.agenda = items.into();
+        Some(item)
+    }
+
+    /// How many steps are waiting.
+    pub fn pending(&self) -> usize {
+        self.agenda.len()
+    }
+
+    /// Applies one step taken from the agenda, appending what happened to `out`.
+    /// Time never goes backwards: a step scheduled in the past (an explorer's choice) happens now.
+    pub fn apply(
+        &mut self,
+        world: &World,
+        item: Scheduled,
+        choices: &mut dyn Choices,
+        out: &mut Vec<Event>,
+    ) {
+        self.now = self.now.max(item.at);
+        let mut cx = Cx {
+            world,
+            state: self,
+            choices,
+            out,
+        };
+        cx.step(item.step);
+    }
+}
+
+/// The context of one transition.
+struct Cx<'a> {
+    world: &'a World,
+    state: &'a mut State,
+    choices: &'a mut dyn Choices,
+    out: &'a mut Vec<Event>,
+}
+
+impl Cx<'_> {
+    fn emit(&mut self, what: What) {
+        self.out.push(Event {
+            at: self.state.now,
+            what,
+        });
+    }
+
+    fn region(&self, endpoint: Endpoint) -> u32 {
+        match endpoint {
+            Endpoint::Client(c) => self.world.clients[c as usize].region,
+            Endpoint::Resource(r) => self.world.resources[r as usize].region,
+            Endpoint::Service(s) => self.world.services[s as usize].replicas[0],
+        }
+    }
+
+    /// When a message sent now from `from` to `to` arrives, or `None` if it is lost.
+    ///
+    /// A request to a service travels to a majority of its replicas: it arrives when the
+    /// majority-th nearest reachable replica has it, and is lost if no majority is reachable.
+    /// A reply from a service comes from its nearest reachable replica.
+    fn arrival(&mut self, from: Endpoint, to: Endpoint) -> Option<Micros> {
+        let now = self.state.now;
+        let world = self.world;
+        let (base, cut) = match (from, to) {
+            (_, Endpoint::Service(s)) | (Endpoint::Service(s), _) => {
+                let other = if matches!(to, Endpoint::Service(_)) {
+                    self.region(from)
+                } else {
+                    self.region(to)
+                };
+                let svc = &world.services[s as usize];
+                let mut paths: Vec<(Micros, Cut)> = svc
+                    .replicas
+                    .iter()
+                    .map(|r| {
+                        (
+                            world.latency[other as usize][*r as usize],
+                            world.cut(other, *r, now),
+                        )
+                    })
+                    .collect();
+                paths.sort_by_key(|p| p.0);
+                let needed = if matches!(to, Endpoint::Service(_)) {
+                    svc.majority
+                } else {
+                    1
+                };
+                let open: Vec<Micros> = paths
+                    .iter()
+                    .filter(|p| p.1 == Cut::Open)
+                    .map(|p| p.0)
+                    .collect();
+                if open.len() >= needed {
+                    (open[needed - 1], Cut::Open)
+                } else {
+                    // Too few replicas are reachable now. If every blocked path only delays,
+                    // the message gets through once the last of the needed paths heals.
+                    let mut heal: Vec<(Micros, Micros)> = Vec::new();
+                    let mut dropped = false;
+                    for (latency, cut) in &paths {
+                        match cut {
+                            Cut::Open => heal.push((now, *latency)),
+                            Cut::DelayedUntil(end) => heal.push((*end, *latency)),
+                            Cut::Dropped => dropped = true,
+                        }
+                    }
+                    if heal.len() < needed || dropped && heal.len() < needed {
+                        (0, Cut::Dropped)
+                    } else {
+                        heal.sort_by_key(|(end, latency)| end + latency);
+                        let (end, latency) = heal[needed - 1];
+                        (latency, Cut::DelayedUntil(end))
+                    }
+                }
+            }
+            _ => {
+                let a = self.region(from);
+                let b = self.region(to);
+                (world.latency[a as usize][b as usize], world.cut(a, b, now))
+            }
+        };
+        let jitter = self.choices.draw(Stream::Network(from), world.jitter);
+        match cut {
+            Cut::Open => Some(now + base + jitter),
+            Cut::DelayedUntil(end) => Some(end + base + jitter),
+            Cut::Dropped => None,
+        }
+    }
+
+    fn send(&mut self, from: Endpoint, to: Endpoint, message: Message) {
+        match self.arrival(from, to) {
+            Some(at) => self.state.schedule(at, Step::Deliver { to, from, message }),
+            None => self.emit(What::MessageLost {
+                from,
+                to,
+                reason: LossReason::Partition,
+            }),
+        }
+    }
+
+    fn step(&mut self, step: Step) {
+        match step {
+            Step::Fault(fault) => self.fault(fault),
+            Step::LeaseExpiry {
+                service,
+                resource,
+                token,
+            } => {
+                if let Some(end) = self.world.outage_until(service, self.state.now) {
+                    // A service that is down orders nothing; it expires the lease when it is back.
+                    self.state.schedule(
+                        end,
+                        Step::LeaseExpiry {
+                            service,
+                            resource,
+                            token,
+                        },
+                    );
+                    return;
+                }
+                self.lease_expiry(service, resource, token);
+            }
+            Step::ClientTimer { client, timer } => {
+                if let Some(end) = self.world.paused_until(client, self.state.now) {
+                    self.state
+                        .schedule(end, Step::ClientTimer { client, timer });
+                    return;
+                }
+                self.client_timer(client, timer);
+            }
+            Step::Deliver { to, from, message } => match to {
+                Endpoint::Service(s) => {
+                    if self.world.outage_until(s, self.state.now).is_some() {
+                        self.emit(What::MessageLost {
+                            from,
+                            to,
+                            reason: LossReason::Outage,
+                        });
+                        return;
+                    }
+                    let Endpoint::Client(c) = from else {
+                        unreachable!("only clients send to services")
+                    };
+                    self.service_message(s, c, message);
+                }
+                Endpoint::Client(c) => {
+                    if let Some(end) = self.world.paused_until(c, self.state.now) {
+                        self.state
+                            .schedule(end, Step::Deliver { to, from, message });
+                        return;
+                    }
+                    self.client_message(c, message);
+                }
+                Endpoint::Resource(r) => {
+                    let Endpoint::Client(c) = from else {
+                        unreachable!("only clients send to resources")
+                    };
+                    self.resource_message(r, c, message);
+                }
+            },
+        }
+    }
+
+    fn fault(&mut self, fault: Fault) {
+        match fault {
+            Fault::PartitionStart(p) => self.emit(What::PartitionStarted { partition: p }),
+            Fault::PartitionEnd(p) => self.emit(What::PartitionEnded { partition: p }),
+            Fault::OutageStart(s) => self.emit(What::OutageStarted { service: s }),
+            Fault::OutageEnd(s) => {
+                // Overlapping outage windows: the service is back only when none is active.
+                if self.world.outage_until(s, self.state.now).is_none() {
+                    self.emit(What::OutageEnded { service: s });
+                }
+            }
+            Fault::PauseStart(c) => self.emit(What::PauseStarted { client: c }),
+            Fault::PauseEnd(c) => self.emit(What::PauseEnded { client: c }),
+            Fault::Migrate(m) => self.migrate(m),
+        }
+    }
+
+    // ----- Lock services -------------------------------------------------------------------
+
+    fn tick(&mut self, service: u32) -> u64 {
+        let s = &mut self.state.services[service as usize];
+        s.instant += 1;
+        s.instant
+    }
+
+    fn log(&mut self, service: u32, resource: u32, op: ServiceOp) -> u64 {
+        let instant = self.tick(service);
+        self.emit(What::Service {
+            service,
+            instant,
+            resource,
+            op,
+        });
+        instant
+    }
+
+    fn lock(&mut self, service: u32, resource: u32) -> &mut LockState {
+        &mut self.state.services[service as usize].locks[resource as usize]
+    }
+
+    fn service_message(&mut self, service: u32, client: u32, message: Message) {
+        let resource_of = |m: &Message| match m {
+            Message::Acquire { resource, .. }
+            | Message::Release { resource, .. }
+            | Message::Cancel { resource, .. } => *resource,
+            _ => unreachable!("services receive only acquire, release and cancel"),
+        };
+        let resource = resource_of(&message);
+        if let Some(to) = self.lock(service, resource).moved_to {
+            match message {
+                Message::Acquire { attempt, .. } => {
+                    let instant = self.log(
+                        service,
+                        resource,
+                        ServiceOp::Refused {
+                            client,
+                            reason: RefuseReason::Moved,
+                        },
+                    );
+                    self.send(
+                        Endpoint::Service(service),
+                        Endpoint::Client(client),
+                        Message::Moved {
+                            from: service,
+                            to,
+                            attempt,
+                            token: None,
+                            instant,
+                        },
+                    );
+                    return;
+                }
+                Message::Release { .. } | Message::Cancel { .. } => {
+                    // The old service forwards what concerns a lock it handed over, so a holder
+                    // that missed the news still frees the lock in its new home.
+                    let holder_here = self
+                        .lock(service, resource)
+                        .holder
+                        .as_ref()
+                        .is_some_and(|h| h.client == client);
+                    if !holder_here {
+                        self.state.schedule(
+                            self.state.now,
+                            Step::Deliver {
+                                to: Endpoint::Service(to),
+                                from: Endpoint::Client(client),
+                                message,
+                            },
+                        );
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+        match message {
+            Message::Acquire {
+                resource,
+                attempt,
+                authority_token,
+            } => self.acquire(service, client, resource, attempt, authority_token),
+            Message::Release { resource, token } => {
+                let holds = self
+                    .lock(service, resource)
+                    .holder
+                    .as_ref()
+                    .is_some_and(|h| h.client == client && h.token == token);
+                if holds {
+                    self.lock(service, resource).holder = None;
+                    self.log(service, resource, ServiceOp::Released { client, token });
+                    self.lock_freed(service, resource);
+                } else {
+                    self.log(
+                        service,
+                        resource,
+                        ServiceOp::ReleaseIgnored { client, token },
+                    );
+                }
+            }
+            Message::Cancel { resource, attempt } => {
+                let lock = self.lock(service, resource);
+                let before = lock.queue.len();
+                lock.queue
+                    .retain(|w| !(w.client == client && w.attempt == attempt));
+                let removed = lock.queue.len() != before;
+                let holder = lock
+                    .holder
+                    .as_ref()
+                    .is_some_and(|h| h.client == client && h.attempt == attempt);
+                if holder {
+                    // The grant crossed the cancel on the wire: the cancel releases it.
+                    let token = lock.holder.take().map(|h| h.token).unwrap_or(0);
+                    self.log(service, resource, ServiceOp::Released { client, token });
+                    self.lock_freed(service, resource);
+                } else if removed {
+                    self.log(service, resource, ServiceOp::Cancelled { client });
+                }
+            }
+            _ => unreachable!("checked above"),
+        }
+    }
+
+    fn acquire(
+        &mut self,
+        service: u32,
+        client: u32,
+        resource: u32,
+        attempt: u32,
+        authority_token: Option<u64>,
+    ) {
+        let subordinate = self.world.services[service as usize].authority.is_some();
+        if subordinate {
+            let highest = self.lock(service, resource).highest_authority_token;
+            let reason = match authority_token {
+                None => Some(RefuseReason::NoAuthorityToken),
+                Some(t) if t < highest => Some(RefuseReason::StaleAuthorityToken),
+                Some(_) => None,
+            };
+            if let Some(reason) = reason {
+                let _ = self.log(service, resource, ServiceOp::Refused { client, reason });
+                self.send(
+                    Endpoint::Service(service),
+                    Endpoint::Client(client),
+                    Message::Refused {
+                        service,
+                        attempt,
+                        reason,
+                    },
+                );
+                return;
+            }
+            let t = authority_token.expect("checked above");
+            self.lock(service, resource).highest_authority_token = t;
+            // The authority's order decides: a holder with an older authority token is
+            // superseded at once. It is not told; it may go on believing it holds the lock.
+            let superseded = self
+                .lock(service, resource)
+                .holder
+                .clone()
+                .filter(|h| h.authority_token.unwrap_or(0) < t && h.client != client);
+            if let Some(h) = superseded {
+                self.lock(service, resource).holder = None;
+                self.log(
+                    service,
+                    resource,
+                    ServiceOp::Superseded {
+                        client: h.client,
+                        token: h.token,
+                    },
+                );
+            }
+        }
+        let lock = self.lock(service, resource);
+        if let Some(h) = &mut lock.holder {
+            if h.client == client {
+                // A retry by the holder (its earlier answer was lost or late): confirm the grant.
+                h.attempt = attempt;
+                h.authority_token = authority_token;
+                let token = h.token;
+                let lease_until = h.lease_until;
+                let instant = self.log(
+                    service,
+                    resource,
+                    ServiceOp::Granted {
+                        client,
+                        token,
+                        lease_until,
+                    },
+                );
+                self.send(
+                    Endpoint::Service(service),
+                    Endpoint::Client(client),
+                    Message::Granted {
+                        service,
+                        attempt,
+                        token,
+                        instant,
+                    },
+                );
+                return;
+            }
+        }
+        let lock = self.lock(service, resource);
+        lock.queue.retain(|w| w.client != client);
+        if lock.holder.is_none() && lock.queue.is_empty() && lock.draining_from.is_none() {
+            self.grant(service, resource, client, attempt, authority_token);
+        } else {
+            lock.queue.push_back(Waiter {
+                client,
+                attempt,
+                authority_token,
+            });
+            let behind = lock.holder.as_ref().map(|h| h.client);
+            self.log(service, resource, ServiceOp::Queued { client, behind });
+            self.send(
+                Endpoint::Service(service),
+                Endpoint::Client(client),
+                Message::Queued { service, attempt },
+            );
+        }
+    }
+
+    fn grant(
+        &mut self,
+        service: u32,
+        resource: u32,
+        client: u32,
+        attempt: u32,
+        authority_token: Option<u64>,
+    ) {
+        let now = self.state.now;
+        let lease = self.world.services[service as usize].lease;
+        let s = &mut self.state.services[service as usize];
+        let token = s.next_token;
+        s.next_token += 1;
+        let lease_until = lease.map(|l| now + l);
+        s.locks[resource as usize].holder = Some(Hold {
+            client,
+            attempt,
+            token,
+            lease_until,
+            authority_token,
+        });
+        let instant = self.log(
+            service,
+            resource,
+            ServiceOp::Granted {
+                client,
+                token,
+                lease_until,
+            },
+        );
+        if let Some(until) = lease_until {
+            self.state.schedule(
+                until,
+                Step::LeaseExpiry {
+                    service,
+                    resource,
+                    token,
+                },
+            );
+        }
+        self.send(
+            Endpoint::Service(service),
+            Endpoint::Client(client),
+            Message::Granted {
+                service,
+                attempt,
+                token,
+                instant,
+            },
+        );
+    }
+
+    /// The lock has no holder now: finish a drain that waited for it, or grant the next waiter.
+    fn lock_freed(&mut self, service: u32, resource: u32) {
+        if let Some(to) = self.lock(service, resource).moved_to {
+            let new = self.lock(to, resource);
+            if new.draining_from == Some(service) {
+                new.draining_from = None;
+                self.log(to, resource, ServiceOp::Drained { from: service });
+                self.grant_next(to, resource);
+            }
+            return;
+        }
+        self.grant_next(service, resource);
+    }
+
+    fn grant_next(&mut self, service: u32, resource: u32) {
+        let subordinate = self.world.services[service as usize].authority.is_some();
+        loop {
+            let lock = self.lock(service, resource);
+            if lock.holder.is_some() || lock.draining_from.is_some() {
+                return;
+            }
+            let Some(w) = lock.queue.pop_front() else {
+                return;
+            };
+            let highest = lock.highest_authority_token;
+            if subordinate && w.authority_token.unwrap_or(0) < highest {
+                let reason = RefuseReason::StaleAuthorityToken;
+                self.log(
+                    service,
+                    resource,
+                    ServiceOp::Refused {
+                        client: w.client,
+                        reason,
+                    },
+                );
+                self.send(
+                    Endpoint::Service(service),
+                    Endpoint::Client(w.client),
+                    Message::Refused {
+                        service,
+                        attempt: w.attempt,
+                        reason,
+                    },
+                );
+                continue;
+            }
+            self.grant(service, resource, w.client, w.attempt, w.authority_token);
+            return;
+        }
+    }
+
+    fn lease_expiry(&mut self, service: u32, resource: u32, token: u64) {
+        let lock = self.lock(service, resource);
+        let expired = lock
+            .holder
+            .as_ref()
+            .filter(|h| h.token == token)
+            .map(|h| h.client);
+        if let Some(client) = expired {
+            lock.holder = None;
+            self.log(service, resource, ServiceOp::Expired { client, token });
+            self.lock_freed(service, resource);
+        }
+    }
+
+    fn migrate(&mut self, index: u32) {
+        let m = self.world.migrations[index as usize].clone();
+        self.emit(What::Migrated { migration: index });
+        let r = m.resource;
+        for route in self.state.routes[r as usize].iter_mut() {
+            if *route == m.from {
+                *route = m.to;
+            }
+        }
+        match m.mode {
+            MigrationMode::Naive => {}
+            MigrationMode::Drain => {
+                self.lock(m.from, r).moved_to = Some(m.to);
+                if self.lock(m.from, r).holder.is_some() {
+                    self.lock(m.to, r).draining_from = Some(m.from);
+                }
+                let waiters: Vec<Waiter> = self.lock(m.from, r).queue.drain(..).collect();
+                for w in waiters {
+                    let instant = self.log(
+                        m.from,
+                        r,
+                        ServiceOp::MovedOut {
+                            client: w.client,
+                            to: m.to,
+                            held: false,
+                        },
+                    );
+                    self.send(
+                        Endpoint::Service(m.from),
+                        Endpoint::Client(w.client),
+                        Message::Moved {
+                            from: m.from,
+                            to: m.to,
+                            attempt: w.attempt,
+                            token: None,
+                            instant,
+                        },
+                    );
+                }
+            }
+            MigrationMode::Transfer => {
+                self.lock(m.from, r).moved_to = Some(m.to);
+                if let Some(h) = self.lock(m.from, r).holder.take() {
+                    self.log(
+                        m.from,
+                        r,
+                        ServiceOp::MovedOut {
+                            client: h.client,
+                            to: m.to,
+                            held: true,
+                        },
+                    );
+                    if self.lock(m.to, r).holder.is_none() {
+                        let s = &mut self.state.services[m.to as usize];
+                        let token = s.next_token;
+                        s.next_token += 1;
+                        s.locks[r as usize].holder = Some(Hold { token, ..h.clone() });
+                        let instant = self.log(
+                            m.to,
+                            r,
+                            ServiceOp::TransferredIn {
+                                client: h.client,
+                                token,
+                                from: m.from,
+                            },
+                        );
+                        if let Some(until) = h.lease_until {
+                            self.state.schedule(
+                                until,
+                                Step::LeaseExpiry {
+                                    service: m.to,
+                                    resource: r,
+                                    token,
+                                },
+                            );
+                        }
+                        self.send(
+                            Endpoint::Service(m.to),
+                            Endpoint::Client(h.client),
+                            Message::Moved {
+                                from: m.from,
+                                to: m.to,
+                                attempt: h.attempt,
+                                token: Some(token),
+                                instant,
+                            },
+                        );
+                    } else {
+                        // The new service already has a holder (someone used it early): the
+                        // transferred holder waits first in line, and is told where it waits.
+                        self.lock(m.to, r).queue.push_front(Waiter {
+                            client: h.client,
+                            attempt: h.attempt,
+                            authority_token: h.authority_token,
+                        });
+                        let behind = self.lock(m.to, r).holder.as_ref().map(|x| x.client);
+                        let instant = self.log(
+                            m.to,
+                            r,
+                            ServiceOp::Queued {
+                                client: h.client,
+                                behind,
+                            },
+                        );
+                        self.send(
+                            Endpoint::Service(m.to),
+                            Endpoint::Client(h.client),
+                            Message::Moved {
+                                from: m.from,
+                                to: m.to,
+                                attempt: h.attempt,
+                                token: None,
+                                instant,
+                            },
+                        );
+                    }
+                }
+                let waiters: Vec<Waiter> = self.lock(m.from, r).queue.drain(..).collect();
+                for w in waiters {
+                    let instant = self.log(
+                        m.from,
+                        r,
+                        ServiceOp::MovedOut {
+                            client: w.client,
+                            to: m.to,
+                            held: false,
+                        },
+                    );
+                    self.lock(m.to, r).queue.push_back(w.clone());
+                    self.send(
+                        Endpoint::Service(m.from),
+                        Endpoint::Client(w.client),
+                        Message::Moved {
+                            from: m.from,
+                            to: m.to,
+                            attempt: w.attempt,
+                            token: None,
+                            instant,
+                        },
+                    );
+                }
+                self.grant_next(m.to, r);
+            }
+        }
+    }
+
+    // ----- Clients ---------------------------------------------------------------------------
+
+    fn client_timer(&mut self, client: u32, timer: Timer) {
+        let c = client as usize;
+        match timer {
+            Timer::Arrive => {
+                if self.state.clients[c].phase != Phase::Idle {
+                    return;
+                }
+                let cfg = &self.world.clients[c];
+                let done = cfg
+                    .max_operations
+                    .is_some_and(|max| self.state.clients[c].ops_started >= max);
+                if done || self.state.now >= cfg.stop {
+                    self.state.clients[c].phase = Phase::Stopped;
+                    self.emit(What::ClientStopped { client });
+                    return;
+                }
+                let st = &mut self.state.clients[c];
+                st.ops_started += 1;
+                st.retries = 0;
+                let op = st.ops_started;
+                self.emit(What::OpStarted { client, op });
+                self.begin_attempt(client);
+            }
+            Timer::Retry { attempt } => {
+                let st = &self.state.clients[c];
+                if st.phase == Phase::Backoff && st.attempt == attempt {
+                    self.begin_attempt(client);
+                }
+            }
+            Timer::AcquireTimeout { attempt, slot } => {
+                let st = &self.state.clients[c];
+                if st.phase != Phase::Acquiring || st.attempt != attempt {
+                    return;
+                }
+                let i = slot as usize;
+                let Some(slot) = st.slots.get(i).copied() else {
+                    return;
+                };
+                let service = slot.service;
+                let skip = match &self.world.clients[c].protocol {
+                    ProtocolConfig::Locks {
+                        skip_unreachable, ..
+                    } => *skip_unreachable,
+                    _ => false,
+                };
+                match slot.state {
+                    SlotState::Pending if skip => {
+                        self.state.clients[c].slots[i].state = SlotState::Skipped;
+                        self.emit(What::SkippedUnreachable { client, service });
+                        // The request may still arrive; a cancel makes sure it grants nothing.
+                        self.send_cancel(client, service, attempt);
+                        self.advance(client);
+                    }
+                    SlotState::Pending | SlotState::Queued => {
+                        self.abort_attempt(client, AbortReason::Timeout)
+                    }
+                    _ => {}
+                }
+            }
+            Timer::WorkDone { attempt } => {
+                let st = &self.state.clients[c];
+                if st.phase != Phase::Working || st.attempt != attempt {
+                    return;
+                }
+                if !self.lease_check(client) {
+                    return;
+                }
+                let st = &mut self.state.clients[c];
+                st.phase = Phase::Writing;
+                let values: Vec<i64> = st.read_values.iter().map(|v| v.wrapping_add(1)).collect();
+                let versions = st.read_versions.clone();
+                let cfg = &self.world.clients[c];
+                let token = self.access_token(client);
+                self.send(
+                    Endpoint::Client(client),
+                    Endpoint::Resource(cfg.resource),
+                    Message::Write {
+                        attempt,
+                        rows: cfg.rows,
+                        values,
+                        versions,
+                        token,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Builds the slots of a new attempt from the protocol and the current routes, and sends
+    /// the first requests.
+    fn begin_attempt(&mut self, client: u32) {
+        let c = client as usize;
+        let cfg = &self.world.clients[c];
+        let routes = &self.state.routes[cfg.resource as usize];
+        let mut services: Vec<u32> = match &cfg.protocol {
+            ProtocolConfig::Locks { services, .. } => {
+                services.iter().map(|s| routes[*s as usize]).collect()
+            }
+            ProtocolConfig::TokenChain {
+                authority,
+                subordinate,
+            } => vec![routes[*authority as usize], *subordinate],
+            ProtocolConfig::NoLock => Vec::new(),
+        };
+        // After a migration two listed services may route to one; lock it once.
+        let mut seen = 0u64;
+        services.retain(|s| {
+            let fresh = seen & (1 << s) == 0;
+            seen |= 1 << s;
+            fresh
+        });
+        let st = &mut self.state.clients[c];
+        st.attempt += 1;
+        st.slots = services
+            .iter()
+            .map(|s| Slot {
+                service: *s,
+                state: SlotState::NotSent,
+                sent_at: 0,
+            })
+            .collect();
+        if services.is_empty() {
+            self.enter_critical_section(client);
+            return;
+        }
+        st.phase = Phase::Acquiring;
+        let parallel = matches!(cfg.protocol, ProtocolConfig::Locks { ordered: false, .. });
+        if parallel {
+            for i in 0..services.len() {
+                self.send_acquire(client, i);
+            }
+        } else {
+            self.send_acquire(client, 0);
+        }
+    }
+
+    fn send_acquire(&mut self, client: u32, slot: usize) {
+        let c = client as usize;
+        let now = self.state.now;
+        let cfg = &self.world.clients[c];
+        let st = &mut self.state.clients[c];
+        st.slots[slot].state = SlotState::Pending;
+        st.slots[slot].sent_at = now;
+        let service = st.slots[slot].service;
+        let attempt = st.attempt;
+        // A subordinate is asked with the authority's token, which the first slot holds.
+        let authority_token = match (&cfg.protocol, slot) {
+            (ProtocolConfig::TokenChain { .. }, 1) => match st.slots[0].state {
+                SlotState::Held { token, .. } => Some(token),
+                _ => None,
+            },
+            _ => None,
+        };
+        self.emit(What::AcquireSent { client, service });
+        self.send(
+            Endpoint::Client(client),
+            Endpoint::Service(service),
+            Message::Acquire {
+                resource: cfg.resource,
+                attempt,
+                authority_token,
+            },
+        );
+        if let Some(timeout) = cfg.acquire_timeout {
+            self.state.schedule(
+                now + timeout,
+                Step::ClientTimer {
+                    client,
+                    timer: Timer::AcquireTimeout {
+                        attempt,
+                        slot: slot as u32,
+                    },
+                },
+            );
+        }
+    }
+
+    fn send_cancel(&mut self, client: u32, service: u32, attempt: u32) {
+        let resource = self.world.clients[client as usize].resource;
+        self.send(
+            Endpoint::Client(client),
+            Endpoint::Service(service),
+            Message::Cancel { resource, attempt },
+        );
+    }
+
+    fn send_release(&mut self, client: u32, service: u32, token: u64) {
+        let resource = self.world.clients[client as usize].resource;
+        self.send(
+            Endpoint::Client(client),
+            Endpoint::Service(service),
+            Message::Release { resource, token },
+        );
+    }
+
+    /// After a slot is held or skipped: ask the next service, or enter the critical section.
+    fn advance(&mut self, client: u32) {
+        let c = client as usize;
+        let st = &self.state.clients[c];
+        if let Some(next) = st.slots.iter().position(|s| s.state == SlotState::NotSent) {
+            let waiting = st
+                .slots
+                .iter()
+                .any(|s| matches!(s.state, SlotState::Pending | SlotState::Queued));
+            if !waiting {
+                self.send_acquire(client, next);
+            }
+            return;
+        }
+        let done = st
+            .slots
+            .iter()
+            .all(|s| matches!(s.state, SlotState::Held { .. } | SlotState::Skipped));
+        if !done {
+            return;
+        }
+        if st.slots.iter().all(|s| s.state == SlotState::Skipped) {
+            self.abort_attempt(client, AbortReason::NothingReachable);
+            return;
+        }
+        self.enter_critical_section(client);
+    }
+
+    fn enter_critical_section(&mut self, client: u32) {
+        let c = client as usize;
+        let cfg = &self.world.clients[c];
+        let st = &mut self.state.clients[c];
+        st.phase = Phase::Reading;
+        if !st.slots.is_empty() {
+            st.believing = true;
+            let grants = st
+                .slots
+                .iter()
+                .filter_map(|s| match s.state {
+                    SlotState::Held { token, instant } => Some(GrantRef {
+                        service: s.service,
+                        token,
+                        instant,
+                    }),
+                    _ => None,
+                })
+                .collect();
+            self.emit(What::BeliefStarted {
+                client,
+                resource: cfg.resource,
+                rows: cfg.rows,
+                grants,
+            });
+            if !self.lease_check(client) {
+                return;
+            }
+        }
+        let token = self.access_token(client);
+        let attempt = self.state.clients[c].attempt;
+        self.send(
+            Endpoint::Client(client),
+            Endpoint::Resource(cfg.resource),
+            Message::Read {
+                attempt,
+                rows: cfg.rows,
+                token,
+            },
+        );
+    }
+
+    /// The token a client presents to the resource: the authority's for a token chain,
+    /// otherwise that of the first service it holds.
+    fn access_token(&self, client: u32) -> Option<Token> {
+        self.state.clients[client as usize]
+            .slots
+            .iter()
+            .find_map(|s| match s.state {
+                SlotState::Held { token, .. } => Some(Token {
+                    service: s.service,
+                    value: token,
+                }),
+                _ => None,
+            })
+    }
+
+    /// For a lease-aware client: whether every lease it holds still has `lease_margin` left,
+    /// counted from when it sent each request (a safe lower bound on the service's grant time).
+    /// If not, the client abandons the operation and returns false.
+    fn lease_check(&mut self, client: u32) -> bool {
+        let c = client as usize;
+        let cfg = &self.world.clients[c];
+        if !cfg.lease_aware {
+            return true;
+        }
+        let now = self.state.now;
+        let expired = self.state.clients[c].slots.iter().any(|s| {
+            matches!(s.state, SlotState::Held { .. })
+                && self.world.services[s.service as usize]
+                    .lease
+                    .is_some_and(|l| now + cfg.lease_margin >= s.sent_at + l)
+        });
+        if expired {
+            self.end_operation(client, BeliefEnd::LeaseExpiredLocally);
+            return false;
+        }
+        true
+    }
+
+    fn abort_attempt(&mut self, client: u32, reason: AbortReason) {
+        let c = client as usize;
+        let cfg = &self.world.clients[c];
+        let slots = std::mem::take(&mut self.state.clients[c].slots);
+        let attempt = self.state.clients[c].attempt;
+        self.let_go(client, &slots, attempt);
+        let st = &mut self.state.clients[c];
+        let retry = st.retries < cfg.max_retries;
+        self.emit(What::AttemptAborted {
+            client,
+            reason,
+            retry,
+        });
+        let st = &mut self.state.clients[c];
+        if retry {
+            st.retries += 1;
+            st.phase = Phase::Backoff;
+            let at = self.state.now + cfg.retry_backoff;
+            self.state.schedule(
+                at,
+                Step::ClientTimer {
+                    client,
+                    timer: Timer::Retry { attempt },
+                },
+            );
+        } else {
+            self.emit(What::GaveUp { client });
+            self.finish(client);
+        }
+    }
+
+    /// Releases held slots (last acquired first) and cancels outstanding requests.
+    fn let_go(&mut self, client: u32, slots: &[Slot], attempt: u32) {
+        for s in slots.iter().rev() {
+            match s.state {
+                SlotState::Held { token, .. } => self.send_release(client, s.service, token),
+                SlotState::Pending | SlotState::Queued => {
+                    self.send_cancel(client, s.service, attempt)
+                }
+                SlotState::NotSent | SlotState::Skipped => {}
+            }
+        }
+    }
+
+    /// Ends the current operation from inside the critical section.
+    fn end_operation(&mut self, client: u32, reason: BeliefEnd) {
+        let c = client as usize;
+        let resource = self.world.clients[c].resource;
+        let st = &mut self.state.clients[c];
+        let slots = std::mem::take(&mut st.slots);
+        let attempt = st.attempt;
+        if st.believing {
+            st.believing = false;
+            self.emit(What::BeliefEnded {
+                client,
+                resource,
+                reason,
+            });
+        }
+        self.let_go(client, &slots, attempt);
+        self.finish(client);
+    }
+
+    fn finish(&mut self, client: u32) {
+        let c = client as usize;
+        let cfg = &self.world.clients[c];
+        self.state.clients[c].phase = Phase::Idle;
+        let jitter = self.choices.draw(Stream::Workload(client), cfg.jitter);
+        let at = self.state.now + cfg.period + jitter;
+        self.state.schedule(
+            at,
+            Step::ClientTimer {
+                client,
+                timer: Timer::Arrive,
+            },
+        );
+    }
+
+    fn client_message(&mut self, client: u32, message: Message) {
+        let c = client as usize;
+        match message {
+            Message::Granted {
+                service,
+                attempt,
+                token,
+                instant,
+            } => {
+                let st = &mut self.state.clients[c];
+                let slot = st.slots.iter().position(|s| {
+                    s.service == service
+                        && matches!(s.state, SlotState::Pending | SlotState::Queued)
+                });
+                match slot {
+                    Some(i) if st.attempt == attempt && st.phase == Phase::Acquiring => {
+                        st.slots[i].state = SlotState::Held { token, instant };
+                        self.advance(client);
+                    }
+                    _ => {
+                        let held_already = st.slots.iter().any(|s| {
+                            s.service == service
+                                && matches!(s.state, SlotState::Held { token: t, .. } if t == token)
+                        });
+                        if !held_already {
+                            self.emit(What::StaleGrantReleased {
+                                client,
+                                service,
+                                token,
+                            });
+                            self.send_release(client, service, token);
+                        }
+                    }
+                }
+            }
+            Message::Queued { service, attempt } => {
+                let st = &mut self.state.clients[c];
+                if st.attempt == attempt {
+                    if let Some(s) = st
+                        .slots
+                        .iter_mut()
+                        .find(|s| s.service == service && s.state == SlotState::Pending)
+                    {
+                        s.state = SlotState::Queued;
+                    }
+                }
+            }
+            Message::Refused {
+                service, attempt, ..
+            } => {
+                let st = &self.state.clients[c];
+                let ours = st.attempt == attempt
+                    && st.phase == Phase::Acquiring
+                    && st.slots.iter().any(|s| s.service == service);
+                if ours {
+                    if let Some(s) = self.state.clients[c]
+                        .slots
+                        .iter_mut()
+                        .find(|s| s.service == service)
+                    {
+                        s.state = SlotState::Skipped;
+                    }
+                    self.abort_attempt(client, AbortReason::Refused);
+                }
+            }
+            Message::Moved {
+                from,
+                to,
+                attempt,
+                token,
+                instant,
+            } => {
+                let waiting_there = self.lock_is_waiting(to, client);
+                let st = &mut self.state.clients[c];
+                if st.attempt != attempt {
+                    return;
+                }
+                let Some(i) = st.slots.iter().position(|s| s.service == from) else {
+                    return;
+                };
+                match (st.slots[i].state, token) {
+                    (SlotState::Held { .. }, Some(token)) => {
+                        st.slots[i].service = to;
+                        st.slots[i].state = SlotState::Held { token, instant };
+                        self.emit(What::LockTransferred {
+                            client,
+                            from,
+                            to,
+                            token,
+                        });
+                    }
+                    (SlotState::Held { .. }, None) => {
+                        // Transferred into a queue: the hold is gone until the new service grants.
+                        st.slots[i].service = to;
+                        st.slots[i].state = SlotState::Queued;
+                    }
+                    (SlotState::Pending | SlotState::Queued, _) if st.phase == Phase::Acquiring => {
+                        st.slots[i].service = to;
+                        if token.is_none() && waiting_there {
+                            st.slots[i].state = SlotState::Queued;
+                        } else {
+                            // Refused by the old service: ask the new one.
+                            self.send_acquire(client, i);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Message::ReadReply {
+                attempt,
+                accepted,
+                values,
+                versions,
+            } => {
+                let st = &mut self.state.clients[c];
+                if st.attempt != attempt || st.phase != Phase::Reading {
+                    return;
+                }
+                if !accepted {
+                    self.end_operation(client, BeliefEnd::Rejected);
+                    return;
+                }
+                st.read_values = values;
+                st.read_versions = versions;
+                st.phase = Phase::Working;
+                let at = self.state.now + self.world.clients[c].work;
+                self.state.schedule(
+                    at,
+                    Step::ClientTimer {
+                        client,
+                        timer: Timer::WorkDone { attempt },
+                    },
+                );
+            }
+            Message::WriteReply { attempt, accepted } => {
+                let st = &self.state.clients[c];
+                if st.attempt != attempt || st.phase != Phase::Writing {
+                    return;
+                }
+                let reason = if accepted {
+                    BeliefEnd::Released
+                } else {
+                    BeliefEnd::Rejected
+                };
+                self.end_operation(client, reason);
+            }
+            Message::Acquire { .. }
+            | Message::Release { .. }
+            | Message::Cancel { .. }
+            | Message::Read { .. }
+            | Message::Write { .. } => unreachable!("clients receive only replies"),
+        }
+    }
+
+    fn lock_is_waiting(&self, service: u32, client: u32) -> bool {
+        let resource = self.world.clients[client as usize].resource;
+        self.state.services[service as usize].locks[resource as usize]
+            .queue
+            .iter()
+            .any(|w| w.client == client)
+    }
+
+    // ----- The resource ----------------------------------------------------------------------
+
+    /// Whether the resource accepts an access with this token, raising its highest token if so.
+    fn fence(&mut self, resource: u32, token: Option<Token>) -> bool {
+        let cfg = &self.world.resources[resource as usize];
+        let st = &mut self.state.resources[resource as usize];
+        let value = match (cfg.fencing, token) {
+            (Fencing::Off, _) => return true,
+            (_, None) => return false,
+            (Fencing::AnySource, Some(t)) => t.value,
+            (Fencing::OneSource, Some(t)) => {
+                if Some(t.service) != cfg.fencing_source {
+                    return false;
+                }
+                t.value
+            }
+        };
+        if st.highest_token.is_some_and(|h| value < h) {
+            return false;
+        }
+        st.highest_token = Some(value);
+        true
+    }
+
+    fn resource_message(&mut self, resource: u32, client: u32, message: Message) {
+        let r = resource as usize;
+        match message {
+            Message::Read {
+                attempt,
+                rows,
+                token,
+            } => {
+                let check = self.world.resources[r].check_reads;
+                let accepted = !check || self.fence(resource, token);
+                let st = &self.state.resources[r];
+                let (values, versions): (Vec<i64>, Vec<u64>) = if accepted {
+                    row_indices(rows)
+                        .map(|i| (st.values[i], st.versions[i]))
+                        .unzip()
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+                let value = values.first().copied().unwrap_or(0);
+                self.emit(What::Read {
+                    client,
+                    resource,
+                    rows,
+                    token,
+                    accepted,
+                    value,
+                });
+                self.send(
+                    Endpoint::Resource(resource),
+                    Endpoint::Client(client),
+                    Message::ReadReply {
+                        attempt,
+                        accepted,
+                        values,
+                        versions,
+                    },
+                );
+            }
+            Message::Write {
+                attempt,
+                rows,
+                values,
+                versions,
+                token,
+            } => {
+                let accepted = self.fence(resource, token);
+                let mut lost = 0u32;
+                if accepted {
+                    let st = &mut self.state.resources[r];
+                    for (k, i) in row_indices(rows).enumerate() {
+                        lost += (st.versions[i] - versions[k]) as u32;
+                        st.values[i] = values[k];
+                        st.versions[i] += 1;
+                    }
+                }
+                self.emit(What::Write {
+                    client,
+                    resource,
+                    rows,
+                    token,
+                    accepted,
+                    values,
+                    lost,
+                });
+                self.send(
+                    Endpoint::Resource(resource),
+                    Endpoint::Client(client),
+                    Message::WriteReply { attempt, accepted },
+                );
+            }
+            _ => unreachable!("resources receive only reads and writes"),
+        }
+    }
+}
+
+/// The indices of the rows in a row set, in ascending order.
+pub fn row_indices(rows: u64) -> impl Iterator<Item = usize> {
+    (0..64).filter(move |i| rows & (1u64 << i) != 0)
+}

@@ -1,0 +1,120 @@
+//! The timed random simulator: the first driver of the model.
+//!
+//! It always takes the earliest scheduled step, draws jitter from seeded ChaCha8 streams (one per
+//! sender and one per client workload, so the numbers are the same on every platform and a
+//! change in one part of a scenario does not reshuffle the rest), and stops at the scenario's
+//! duration or event budget.
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::model::{Choices, State, Stream};
+use crate::scenario::{Scenario, ScenarioErrors};
+use crate::trace::{Endpoint, Event};
+use crate::world::{Micros, World};
+
+/// Seeded random streams for the simulator.
+pub struct SeededChoices {
+    streams: Vec<ChaCha8Rng>,
+    clients: usize,
+    services: usize,
+    resources: usize,
+}
+
+impl SeededChoices {
+    pub fn new(world: &World, seed: u64) -> SeededChoices {
+        let clients = world.clients.len();
+        let services = world.services.len();
+        let resources = world.resources.len();
+        let count = clients * 2 + services + resources;
+        let streams = (0..count)
+            .map(|i| {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                rng.set_stream(i as u64);
+                rng
+            })
+            .collect();
+        SeededChoices {
+            streams,
+            clients,
+            services,
+            resources,
+        }
+    }
+
+    fn index(&self, stream: Stream) -> usize {
+        match stream {
+            Stream::Network(Endpoint::Client(c)) => c as usize,
+            Stream::Network(Endpoint::Service(s)) => self.clients + s as usize,
+            Stream::Network(Endpoint::Resource(r)) => self.clients + self.services + r as usize,
+            Stream::Workload(c) => self.clients + self.services + self.resources + c as usize,
+        }
+    }
+}
+
+impl Choices for SeededChoices {
+    fn draw(&mut self, stream: Stream, max: u64) -> u64 {
+        if max == 0 {
+            return 0;
+        }
+        let i = self.index(stream);
+        self.streams[i].random_range(0..=max)
+    }
+}
+
+/// A finished run: the world, the trace and the final state.
+pub struct Run {
+    pub world: World,
+    pub seed: u64,
+    pub events: Vec<Event>,
+    /// The simulated time the run covers (the scenario's duration unless it was cut short).
+    pub end: Micros,
+    /// True if the event budget ran out before the scenario's duration.
+    pub truncated: bool,
+    pub state: State,
+}
+
+/// Validates, compiles and simulates a scenario with a seed.
+pub fn run(scenario: &Scenario, seed: u64) -> Result<Run, ScenarioErrors> {
+    scenario.validate()?;
+    Ok(run_world(World::compile(scenario), seed))
+}
+
+/// Simulates an already compiled world.
+pub fn run_world(world: World, seed: u64) -> Run {
+    let mut choices = SeededChoices::new(&world, seed);
+    let mut state = State::initial(&world, &mut choices);
+    let mut events = Vec::with_capacity(1024);
+    let budget = world.event_budget as usize;
+    // Every step either records an event or moves a pending step to a later time, so a step
+    // budget several times the event budget can only be reached by a model bug; it keeps even
+    // that from freezing a tab.
+    let mut steps_left = world.event_budget.saturating_mul(8).max(1024);
+    let mut truncated = false;
+    while let Some(due) = state.next_due() {
+        if due > world.duration {
+            break;
+        }
+        if events.len() >= budget || steps_left == 0 {
+            truncated = true;
+            break;
+        }
+        steps_left -= 1;
+        let item = state.pop_earliest().expect("peeked above");
+        state.apply(&world, item, &mut choices, &mut events);
+    }
+    events.truncate(budget);
+    let end = if truncated {
+        events.last().map(|e| e.at).unwrap_or(0)
+    } else {
+        world.duration
+    };
+    Run {
+        world,
+        seed,
+        events,
+        end,
+        truncated,
+        state,
+    }
+}
