@@ -665,8 +665,18 @@ fn make_cycle(
     }
 }
 
-/// Service-side hold intervals: (resource, service, start, end).
-fn hold_spans(events: &[Event], end: Micros) -> Vec<(u32, u32, Micros, Micros)> {
+/// A service-side hold interval.
+#[derive(Clone, Copy)]
+struct HoldSpan {
+    resource: u32,
+    service: u32,
+    client: u32,
+    start: Micros,
+    end: Micros,
+}
+
+/// Service-side hold intervals, by start time.
+fn hold_spans(events: &[Event], end: Micros) -> Vec<HoldSpan> {
     let mut open: BTreeMap<(u32, u32), (u32, Micros)> = BTreeMap::new();
     let mut spans = Vec::new();
     for e in events {
@@ -698,16 +708,28 @@ fn hold_spans(events: &[Event], end: Micros) -> Vec<(u32, u32, Micros, Micros)> 
             } => {
                 if open.get(&key).is_some_and(|(h, _)| *h == client) {
                     let (_, start) = open.remove(&key).expect("checked");
-                    spans.push((*resource, *service, start, e.at));
+                    spans.push(HoldSpan {
+                        resource: *resource,
+                        service: *service,
+                        client,
+                        start,
+                        end: e.at,
+                    });
                 }
             }
             _ => {}
         }
     }
-    for ((resource, service), (_, start)) in open {
-        spans.push((resource, service, start, end));
+    for ((resource, service), (client, start)) in open {
+        spans.push(HoldSpan {
+            resource,
+            service,
+            client,
+            start,
+            end,
+        });
     }
-    spans.sort_by_key(|s| (s.2, s.0, s.1));
+    spans.sort_by_key(|s| (s.start, s.resource, s.service));
     spans
 }
 
@@ -716,18 +738,23 @@ fn incomparable(world: &World, events: &[Event], end: Micros) -> (u64, Vec<[Stri
     let mut pairs = 0u64;
     let mut service_pairs: BTreeSet<(u32, u32)> = BTreeSet::new();
     let mut most = if spans.is_empty() { 0 } else { 1 };
-    let mut active: Vec<(u32, u32, Micros, Micros)> = Vec::new();
+    let mut active: Vec<HoldSpan> = Vec::new();
     for span in &spans {
-        active.retain(|a| a.3 > span.2);
+        active.retain(|a| a.end > span.start);
         let mut roots = BTreeSet::new();
-        roots.insert(order_root(world, span.1));
+        roots.insert(order_root(world, span.service));
         for a in &active {
-            if a.0 != span.0 || order_root(world, a.1) == order_root(world, span.1) {
+            // Two grants to one client are one client's plan, not a conflict; grants within
+            // one order domain are ordered by it.
+            if a.resource != span.resource
+                || a.client == span.client
+                || order_root(world, a.service) == order_root(world, span.service)
+            {
                 continue;
             }
             pairs += 1;
-            service_pairs.insert((a.1.min(span.1), a.1.max(span.1)));
-            roots.insert(order_root(world, a.1));
+            service_pairs.insert((a.service.min(span.service), a.service.max(span.service)));
+            roots.insert(order_root(world, a.service));
         }
         most = most.max(roots.len() as u32);
         active.push(*span);

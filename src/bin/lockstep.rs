@@ -129,6 +129,15 @@ fn load(path: &str) -> Result<Scenario, String> {
 }
 
 fn dispatch(args: &[String]) -> Result<ExitCode, String> {
+    let mut out = String::new();
+    let code = dispatch_into(args, &mut out)?;
+    // A closed pipe (`lockstep run ... | head`) is the reader's choice, not an error.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
+    Ok(code)
+}
+
+fn dispatch_into(args: &[String], out: &mut String) -> Result<ExitCode, String> {
+    use std::fmt::Write as _;
     let Some(command) = args.first() else {
         return Err(USAGE.into());
     };
@@ -143,7 +152,7 @@ fn dispatch(args: &[String]) -> Result<ExitCode, String> {
             let run = lockstep::run(&scenario, seed).map_err(|e| e.to_string())?;
             let v = verdict(&run);
             if o.json {
-                let out = serde_json::json!({
+                let doc = serde_json::json!({
                     "scenario": scenario.name,
                     "seed": seed,
                     "verdict": v,
@@ -152,13 +161,13 @@ fn dispatch(args: &[String]) -> Result<ExitCode, String> {
                     "names": names(&run.world),
                     "trace": if o.no_trace { serde_json::Value::Null } else { serde_json::to_value(&run.events).expect("events serialize") },
                 });
-                println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+                writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("json")).ok();
             } else {
-                println!("{} (seed {seed})", scenario.name);
-                print!("{}", v.summary());
+                writeln!(out, "{} (seed {seed})", scenario.name).ok();
+                write!(out, "{}", v.summary()).ok();
                 if !o.no_trace {
-                    println!();
-                    print!("{}", trace::render(&run.world, &run.events));
+                    writeln!(out).ok();
+                    write!(out, "{}", trace::render(&run.world, &run.events)).ok();
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -175,9 +184,15 @@ fn dispatch(args: &[String]) -> Result<ExitCode, String> {
             let run = lockstep::run(&scenario, seed).map_err(|e| e.to_string())?;
             let snap = monitor::snapshot(&run.world, &run.events, ms.saturating_mul(1000));
             if o.json {
-                println!("{}", serde_json::to_string_pretty(&snap).expect("json"));
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&snap).expect("json")
+                )
+                .ok();
             } else {
-                println!(
+                writeln!(
+                    out,
                     "At t={}: exclusion {}.",
                     trace::seconds(snap.at_us),
                     if snap.conflicts.is_empty() {
@@ -185,27 +200,32 @@ fn dispatch(args: &[String]) -> Result<ExitCode, String> {
                     } else {
                         "broken"
                     }
-                );
+                )
+                .ok();
                 for b in &snap.believers {
                     let grants: Vec<String> = b
                         .grants
                         .iter()
                         .map(|g| format!("{}#{} token {}", g.service, g.instant, g.token))
                         .collect();
-                    println!(
+                    writeln!(
+                        out,
                         "  {} believes it holds {}[{}] since t={} via {}",
                         b.client,
                         b.resource,
                         b.rows.join(","),
                         trace::seconds(b.since_us),
                         grants.join(" + ")
-                    );
+                    )
+                    .ok();
                 }
                 for h in &snap.holders {
-                    println!(
+                    writeln!(
+                        out,
                         "  service {} has {} held by {} (token {})",
                         h.service, h.resource, h.client, h.token
-                    );
+                    )
+                    .ok();
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -221,13 +241,17 @@ fn dispatch(args: &[String]) -> Result<ExitCode, String> {
                 .filter(|f| f.severity == Severity::Defect)
                 .count();
             if o.json {
-                let out = serde_json::json!({ "defects": defects, "findings": findings });
-                println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+                let doc = serde_json::json!({ "defects": defects, "findings": findings });
+                writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("json")).ok();
             } else if findings.is_empty() {
-                println!("{path}: every resource has exactly one source of order.");
+                writeln!(
+                    out,
+                    "{path}: every resource has exactly one source of order."
+                )
+                .ok();
             } else {
                 for f in &findings {
-                    println!("{path}: {f}");
+                    writeln!(out, "{path}: {f}").ok();
                 }
             }
             Ok(if defects > 0 {
@@ -247,20 +271,27 @@ fn dispatch(args: &[String]) -> Result<ExitCode, String> {
             let points =
                 sweep::partition_length(&scenario, lengths, o.seeds).map_err(|e| e.to_string())?;
             if o.json {
-                println!("{}", serde_json::to_string_pretty(&points).expect("json"));
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&points).expect("json")
+                )
+                .ok();
             } else {
-                println!("partition_ms  runs  broken  rate   mean_overlaps");
+                writeln!(out, "partition_ms  runs  broken  rate   mean_overlaps").ok();
                 for p in &points {
-                    println!(
+                    writeln!(
+                        out,
                         "{:>12}  {:>4}  {:>6}  {:>5.2}  {:>13.2}",
                         p.value_ms, p.runs, p.broken_runs, p.broken_rate, p.mean_violations
-                    );
+                    )
+                    .ok();
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         "schema" => {
-            println!("{}", Scenario::json_schema());
+            writeln!(out, "{}", Scenario::json_schema()).ok();
             Ok(ExitCode::SUCCESS)
         }
         other => Err(format!("unknown command \"{other}\"\n{USAGE}")),

@@ -1,0 +1,50 @@
+//! The integration tests, in one crate: every module drives the engine through its public
+//! interface, the way the command line and the app do.
+
+mod claims;
+mod cli;
+mod determinism;
+mod properties;
+mod scenario_format;
+mod snapshots;
+
+use std::path::PathBuf;
+
+use lockstep::{monitor, Run, Scenario, Verdict};
+
+/// The directory of the shipped scenarios.
+pub fn scenarios_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lessons/scenarios")
+}
+
+/// Loads a shipped scenario by the start of its file name, e.g. `"05"`.
+pub fn scenario(prefix: &str) -> Scenario {
+    let dir = scenarios_dir();
+    let mut matches: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the scenarios directory exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".toml"))
+        })
+        .collect();
+    matches.sort();
+    assert_eq!(matches.len(), 1, "exactly one scenario starts with {prefix}: {matches:?}");
+    let text = std::fs::read_to_string(&matches[0]).expect("readable scenario");
+    Scenario::from_toml_str(&text).unwrap_or_else(|e| panic!("{}: {e}", matches[0].display()))
+}
+
+/// Runs a scenario and computes its verdict.
+pub fn check(scenario: &Scenario, seed: u64) -> (Run, Verdict) {
+    let run = lockstep::run(scenario, seed).unwrap_or_else(|e| panic!("invalid scenario: {e}"));
+    let verdict = monitor::verdict(&run);
+    for log in &verdict.service_logs {
+        assert!(
+            log.consistent,
+            "service {}'s own log must always be consistent: {:?}",
+            log.service, log.problems
+        );
+    }
+    (run, verdict)
+}
