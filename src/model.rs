@@ -69,6 +69,10 @@ pub enum Timer {
     WorkDone {
         attempt: u32,
     },
+    /// A lease-aware client's own estimate of when its lease may end.
+    LeaseDeadline {
+        attempt: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1151,6 +1155,14 @@ impl Cx<'_> {
                     _ => {}
                 }
             }
+            Timer::LeaseDeadline { attempt } => {
+                let st = &self.state.clients[c];
+                if st.attempt == attempt && st.believing {
+                    // It stops believing it holds the lock, even with a write in flight: past
+                    // this moment the service may already have granted to someone else.
+                    self.end_operation(client, BeliefEnd::LeaseExpiredLocally);
+                }
+            }
             Timer::WorkDone { attempt } => {
                 let st = &self.state.clients[c];
                 if st.phase != Phase::Working || st.attempt != attempt {
@@ -1343,6 +1355,16 @@ impl Cx<'_> {
             if !self.lease_check(client) {
                 return;
             }
+            if let Some(deadline) = self.lease_deadline(client) {
+                let attempt = self.state.clients[c].attempt;
+                self.state.schedule(
+                    deadline,
+                    Step::ClientTimer {
+                        client,
+                        timer: Timer::LeaseDeadline { attempt },
+                    },
+                );
+            }
         }
         let token = self.access_token(client);
         let attempt = self.state.clients[c].attempt;
@@ -1376,23 +1398,35 @@ impl Cx<'_> {
     /// counted from when it sent each request (a safe lower bound on the service's grant time).
     /// If not, the client abandons the operation and returns false.
     fn lease_check(&mut self, client: u32) -> bool {
-        let c = client as usize;
-        let cfg = &self.world.clients[c];
-        if !cfg.lease_aware {
-            return true;
-        }
-        let now = self.state.now;
-        let expired = self.state.clients[c].slots.iter().any(|s| {
-            matches!(s.state, SlotState::Held { .. })
-                && self.world.services[s.service as usize]
-                    .lease
-                    .is_some_and(|l| now + cfg.lease_margin >= s.sent_at + l)
-        });
+        let expired = self
+            .lease_deadline(client)
+            .is_some_and(|deadline| self.state.now >= deadline);
         if expired {
             self.end_operation(client, BeliefEnd::LeaseExpiredLocally);
             return false;
         }
         true
+    }
+
+    /// For a lease-aware client holding leases: the moment, less its safety margin, at which
+    /// the first of its leases may expire, counted from when it sent each request (a safe lower
+    /// bound on the service's grant time).
+    fn lease_deadline(&self, client: u32) -> Option<Micros> {
+        let c = client as usize;
+        let cfg = &self.world.clients[c];
+        if !cfg.lease_aware {
+            return None;
+        }
+        self.state.clients[c]
+            .slots
+            .iter()
+            .filter(|s| matches!(s.state, SlotState::Held { .. }))
+            .filter_map(|s| {
+                self.world.services[s.service as usize]
+                    .lease
+                    .map(|l| (s.sent_at + l).saturating_sub(cfg.lease_margin))
+            })
+            .min()
     }
 
     fn abort_attempt(&mut self, client: u32, reason: AbortReason) {
