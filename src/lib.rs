@@ -9,8 +9,10 @@
 //! - [`sim`]: the timed random driver.
 //! - [`trace`]: the events of a run and their text rendering.
 //! - [`monitor`]: verdicts computed from a trace.
+//! - [`builtin`]: the shipped scenarios, embedded.
 //! - [`inventory`]: the static check that each resource has exactly one source of order.
 
+pub mod builtin;
 pub mod inventory;
 pub mod model;
 pub mod monitor;
