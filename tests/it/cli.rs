@@ -1,1 +1,565 @@
-// Filled in below.
+//! The `lockstep` command as users run it: the real binary, its exit codes, its messages and its
+//! JSON, checked against the library for the same scenario and seed. Every run here is a short
+//! shipped scenario, so the whole module takes well under a second of CPU.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use lockstep::inventory;
+use lockstep::monitor::{self, Exclusion};
+use lockstep::sweep;
+use lockstep::trace;
+use lockstep::Scenario;
+use serde_json::Value;
+
+use crate::scenarios_dir;
+
+/// Runs the binary with `args` and waits for it.
+fn lockstep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(args)
+        .output()
+        .expect("the lockstep binary runs")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("the process exited, not killed")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// Checks the exit code, showing both streams if it is wrong.
+#[track_caller]
+fn expect_code(o: &Output, expected: i32, what: &str) {
+    assert_eq!(
+        code(o),
+        expected,
+        "{what}: exit code\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+#[track_caller]
+fn json(o: &Output) -> Value {
+    serde_json::from_str(&stdout(o))
+        .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", stdout(o)))
+}
+
+/// The shipped scenario files, sorted.
+fn shipped() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(scenarios_dir())
+        .expect("the scenarios directory exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no scenarios shipped");
+    paths
+}
+
+/// A shipped scenario's path by the start of its file name, e.g. `"05"`.
+fn path(prefix: &str) -> String {
+    let found: Vec<PathBuf> = shipped()
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "one scenario starts with {prefix}");
+    found[0].to_str().expect("a UTF-8 path").to_string()
+}
+
+fn load(path: &str) -> Scenario {
+    let text = std::fs::read_to_string(path).expect("readable scenario");
+    Scenario::from_toml_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A scratch file in the temporary directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str, text: &str) -> Scratch {
+        let path =
+            std::env::temp_dir().join(format!("lockstep-cli-test-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).expect("the temporary directory is writable");
+        Scratch(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 path")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Checks one `run --json` document against the library's run of the same scenario and seed.
+#[track_caller]
+fn assert_matches_library(label: &str, doc: &Value, scenario: &Scenario, seed: u64) {
+    let run = lockstep::run(scenario, seed).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let verdict = monitor::verdict(&run);
+    let expected = serde_json::to_value(&verdict).expect("a verdict serializes");
+    assert_eq!(
+        doc["verdict"], expected,
+        "{label}: the command's verdict differs from the library's"
+    );
+    assert_eq!(doc["scenario"], scenario.name.as_str(), "{label}");
+    assert_eq!(doc["seed"], seed, "{label}");
+    assert_eq!(doc["summary"], verdict.summary().as_str(), "{label}");
+    assert_eq!(
+        doc["digest"],
+        format!("{:016x}", trace::digest(&run.events)).as_str(),
+        "{label}"
+    );
+    let clients: Vec<&str> = run.world.clients.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        doc["names"]["clients"],
+        serde_json::json!(clients),
+        "{label}"
+    );
+    let services: Vec<&str> = run.world.services.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        doc["names"]["services"],
+        serde_json::json!(services),
+        "{label}"
+    );
+    assert_eq!(
+        doc["names"]["regions"],
+        serde_json::json!(scenario.regions),
+        "{label}"
+    );
+}
+
+#[test]
+fn run_json_matches_the_library_for_every_shipped_scenario() {
+    for file in shipped() {
+        let file = file.to_str().expect("a UTF-8 path").to_string();
+        let out = lockstep(&["run", &file, "--json", "--no-trace"]);
+        expect_code(&out, 0, &file);
+        let doc = json(&out);
+        let v = &doc["verdict"];
+        assert!(
+            v["exclusion"] == "holds" || v["exclusion"] == "broken",
+            "{file}: exclusion is {}",
+            v["exclusion"]
+        );
+        assert!(
+            v["integrity"] == "intact" || v["integrity"] == "corrupted",
+            "{file}"
+        );
+        assert!(v["deadlock"].is_boolean(), "{file}: deadlock is a bool");
+        for field in [
+            "lost_updates",
+            "interleaved_writes",
+            "rejected_writes",
+            "rejected_reads",
+            "accepted_writes",
+            "incomparable_pairs",
+            "max_simultaneous_holders",
+            "events",
+            "end_us",
+            "seed",
+        ] {
+            assert!(v[field].is_u64(), "{file}: verdict.{field} is a number");
+        }
+        assert!(v["truncated"].is_boolean(), "{file}");
+        assert!(
+            doc["trace"].is_null(),
+            "{file}: --no-trace leaves the trace out"
+        );
+        let scenario = load(&file);
+        assert_matches_library(&file, &doc, &scenario, scenario.seed);
+    }
+}
+
+#[test]
+fn the_seed_option_replaces_the_scenarios_seed() {
+    let file = path("01");
+    let scenario = load(&file);
+    assert_ne!(scenario.seed, 7);
+    let default = json(&lockstep(&["run", &file, "--json", "--no-trace"]));
+    let out = lockstep(&["run", &file, "--seed", "7", "--json", "--no-trace"]);
+    expect_code(&out, 0, "run --seed 7");
+    let seeded = json(&out);
+    assert_eq!(seeded["seed"], 7);
+    assert_eq!(seeded["verdict"]["seed"], 7);
+    assert_ne!(
+        seeded["digest"], default["digest"],
+        "another seed gives another trace"
+    );
+    assert_matches_library("--seed 7", &seeded, &scenario, 7);
+    // The same seed twice gives the same run.
+    let again = json(&lockstep(&[
+        "run",
+        &file,
+        "--json",
+        "--no-trace",
+        "--seed",
+        "7",
+    ]));
+    assert_eq!(again, seeded);
+}
+
+#[test]
+fn run_json_includes_the_trace_unless_told_not_to() {
+    let file = path("05");
+    let scenario = load(&file);
+    let out = lockstep(&["run", &file, "--json"]);
+    expect_code(&out, 0, "run --json");
+    let doc = json(&out);
+    let run = lockstep::run(&scenario, scenario.seed).expect("valid");
+    assert_eq!(
+        doc["trace"],
+        serde_json::to_value(&run.events).expect("events serialize")
+    );
+    let events = doc["trace"].as_array().expect("the trace is an array");
+    assert_eq!(Some(events.len() as u64), doc["verdict"]["events"].as_u64());
+    let mut last = 0;
+    for e in events {
+        let at = e["at"]
+            .as_u64()
+            .expect("every event has a time in microseconds");
+        assert!(at >= last, "events are in time order");
+        last = at;
+        assert!(e["event"].is_string(), "every event has a kind: {e}");
+    }
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    for kind in [
+        "op_started",
+        "belief_started",
+        "read",
+        "write",
+        "service",
+        "pause_started",
+    ] {
+        assert!(
+            kinds.contains(&kind),
+            "the fencing scenario has a {kind} event"
+        );
+    }
+}
+
+#[test]
+fn text_output_leads_with_the_verdict() {
+    for file in shipped() {
+        let file = file.to_str().expect("a UTF-8 path").to_string();
+        let scenario = load(&file);
+        let out = lockstep(&["run", &file, "--no-trace"]);
+        expect_code(&out, 0, &file);
+        let text = stdout(&out);
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some(format!("{} (seed {})", scenario.name, scenario.seed).as_str())
+        );
+        let verdict_line = lines.next().unwrap_or_default();
+        let run = lockstep::run(&scenario, scenario.seed).expect("valid");
+        let expected = match monitor::verdict(&run).exclusion {
+            Exclusion::Holds => "Exclusion holds",
+            Exclusion::Broken => "Exclusion broken",
+        };
+        assert!(
+            verdict_line.starts_with(expected),
+            "{file}: expected a line starting {expected:?}, got {verdict_line:?}"
+        );
+    }
+    // Without --no-trace, the trace follows the summary after a blank line, one event a line.
+    let file = path("05");
+    let text = stdout(&lockstep(&["run", &file]));
+    let (summary, trace) = text
+        .split_once("\n\n")
+        .expect("a blank line before the trace");
+    assert!(summary
+        .lines()
+        .nth(1)
+        .unwrap_or("")
+        .starts_with("Exclusion "));
+    assert!(trace.lines().count() > 5, "{trace}");
+    assert!(trace.contains("HOLDS accounts[balance]"), "{trace}");
+}
+
+#[test]
+fn a_json_scenario_file_runs_like_its_toml() {
+    let file = path("06");
+    let scenario = load(&file);
+    let scratch = Scratch::new("06.json", &scenario.to_json_string());
+    let from_json = lockstep(&["run", scratch.path(), "--json", "--no-trace"]);
+    expect_code(&from_json, 0, "run FILE.json");
+    let from_toml = lockstep(&["run", &file, "--json", "--no-trace"]);
+    assert_eq!(json(&from_json), json(&from_toml));
+}
+
+#[test]
+fn an_invalid_file_exits_2_with_a_located_message() {
+    let syntax = Scratch::new(
+        "unknown-field.toml",
+        "name = \"x\"\nduration_ms = 1000\nregions = [\"east\"]\ncolour = \"red\"\n",
+    );
+    let out = lockstep(&["run", syntax.path(), "--json"]);
+    expect_code(&out, 2, "unknown field");
+    assert!(
+        stdout(&out).is_empty(),
+        "nothing on stdout: {}",
+        stdout(&out)
+    );
+    let message = stderr(&out);
+    assert!(
+        message.starts_with(&format!(
+            "lockstep: {}: line 4, column 1: unknown field `colour`",
+            syntax.path()
+        )),
+        "{message}"
+    );
+
+    let invalid = Scratch::new(
+        "missing-service.toml",
+        r#"name = "x"
+duration_ms = 0
+regions = ["east"]
+services = []
+
+[[resources]]
+name = "r"
+rows = ["a"]
+
+[[clients]]
+name = "batch"
+region = "east"
+protocol = { kind = "single", service = "s3" }
+resource = "r"
+period_ms = 10
+work_ms = 10
+"#,
+    );
+    for command in ["run", "lint"] {
+        let out = lockstep(&[command, invalid.path()]);
+        expect_code(&out, 2, command);
+        let p = invalid.path();
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "lockstep: {p}: scenario: duration_ms is 0, it must be between 1 and 3600000\n\
+                 {p}: client \"batch\": protocol names service \"s3\", which does not exist\n"
+            ),
+            "every problem, one a line"
+        );
+    }
+    let out = lockstep(&["at", invalid.path(), "10"]);
+    expect_code(&out, 2, "at on an invalid file");
+}
+
+#[test]
+fn a_missing_file_exits_2() {
+    let missing = std::env::temp_dir().join("lockstep-cli-test-no-such-file.toml");
+    let missing = missing.to_str().expect("a UTF-8 path");
+    for args in [
+        vec!["run", missing],
+        vec!["lint", missing],
+        vec!["at", missing, "5"],
+        vec!["sweep", missing, "--partition-ms", "5"],
+    ] {
+        let out = lockstep(&args);
+        expect_code(&out, 2, &args.join(" "));
+        assert!(
+            stderr(&out).starts_with(&format!("lockstep: {missing}: ")),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let file = path("01");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", &file, "--frobnicate"],
+            "unknown option --frobnicate",
+        ),
+        (vec![], "usage:"),
+        (vec!["fly"], "unknown command \"fly\""),
+        (vec!["run"], "run takes one FILE"),
+        (vec!["run", &file, &file], "run takes one FILE"),
+        (
+            vec!["run", &file, "--seed", "x"],
+            "--seed: \"x\" is not a whole number",
+        ),
+        (vec!["run", &file, "--seed"], "--seed needs a value"),
+        (vec!["at", &file], "at takes FILE and MILLISECONDS"),
+        (
+            vec!["at", &file, "soon"],
+            "\"soon\" is not a whole number of milliseconds",
+        ),
+        (vec!["lint"], "lint takes one FILE"),
+        (vec!["sweep", &file], "sweep needs --partition-ms"),
+        (
+            vec!["sweep", &file, "--partition-ms", "10"],
+            "scenario: a partition sweep needs at least one partition to vary",
+        ),
+        (
+            vec!["sweep", &file, "--partition-ms", "1,x"],
+            "--partition-ms: \"1,x\" is not a list of whole numbers",
+        ),
+        (
+            vec!["sweep", &file, "--partition-ms", "10", "--seeds", "0"],
+            "--seeds must be between 1 and 10000",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = lockstep(&args);
+        expect_code(&out, 2, &format!("lockstep {}", args.join(" ")));
+        assert!(
+            stderr(&out).contains(expected),
+            "lockstep {}: expected {expected:?} in\n{}",
+            args.join(" "),
+            stderr(&out)
+        );
+        assert!(
+            stdout(&out).is_empty(),
+            "usage errors print nothing on stdout"
+        );
+    }
+}
+
+#[test]
+fn lint_exits_1_on_a_defect_and_0_on_a_clean_inventory() {
+    let two = path("01");
+    let out = lockstep(&["lint", &two]);
+    expect_code(&out, 1, "lint 01");
+    assert!(
+        stdout(&out).starts_with(&format!("{two}: defect: resource \"orders\": rows \"total\" are protected by 2 independent lock services")),
+        "{}",
+        stdout(&out)
+    );
+
+    let clean = path("04");
+    let out = lockstep(&["lint", &clean]);
+    expect_code(&out, 0, "lint 04");
+    assert_eq!(
+        stdout(&out),
+        format!("{clean}: every resource has exactly one source of order.\n")
+    );
+
+    let inventory_file = path("11");
+    let out = lockstep(&["lint", &inventory_file, "--json"]);
+    expect_code(&out, 1, "lint 11 --json");
+    let doc = json(&out);
+    let findings = inventory::check(&load(&inventory_file));
+    let defects = findings
+        .iter()
+        .filter(|f| f.severity == inventory::Severity::Defect)
+        .count();
+    assert!(defects > 0);
+    assert_eq!(doc["defects"], defects);
+    assert_eq!(
+        doc["findings"],
+        serde_json::to_value(&findings).expect("findings serialize")
+    );
+
+    let out = lockstep(&["lint", &clean, "--json"]);
+    expect_code(&out, 0, "lint 04 --json");
+    assert_eq!(
+        json(&out),
+        serde_json::json!({ "defects": 0, "findings": [] })
+    );
+}
+
+#[test]
+fn schema_prints_the_json_schema() {
+    let out = lockstep(&["schema"]);
+    expect_code(&out, 0, "schema");
+    let doc = json(&out);
+    assert_eq!(doc["title"], "Scenario");
+    assert_eq!(stdout(&out), format!("{}\n", Scenario::json_schema()));
+}
+
+#[test]
+fn at_shows_who_believes_what_at_one_instant() {
+    let file = path("05");
+    let scenario = load(&file);
+    let run = lockstep::run(&scenario, scenario.seed).expect("valid");
+    let snapshot = monitor::snapshot(&run.world, &run.events, 600_000);
+
+    let out = lockstep(&["at", &file, "600", "--json"]);
+    expect_code(&out, 0, "at --json");
+    assert_eq!(
+        json(&out),
+        serde_json::to_value(&snapshot).expect("a snapshot serializes")
+    );
+    assert_eq!(json(&out)["at_us"], 600_000);
+
+    let out = lockstep(&["at", &file, "600"]);
+    expect_code(&out, 0, "at");
+    let text = stdout(&out);
+    let first = text.lines().next().unwrap_or_default();
+    let state = if snapshot.conflicts.is_empty() {
+        "holds"
+    } else {
+        "broken"
+    };
+    assert_eq!(first, format!("At t=0.600s: exclusion {state}."));
+    for b in &snapshot.believers {
+        assert!(
+            text.contains(&format!("  {} believes it holds", b.client)),
+            "{text}"
+        );
+    }
+
+    // A different seed is a different run, and `at` follows it.
+    let out = lockstep(&["at", &file, "600", "--seed", "9", "--json"]);
+    expect_code(&out, 0, "at --seed");
+    let run9 = lockstep::run(&scenario, 9).expect("valid");
+    assert_eq!(
+        json(&out),
+        serde_json::to_value(monitor::snapshot(&run9.world, &run9.events, 600_000))
+            .expect("a snapshot serializes")
+    );
+}
+
+#[test]
+fn sweep_prints_a_table_and_json() {
+    let file = path("06");
+    let out = lockstep(&["sweep", &file, "--partition-ms", "0,1500", "--seeds", "2"]);
+    expect_code(&out, 0, "sweep");
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "a header and one line per value:\n{text}");
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["partition_ms", "runs", "broken", "rate", "mean_overlaps"]
+    );
+    for (line, value) in lines[1..].iter().zip(["0", "1500"]) {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cells.len(), 5, "{line}");
+        assert_eq!(cells[0], value);
+        assert_eq!(cells[1], "2", "runs");
+    }
+
+    let out = lockstep(&[
+        "sweep",
+        &file,
+        "--partition-ms",
+        "0,1500",
+        "--seeds",
+        "2",
+        "--json",
+    ]);
+    expect_code(&out, 0, "sweep --json");
+    let expected = sweep::partition_length(&load(&file), &[0, 1500], 2).expect("a valid sweep");
+    assert_eq!(
+        json(&out),
+        serde_json::to_value(&expected).expect("points serialize")
+    );
+}
