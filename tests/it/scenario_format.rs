@@ -1,1 +1,1149 @@
-// Filled in below.
+//! The scenario format as users meet it: the shipped files parse, validate and survive a round
+//! trip through TOML and JSON; the shipped JSON Schema is the one generated from the types; the
+//! documented defaults are the real ones; and every kind of mistake gets a located message, never
+//! a panic.
+
+use std::path::{Path, PathBuf};
+
+use lockstep::scenario::{
+    limits, Fencing, FencingChecks, MigrationMode, PartitionMode, Protocol, Scenario,
+};
+
+use crate::scenarios_dir;
+
+/// Every shipped scenario file, sorted by name, with its text.
+fn shipped() -> Vec<(PathBuf, String)> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(scenarios_dir())
+        .expect("the scenarios directory exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no scenarios shipped");
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("readable scenario");
+            (p, text)
+        })
+        .collect()
+}
+
+fn manifest_path(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+/// Parses, then checks that the scenario survives TOML -> text -> TOML and JSON -> text -> JSON
+/// unchanged, and that both serializations describe the same scenario.
+fn assert_round_trips(label: &str, scenario: &Scenario) {
+    scenario
+        .validate()
+        .unwrap_or_else(|e| panic!("{label}: a parsed scenario must validate: {e}"));
+    let toml = scenario.to_toml_string();
+    let from_toml = Scenario::from_toml_str(&toml)
+        .unwrap_or_else(|e| panic!("{label}: its own TOML does not parse: {e}\n{toml}"));
+    assert_eq!(&from_toml, scenario, "{label}: TOML round trip changed it");
+    let json = scenario.to_json_string();
+    let from_json = Scenario::from_json_str(&json)
+        .unwrap_or_else(|e| panic!("{label}: its own JSON does not parse: {e}\n{json}"));
+    assert_eq!(&from_json, scenario, "{label}: JSON round trip changed it");
+    // Across the two forms too: what a file says and what a URL says are the same scenario.
+    let across = Scenario::from_json_str(&from_toml.to_json_string()).expect("JSON of TOML");
+    assert_eq!(&across, scenario, "{label}: TOML then JSON changed it");
+}
+
+#[test]
+fn every_shipped_scenario_parses_validates_and_round_trips() {
+    for (path, text) in shipped() {
+        let label = path.display().to_string();
+        let scenario = Scenario::from_toml_str(&text).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert!(
+            !scenario.name.is_empty(),
+            "{label}: a shipped scenario has a name"
+        );
+        assert!(
+            !scenario.description.is_empty(),
+            "{label}: a shipped scenario says what it shows"
+        );
+        assert_round_trips(&label, &scenario);
+    }
+}
+
+/// Sets every optional field of the format at least once, so the round trip covers all of them.
+const EVERY_FIELD: &str = r#"
+name = "Every field"
+description = "Sets every optional field once."
+duration_ms = 5000
+seed = 42
+max_events = 10000
+regions = ["east", "west", "central"]
+
+[network]
+local_latency_ms = 2
+remote_latency_ms = 30
+jitter_ms = 3
+links = [{ between = ["east", "central"], latency_ms = 10 }]
+
+[[services]]
+name = "authority"
+replicas = ["east", "west", "central"]
+lease_ms = 400
+first_token = 7
+protects = ["ledger"]
+outages = [{ start_ms = 100, duration_ms = 50 }, { start_ms = 3000, duration_ms = 10 }]
+
+[[services]]
+name = "follower"
+replicas = ["east"]
+subordinate_to = "authority"
+protects = ["ledger"]
+
+[[services]]
+name = "spare"
+replicas = ["west", "west", "west"]
+
+[[resources]]
+name = "ledger"
+region = "central"
+rows = ["a", "b", "c"]
+initial = -5
+fencing = "one_source"
+fencing_source = "authority"
+fencing_checks = "all_accesses"
+partition = [{ service = "authority", rows = ["a", "b"] }, { service = "spare", rows = ["c"] }]
+
+[[resources]]
+name = "cache"
+rows = ["hits"]
+fencing = "any_source"
+
+[[clients]]
+name = "chain"
+count = 2
+region = "east"
+protocol = { kind = "token_chain", authority = "authority", subordinate = "follower" }
+resource = "ledger"
+rows = ["a"]
+start_ms = 10
+stop_ms = 4000
+period_ms = 20
+jitter_ms = 5
+work_ms = 15
+acquire_timeout_ms = 300
+max_retries = 5
+retry_backoff_ms = 40
+lease_aware = true
+lease_margin_ms = 50
+max_operations = 9
+
+[[clients]]
+name = "both"
+region = "west"
+protocol = { kind = "all_unordered", services = ["authority", "spare"], skip_unreachable = true }
+resource = "cache"
+period_ms = 30
+work_ms = 10
+acquire_timeout_ms = 100
+
+[[clients]]
+name = "ordered"
+region = "central"
+protocol = { kind = "all_ordered", services = ["spare", "authority"] }
+resource = "cache"
+period_ms = 30
+work_ms = 10
+
+[[clients]]
+name = "reckless"
+count = 3
+region = "central"
+protocol = { kind = "no_lock" }
+resource = "cache"
+period_ms = 0
+work_ms = 5
+
+[[partitions]]
+start_ms = 500
+duration_ms = 250
+groups = [["east"], ["west", "central"]]
+mode = "delay"
+
+[[partitions]]
+start_ms = 2000
+duration_ms = 100
+groups = [["west"], ["central"]]
+
+[[pauses]]
+client = "chain-2"
+start_ms = 700
+duration_ms = 900
+
+[[pauses]]
+client = "reckless"
+start_ms = 100
+duration_ms = 10
+
+[[migrations]]
+at_ms = 1000
+resource = "cache"
+from = "spare"
+to = "authority"
+mode = "transfer"
+
+[[migrations]]
+at_ms = 1500
+resource = "cache"
+from = "authority"
+to = "spare"
+mode = "drain"
+"#;
+
+#[test]
+fn a_scenario_using_every_field_round_trips_and_runs() {
+    let scenario = Scenario::from_toml_str(EVERY_FIELD).unwrap_or_else(|e| panic!("{e}"));
+    assert_round_trips("EVERY_FIELD", &scenario);
+    assert_eq!(
+        scenario.client_instance_names(),
+        [
+            "chain-1",
+            "chain-2",
+            "both-1",
+            "ordered-1",
+            "reckless-1",
+            "reckless-2",
+            "reckless-3"
+        ]
+    );
+    // Parsed values land where the reference says they do.
+    assert_eq!(scenario.resources[0].fencing, Fencing::OneSource);
+    assert_eq!(
+        scenario.resources[0].fencing_checks,
+        FencingChecks::AllAccesses
+    );
+    assert_eq!(scenario.resources[1].fencing, Fencing::AnySource);
+    assert_eq!(scenario.partitions[0].mode, PartitionMode::Delay);
+    assert_eq!(scenario.migrations[0].mode, MigrationMode::Transfer);
+    assert_eq!(scenario.migrations[1].mode, MigrationMode::Drain);
+    assert_eq!(scenario.event_budget(), 10_000);
+    // It is a world the engine can run, not only a text that parses.
+    crate::check(&scenario, 3);
+}
+
+/// The smallest scenario the format accepts.
+const MINIMAL: &str = r#"
+name = "minimal"
+duration_ms = 100
+regions = ["here"]
+services = []
+clients = []
+
+[[resources]]
+name = "table"
+rows = ["x"]
+"#;
+
+#[test]
+fn defaults_are_the_documented_ones() {
+    let s = Scenario::from_toml_str(MINIMAL).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.description, "");
+    assert_eq!(s.seed, 0);
+    assert_eq!(s.max_events, None);
+    assert_eq!(s.event_budget(), limits::EVENTS_DEFAULT);
+    assert_eq!(s.network.local_latency_ms, 1);
+    assert_eq!(s.network.remote_latency_ms, 40);
+    assert_eq!(s.network.jitter_ms, 2);
+    assert!(s.network.links.is_empty());
+    assert!(s.partitions.is_empty() && s.pauses.is_empty() && s.migrations.is_empty());
+    let r = &s.resources[0];
+    assert_eq!(r.region, None);
+    assert_eq!(r.initial, 0);
+    assert_eq!(r.fencing, Fencing::Off);
+    assert_eq!(r.fencing_source, None);
+    assert_eq!(r.fencing_checks, FencingChecks::Writes);
+    assert!(r.partition.is_empty());
+
+    // A partially written [network] table keeps the defaults of the fields it leaves out.
+    let s = Scenario::from_toml_str(&MINIMAL.replace(
+        "services = []",
+        "services = []\nnetwork = { jitter_ms = 0 }",
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (
+            s.network.local_latency_ms,
+            s.network.remote_latency_ms,
+            s.network.jitter_ms
+        ),
+        (1, 40, 0)
+    );
+
+    let without_lists = MINIMAL.replace("services = []\nclients = []\n", "");
+    let with_parts = format!(
+        "{without_lists}
+[[services]]
+name = \"locks\"
+replicas = [\"here\"]
+
+[[clients]]
+name = \"app\"
+region = \"here\"
+protocol = {{ kind = \"single\", service = \"locks\" }}
+resource = \"table\"
+period_ms = 10
+work_ms = 10
+
+[[partitions]]
+start_ms = 1
+duration_ms = 1
+groups = [[\"here\"], []]
+
+[[migrations]]
+at_ms = 1
+resource = \"table\"
+from = \"locks\"
+to = \"other\"
+
+[[services]]
+name = \"other\"
+replicas = [\"here\"]
+"
+    );
+    let s = Scenario::from_toml_str(&with_parts).unwrap_or_else(|e| panic!("{e}"));
+    let svc = &s.services[0];
+    assert_eq!(svc.subordinate_to, None);
+    assert_eq!(svc.lease_ms, None);
+    assert_eq!(svc.first_token, 1);
+    assert!(svc.protects.is_empty() && svc.outages.is_empty());
+    let c = &s.clients[0];
+    assert_eq!(c.count, 1);
+    assert!(c.rows.is_empty(), "no rows listed means all rows");
+    assert_eq!(c.start_ms, 0);
+    assert_eq!(c.stop_ms, None);
+    assert_eq!(c.jitter_ms, 0);
+    assert_eq!(c.acquire_timeout_ms, None);
+    assert_eq!(c.max_retries, 3);
+    assert_eq!(c.retry_backoff_ms, 100);
+    assert!(!c.lease_aware);
+    assert_eq!(c.lease_margin_ms, 0);
+    assert_eq!(c.max_operations, None);
+    assert_eq!(
+        c.protocol,
+        Protocol::Single {
+            service: "locks".into()
+        }
+    );
+    assert_eq!(s.partitions[0].mode, PartitionMode::Drop);
+    assert_eq!(s.migrations[0].mode, MigrationMode::Naive);
+    let skip = Scenario::from_toml_str(&with_parts.replace(
+        "kind = \"single\", service = \"locks\"",
+        "kind = \"all_ordered\", services = [\"locks\", \"other\"]",
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        skip.clients[0].protocol,
+        Protocol::AllOrdered {
+            services: vec!["locks".into(), "other".into()],
+            skip_unreachable: false
+        }
+    );
+}
+
+#[test]
+fn the_same_scenario_reads_the_same_from_toml_and_json() {
+    let json = r#"{
+        "name": "minimal",
+        "duration_ms": 100,
+        "regions": ["here"],
+        "services": [],
+        "resources": [{ "name": "table", "rows": ["x"] }],
+        "clients": []
+    }"#;
+    let from_json = Scenario::from_json_str(json).unwrap_or_else(|e| panic!("{e}"));
+    let from_toml = Scenario::from_toml_str(MINIMAL).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(from_json, from_toml);
+}
+
+#[test]
+fn the_shipped_schema_is_the_generated_one() {
+    let path = manifest_path("static/scenario.schema.json");
+    let shipped = std::fs::read_to_string(&path).unwrap_or_default();
+    let generated = format!("{}\n", Scenario::json_schema());
+    assert!(
+        shipped == generated,
+        "{} is stale or missing; regenerate it with\n\n    \
+         cargo run -q --bin lockstep -- schema > static/scenario.schema.json\n",
+        path.display()
+    );
+    let schema: serde_json::Value = serde_json::from_str(&shipped).expect("the schema is JSON");
+    assert_eq!(schema["title"], "Scenario");
+    assert_eq!(
+        schema["required"],
+        serde_json::json!([
+            "name",
+            "duration_ms",
+            "regions",
+            "services",
+            "resources",
+            "clients"
+        ]),
+        "the required top-level fields changed: update docs/scenario-format.md"
+    );
+    let kinds: Vec<&str> = schema["$defs"]["Protocol"]["oneOf"]
+        .as_array()
+        .expect("the protocol is a tagged union")
+        .iter()
+        .map(|v| v["properties"]["kind"]["const"].as_str().expect("a kind"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "single",
+            "all_unordered",
+            "all_ordered",
+            "token_chain",
+            "no_lock"
+        ],
+        "the protocol kinds changed: update docs/scenario-format.md"
+    );
+}
+
+/// The complete example of the reference page is a scenario that parses, validates and runs,
+/// and its JSON form is the same scenario.
+#[test]
+fn the_reference_examples_are_valid() {
+    let path = manifest_path("docs/scenario-format.md");
+    let page = std::fs::read_to_string(&path).expect("the reference page exists");
+    let blocks = |lang: &str| -> Vec<String> {
+        let fence = format!("```{lang}\n");
+        page.split(fence.as_str())
+            .skip(1)
+            .map(|rest| rest.split("```").next().unwrap_or("").to_string())
+            .collect()
+    };
+    let complete: Vec<Scenario> = blocks("toml")
+        .iter()
+        .filter(|b| b.starts_with("name = "))
+        .map(|b| Scenario::from_toml_str(b).unwrap_or_else(|e| panic!("{e}\n{b}")))
+        .collect();
+    assert!(
+        !complete.is_empty(),
+        "{} has no complete TOML example (a block starting with `name = `)",
+        path.display()
+    );
+    for s in &complete {
+        crate::check(s, s.seed);
+    }
+    // A broken example opens with its file name as a comment; the page must show every
+    // problem it really has, prefixed with that name as the command line prints it.
+    for b in blocks("toml") {
+        let Some(file) = b
+            .strip_prefix("# ")
+            .and_then(|rest| rest.lines().next())
+            .filter(|f| f.ends_with(".toml"))
+        else {
+            continue;
+        };
+        let errors = Scenario::from_toml_str(&b).expect_err("a broken example is refused");
+        for line in errors.to_string().lines() {
+            assert!(
+                page.contains(&format!("{file}: {line}")),
+                "{} does not show the problem `{line}` of {file}",
+                path.display()
+            );
+        }
+    }
+    for b in blocks("json") {
+        if b.trim_start().starts_with("{\"name\"") {
+            let s = Scenario::from_json_str(&b).unwrap_or_else(|e| panic!("{e}\n{b}"));
+            assert_eq!(s, complete[0], "the JSON example is not the TOML example");
+        }
+    }
+}
+
+/// A valid scenario the bad inputs below are made from: every error is one small edit away.
+const BASE: &str = r#"name = "base"
+duration_ms = 1000
+regions = ["east", "west"]
+
+[[services]]
+name = "s1"
+replicas = ["east", "east", "west"]
+
+[[services]]
+name = "s2"
+replicas = ["west"]
+
+[[services]]
+name = "sub"
+replicas = ["east"]
+subordinate_to = "s1"
+
+[[resources]]
+name = "orders"
+rows = ["total", "count"]
+
+[[clients]]
+name = "batch"
+count = 2
+region = "east"
+protocol = { kind = "single", service = "s1" }
+resource = "orders"
+period_ms = 10
+work_ms = 10
+"#;
+
+/// BASE with one piece of text replaced (which must be there).
+fn edit(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "BASE has no {from:?}");
+    BASE.replacen(from, to, 1)
+}
+
+/// BASE with text added at the end (inside the last client, or new tables).
+fn plus(extra: &str) -> String {
+    format!("{BASE}{extra}")
+}
+
+/// Why `toml` is not accepted, or `None` if it is.
+fn error_of(toml: &str) -> Option<String> {
+    Scenario::from_toml_str(toml).err().map(|e| e.to_string())
+}
+
+/// Checks that `toml` is refused with a message containing `expected`.
+#[track_caller]
+fn check_error(toml: &str, expected: &str) {
+    match error_of(toml) {
+        None => panic!("accepted, but expected an error containing {expected:?}:\n{toml}"),
+        Some(text) => assert!(
+            text.contains(expected),
+            "expected an error containing\n  {expected}\nbut got\n  {text}\nfor\n{toml}"
+        ),
+    }
+}
+
+#[test]
+fn the_base_of_the_bad_inputs_is_valid() {
+    Scenario::from_toml_str(BASE).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn bad_inputs_give_located_errors() {
+    let many_rows = format!(
+        "rows = [{}]",
+        (0..65)
+            .map(|i| format!("\"r{i}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let no_lock_class = |name: &str, count: u32| {
+        format!(
+            "\n[[clients]]\nname = \"{name}\"\ncount = {count}\nregion = \"east\"\nprotocol = {{ kind = \"no_lock\" }}\nresource = \"orders\"\nperiod_ms = 10\nwork_ms = 10\n"
+        )
+    };
+    let table: Vec<(&str, String, &str)> = vec![
+        // Syntax and types: located by line and column.
+        (
+            "unknown top-level field",
+            edit("duration_ms = 1000", "duration_ms = 1000\ncolour = \"red\""),
+            "line 3, column 1: unknown field `colour`, expected one of `name`",
+        ),
+        (
+            "unknown client field",
+            plus("speed = 3\n"),
+            "line 30, column 1: unknown field `speed`",
+        ),
+        (
+            "unknown network field",
+            edit("regions = [\"east\", \"west\"]", "regions = [\"east\", \"west\"]\nnetwork = { bandwidth = 3 }"),
+            "line 4, column 13: unknown field `bandwidth`",
+        ),
+        (
+            "unknown outage field",
+            edit("replicas = [\"west\"]", "replicas = [\"west\"]\noutages = [{ start_ms = 1, duration_ms = 4, end_ms = 5 }]"),
+            "line 12, column 45: unknown field `end_ms`, expected `start_ms` or `duration_ms`",
+        ),
+        (
+            "unknown protocol kind",
+            edit("kind = \"single\"", "kind = \"quorum\""),
+            "line 26, column 21: unknown variant `quorum`, expected one of `single`, `all_unordered`, `all_ordered`, `token_chain`, `no_lock`",
+        ),
+        (
+            "protocol without its service",
+            edit("kind = \"single\", service = \"s1\"", "kind = \"single\""),
+            "line 26, column 12: missing field `service`",
+        ),
+        (
+            "protocol with a field of another kind",
+            edit("service = \"s1\" }", "service = \"s1\", order = 1 }"),
+            "line 26, column 12: unknown field `order`, expected `service`",
+        ),
+        (
+            "unknown fencing mode",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\nfencing = \"strict\""),
+            "line 21, column 11: unknown variant `strict`, expected one of `off`, `any_source`, `one_source`",
+        ),
+        (
+            "unknown fencing checks",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\nfencing_checks = \"reads\""),
+            "unknown variant `reads`, expected `writes` or `all_accesses`",
+        ),
+        (
+            "unknown partition mode",
+            plus("\n[[partitions]]\nstart_ms = 1\nduration_ms = 1\ngroups = [[\"east\"], [\"west\"]]\nmode = \"slow\"\n"),
+            "line 35, column 8: unknown variant `slow`, expected `drop` or `delay`",
+        ),
+        (
+            "unknown migration mode",
+            plus("\n[[migrations]]\nat_ms = 1\nresource = \"orders\"\nfrom = \"s1\"\nto = \"s2\"\nmode = \"copy\"\n"),
+            "unknown variant `copy`, expected one of `naive`, `drain`, `transfer`",
+        ),
+        (
+            "missing required field",
+            edit("name = \"base\"\n", ""),
+            "line 1, column 1: missing field `name`",
+        ),
+        (
+            "missing client field",
+            edit("period_ms = 10\n", ""),
+            "line 22, column 1: missing field `period_ms`",
+        ),
+        (
+            "string for a number",
+            edit("duration_ms = 1000", "duration_ms = \"1s\""),
+            "line 2, column 15: invalid type: string \"1s\", expected u64",
+        ),
+        (
+            "negative duration",
+            edit("duration_ms = 1000", "duration_ms = -5"),
+            "line 2, column 15: invalid value: integer `-5`, expected u64",
+        ),
+        (
+            "number beyond 64 bits",
+            edit("duration_ms = 1000", "duration_ms = 18446744073709551616"),
+            "line 2, column 15: invalid type: integer `18446744073709551616`",
+        ),
+        (
+            "link between one region",
+            edit("regions = [\"east\", \"west\"]", "regions = [\"east\", \"west\"]\nnetwork = { links = [{ between = [\"east\"], latency_ms = 5 }] }"),
+            "invalid length 1, expected an array of length 2",
+        ),
+        (
+            "TOML syntax",
+            edit("regions = [\"east\", \"west\"]", "regions = [\"east\", \"west\""),
+            "line 5, column 1: missing comma between array elements",
+        ),
+        // Cross-references: located by the thing that names something missing.
+        (
+            "protocol naming a missing service",
+            edit("service = \"s1\" }", "service = \"s3\" }"),
+            "client \"batch\": protocol names service \"s3\", which does not exist",
+        ),
+        (
+            "protocol listing a service twice",
+            edit("kind = \"single\", service = \"s1\"", "kind = \"all_ordered\", services = [\"s1\", \"s2\", \"s1\"]"),
+            "client \"batch\": protocol lists service \"s1\" twice",
+        ),
+        (
+            "protocol with no services",
+            edit("kind = \"single\", service = \"s1\"", "kind = \"all_unordered\", services = []"),
+            "client \"batch\": protocol services: 0 given, 1 to 8 allowed",
+        ),
+        (
+            "token chain to an independent service",
+            edit("kind = \"single\", service = \"s1\"", "kind = \"token_chain\", authority = \"s1\", subordinate = \"s2\""),
+            "client \"batch\": protocol token_chain: service \"s2\" is not subordinate_to \"s1\"",
+        ),
+        (
+            "client in a missing region",
+            edit("region = \"east\"\nprotocol", "region = \"north\"\nprotocol"),
+            "client \"batch\": region \"north\" does not exist",
+        ),
+        (
+            "client of a missing resource",
+            edit("resource = \"orders\"", "resource = \"payments\""),
+            "client \"batch\": resource \"payments\" does not exist",
+        ),
+        (
+            "client row not in the resource",
+            plus("rows = [\"sum\"]\n"),
+            "client \"batch\": row \"sum\" is not a row of resource \"orders\"",
+        ),
+        (
+            "replica in a missing region",
+            edit("replicas = [\"west\"]", "replicas = [\"north\"]"),
+            "service \"s2\": a replica is placed in region \"north\", which does not exist",
+        ),
+        (
+            "authority that does not exist",
+            edit("subordinate_to = \"s1\"", "subordinate_to = \"boss\""),
+            "service \"sub\": subordinate_to names service \"boss\", which does not exist",
+        ),
+        (
+            "subordinate to itself",
+            edit("subordinate_to = \"s1\"", "subordinate_to = \"sub\""),
+            "service \"sub\": a service cannot be subordinate to itself",
+        ),
+        (
+            "chain of subordinates",
+            edit("replicas = [\"west\"]", "replicas = [\"west\"]\nsubordinate_to = \"sub\""),
+            "service \"s2\": its authority \"sub\" is itself subordinate; chains longer than one step are not modelled",
+        ),
+        (
+            "protecting a missing resource",
+            edit("replicas = [\"west\"]", "replicas = [\"west\"]\nprotects = [\"payments\"]"),
+            "service \"s2\": protects resource \"payments\", which does not exist",
+        ),
+        (
+            "resource in a missing region",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\nregion = \"north\""),
+            "resource \"orders\": region \"north\" does not exist",
+        ),
+        (
+            "fencing one_source without source",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\nfencing = \"one_source\""),
+            "resource \"orders\": fencing = \"one_source\" needs fencing_source, the service whose tokens count",
+        ),
+        (
+            "fencing source that does not exist",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\nfencing = \"one_source\"\nfencing_source = \"s9\""),
+            "resource \"orders\": fencing_source names service \"s9\", which does not exist",
+        ),
+        (
+            "fencing source without one_source",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\nfencing = \"any_source\"\nfencing_source = \"s1\""),
+            "resource \"orders\": fencing_source is only meaningful with fencing = \"one_source\"",
+        ),
+        (
+            "row share of a missing service",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\npartition = [{ service = \"s9\", rows = [\"total\"] }]"),
+            "resource \"orders\": partition names service \"s9\", which does not exist",
+        ),
+        (
+            "row share of a missing row",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\npartition = [{ service = \"s1\", rows = [\"sum\"] }]"),
+            "resource \"orders\": partition names row \"sum\", which does not exist",
+        ),
+        (
+            "row shared twice",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\npartition = [{ service = \"s1\", rows = [\"total\"] }, { service = \"s2\", rows = [\"total\"] }]"),
+            "resource \"orders\": partition gives row \"total\" to more than one service",
+        ),
+        (
+            "link to a missing region",
+            edit("regions = [\"east\", \"west\"]", "regions = [\"east\", \"west\"]\nnetwork = { links = [{ between = [\"east\", \"north\"], latency_ms = 5 }] }"),
+            "network link east-north: names region \"north\", which does not exist",
+        ),
+        // Duplicate names.
+        (
+            "duplicate region",
+            edit("regions = [\"east\", \"west\"]", "regions = [\"east\", \"west\", \"east\"]"),
+            "region \"east\": there is more than one region named \"east\"",
+        ),
+        (
+            "duplicate service",
+            plus("\n[[services]]\nname = \"s2\"\nreplicas = [\"east\"]\n"),
+            "service \"s2\": there is more than one service named \"s2\"",
+        ),
+        (
+            "duplicate resource",
+            plus("\n[[resources]]\nname = \"orders\"\nrows = [\"x\"]\n"),
+            "resource \"orders\": there is more than one resource named \"orders\"",
+        ),
+        (
+            "duplicate client class",
+            plus(&no_lock_class("batch", 1)),
+            "client class \"batch\": there is more than one client class named \"batch\"",
+        ),
+        (
+            "duplicate row",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"total\"]"),
+            "there is more than one row of resource \"orders\" named \"total\"",
+        ),
+        // Names.
+        (
+            "name too long",
+            edit("name = \"s2\"", &format!("name = \"{}\"", "x".repeat(41))),
+            "names must have 1 to 40 characters, not 41",
+        ),
+        (
+            "empty name",
+            edit("name = \"s2\"", "name = \"\""),
+            "service \"\": names must have 1 to 40 characters, not 0",
+        ),
+        (
+            "name with a space",
+            edit("name = \"s2\"", "name = \"my lock\""),
+            "service \"my lock\": name \"my lock\" may use only letters, digits, '-', '_' and '.'",
+        ),
+        // Bounds.
+        (
+            "zero duration",
+            edit("duration_ms = 1000", "duration_ms = 0"),
+            "scenario: duration_ms is 0, it must be between 1 and 3600000",
+        ),
+        (
+            "duration above the limit",
+            edit("duration_ms = 1000", "duration_ms = 3600001"),
+            "scenario: duration_ms is 3600001, it must be between 1 and 3600000",
+        ),
+        (
+            "zero event budget",
+            edit("duration_ms = 1000", "duration_ms = 1000\nmax_events = 0"),
+            "scenario: max_events is 0, it must be between 1 and 5000000",
+        ),
+        (
+            "event budget above the limit",
+            edit("duration_ms = 1000", "duration_ms = 1000\nmax_events = 5000001"),
+            "scenario: max_events is 5000001, it must be between 1 and 5000000",
+        ),
+        (
+            "no regions",
+            edit("regions = [\"east\", \"west\"]", "regions = []"),
+            "scenario: regions: 0 given, 1 to 8 allowed",
+        ),
+        (
+            "too many regions",
+            edit("regions = [\"east\", \"west\"]", "regions = [\"east\", \"west\", \"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\"]"),
+            "scenario: regions: 9 given, 1 to 8 allowed",
+        ),
+        (
+            "too many services",
+            plus(
+                &(0..6)
+                    .map(|i| format!("\n[[services]]\nname = \"extra{i}\"\nreplicas = [\"east\"]\n"))
+                    .collect::<String>(),
+            ),
+            "scenario: services: 9 given, 0 to 8 allowed",
+        ),
+        (
+            "too many client classes",
+            plus(&(0..16).map(|i| no_lock_class(&format!("c{i}"), 1)).collect::<String>()),
+            "scenario: client classes: 17 given, 0 to 16 allowed",
+        ),
+        (
+            "too many client instances",
+            plus(&(0..4).map(|i| no_lock_class(&format!("c{i}"), 64)).collect::<String>()),
+            "scenario: 258 client instances in all, more than the limit of 256",
+        ),
+        (
+            "no replicas",
+            edit("replicas = [\"west\"]", "replicas = []"),
+            "service \"s2\": replicas: 0 given, 1 to 9 allowed",
+        ),
+        (
+            "too many replicas",
+            edit("replicas = [\"west\"]", &format!("replicas = [{}]", ["\"west\""; 10].join(", "))),
+            "service \"s2\": replicas: 10 given, 1 to 9 allowed",
+        ),
+        (
+            "zero lease",
+            edit("replicas = [\"west\"]", "replicas = [\"west\"]\nlease_ms = 0"),
+            "service \"s2\": lease_ms must be at least 1 (leave it out for no lease)",
+        ),
+        (
+            "lease above the limit",
+            edit("replicas = [\"west\"]", "replicas = [\"west\"]\nlease_ms = 3600001"),
+            "service \"s2\": lease_ms is 3600001, more than the limit of 3600000 ms",
+        ),
+        (
+            "first token above the limit",
+            edit("replicas = [\"west\"]", "replicas = [\"west\"]\nfirst_token = 1099511627777"),
+            "service \"s2\": first_token must be at most 1099511627776",
+        ),
+        (
+            "outage above the limit",
+            edit("replicas = [\"west\"]", "replicas = [\"west\"]\noutages = [{ start_ms = 10, duration_ms = 4000000 }]"),
+            "service \"s2\": outage duration_ms is 4000000, more than the limit of 3600000 ms",
+        ),
+        (
+            "no rows",
+            edit("rows = [\"total\", \"count\"]", "rows = []"),
+            "resource \"orders\": rows: 0 given, 1 to 64 allowed",
+        ),
+        (
+            "too many rows",
+            edit("rows = [\"total\", \"count\"]", &many_rows),
+            "resource \"orders\": rows: 65 given, 1 to 64 allowed",
+        ),
+        (
+            "zero clients in a class",
+            edit("count = 2", "count = 0"),
+            "client \"batch\": count is 0, it must be between 1 and 64",
+        ),
+        (
+            "too many clients in a class",
+            edit("count = 2", "count = 65"),
+            "client \"batch\": count is 65, it must be between 1 and 64",
+        ),
+        (
+            "work above the limit",
+            edit("work_ms = 10", "work_ms = 3600001"),
+            "client \"batch\": work_ms is 3600001, more than the limit of 3600000 ms",
+        ),
+        (
+            "no time per operation",
+            edit("period_ms = 10\nwork_ms = 10", "period_ms = 0\nwork_ms = 0"),
+            "client \"batch\": period_ms and work_ms cannot both be 0: operations would take no time at all",
+        ),
+        (
+            "zero acquire timeout",
+            plus("acquire_timeout_ms = 0\n"),
+            "client \"batch\": acquire_timeout_ms must be at least 1 (leave it out to wait forever)",
+        ),
+        (
+            "too many retries",
+            plus("max_retries = 1001\n"),
+            "client \"batch\": max_retries must be at most 1000",
+        ),
+        (
+            "network latency above the limit",
+            edit("regions = [\"east\", \"west\"]", "regions = [\"east\", \"west\"]\nnetwork = { remote_latency_ms = 3600001 }"),
+            "network: remote_latency_ms is 3600001, more than the limit of 3600000 ms",
+        ),
+        // Faults.
+        (
+            "partition with one group",
+            plus("\n[[partitions]]\nstart_ms = 100\nduration_ms = 100\ngroups = [[\"east\", \"west\"]]\n"),
+            "partition 1: a partition needs at least two groups of regions",
+        ),
+        (
+            "partition of a missing region",
+            plus("\n[[partitions]]\nstart_ms = 100\nduration_ms = 100\ngroups = [[\"east\"], [\"north\"]]\n"),
+            "partition 1: region \"north\" does not exist",
+        ),
+        (
+            "region in two groups",
+            plus("\n[[partitions]]\nstart_ms = 100\nduration_ms = 100\ngroups = [[\"east\"], [\"west\", \"east\"]]\n"),
+            "partition 1: region \"east\" is in more than one group",
+        ),
+        (
+            "pause naming an unknown client",
+            plus("\n[[pauses]]\nclient = \"batch-3\"\nstart_ms = 100\nduration_ms = 100\n"),
+            "pause 1: client \"batch-3\" is neither a client class nor an instance (instances are named like \"batch-1\")",
+        ),
+        (
+            "pause above the limit",
+            plus("\n[[pauses]]\nclient = \"batch\"\nstart_ms = 100\nduration_ms = 3600001\n"),
+            "pause 1: duration_ms is 3600001, more than the limit of 3600000 ms",
+        ),
+        (
+            "migration to a subordinate",
+            plus("\n[[migrations]]\nat_ms = 100\nresource = \"orders\"\nfrom = \"s1\"\nto = \"sub\"\n"),
+            "migration 1: service \"sub\" is subordinate; migrations move resources between independent services",
+        ),
+        (
+            "migration to the same service",
+            plus("\n[[migrations]]\nat_ms = 100\nresource = \"orders\"\nfrom = \"s1\"\nto = \"s1\"\n"),
+            "migration 1: from and to are the same service",
+        ),
+        (
+            "migration of a missing resource",
+            plus("\n[[migrations]]\nat_ms = 100\nresource = \"payments\"\nfrom = \"s1\"\nto = \"s2\"\n"),
+            "migration 1: resource \"payments\" does not exist",
+        ),
+        (
+            "migration to a missing service",
+            plus("\n[[migrations]]\nat_ms = 100\nresource = \"orders\"\nfrom = \"s1\"\nto = \"s9\"\n"),
+            "migration 1: service \"s9\" does not exist",
+        ),
+    ];
+
+    let mut failures = Vec::new();
+    for (what, toml, expected) in &table {
+        match error_of(toml) {
+            None => failures.push(format!("{what}: accepted, expected {expected:?}")),
+            Some(text) if !text.contains(expected) => {
+                failures.push(format!("{what}:\n  expected {expected}\n  got      {text}"))
+            }
+            Some(_) => {}
+        }
+        // A problem found by validation reads the same whichever form the scenario came in.
+        if let Ok(parsed) = toml::from_str::<Scenario>(toml) {
+            let via_json = Scenario::from_json_str(&serde_json::to_string(&parsed).expect("json"))
+                .err()
+                .map(|e| e.to_string());
+            if via_json != error_of(toml) {
+                failures.push(format!(
+                    "{what}: JSON reports {via_json:?}, TOML reports {:?}",
+                    error_of(toml)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad inputs were not reported as expected:\n\n{}",
+        failures.len(),
+        table.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn validation_reports_every_problem_in_order_with_its_location() {
+    let toml = edit("duration_ms = 1000", "duration_ms = 0").replacen(
+        "service = \"s1\" }",
+        "service = \"s3\" }",
+        1,
+    ) + "\n[[pauses]]\nclient = \"nobody\"\nstart_ms = 1\nduration_ms = 1\n";
+    let errors = Scenario::from_toml_str(&toml).expect_err("three problems");
+    let pairs: Vec<(&str, &str)> = errors
+        .0
+        .iter()
+        .map(|e| (e.location.as_str(), e.message.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("scenario", "duration_ms is 0, it must be between 1 and 3600000"),
+            (
+                "client \"batch\"",
+                "protocol names service \"s3\", which does not exist"
+            ),
+            (
+                "pause 1",
+                "client \"nobody\" is neither a client class nor an instance (instances are named like \"batch-1\")"
+            ),
+        ]
+    );
+    // Displayed one per line, location first.
+    assert_eq!(
+        errors.to_string().lines().collect::<Vec<_>>(),
+        [
+            "scenario: duration_ms is 0, it must be between 1 and 3600000",
+            "client \"batch\": protocol names service \"s3\", which does not exist",
+            "pause 1: client \"nobody\" is neither a client class nor an instance (instances are named like \"batch-1\")",
+        ]
+    );
+}
+
+#[test]
+fn json_errors_are_located_too() {
+    let json = r#"{"name": "x", "duration_ms": 100, "regions": ["here"],
+ "services": [], "resources": [{"name": "t", "rows": ["x"]}], "clients": [], "colour": 1}"#;
+    let errors = Scenario::from_json_str(json).expect_err("unknown field");
+    assert_eq!(errors.0.len(), 1);
+    assert_eq!(errors.0[0].location, "line 2, column 85");
+    assert!(
+        errors.0[0].message.contains("unknown field `colour`"),
+        "{errors}"
+    );
+    let errors = Scenario::from_json_str("{\"name\": \"x\",").expect_err("truncated");
+    assert!(
+        errors.0[0].location.starts_with("line 1, column"),
+        "{errors}"
+    );
+    assert!(
+        errors.0[0].message.contains("EOF while parsing"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn pauses_may_name_a_class_or_an_instance() {
+    for client in ["batch", "batch-1", "batch-2"] {
+        let toml = plus(&format!(
+            "\n[[pauses]]\nclient = \"{client}\"\nstart_ms = 1\nduration_ms = 1\n"
+        ));
+        Scenario::from_toml_str(&toml).unwrap_or_else(|e| panic!("{client}: {e}"));
+    }
+    for client in ["batch-0", "batch-3", "batch1", "Batch"] {
+        let toml = plus(&format!(
+            "\n[[pauses]]\nclient = \"{client}\"\nstart_ms = 1\nduration_ms = 1\n"
+        ));
+        check_error(
+            &toml,
+            &format!("pause 1: client \"{client}\" is neither a client class nor an instance"),
+        );
+    }
+}
+
+#[test]
+fn huge_inputs_are_refused_not_run() {
+    let max = u64::MAX.to_string();
+    let cases: Vec<(String, &str)> = vec![
+        (
+            edit("count = 2", "count = 10000"),
+            "client \"batch\": count is 10000, it must be between 1 and 64",
+        ),
+        (
+            edit("count = 2", "count = 100000"),
+            "scenario: 100000 client instances in all, more than the limit of 256",
+        ),
+        (
+            edit("duration_ms = 1000", &format!("duration_ms = {max}")),
+            "scenario: duration_ms is 18446744073709551615, it must be between 1 and 3600000",
+        ),
+        (
+            edit("duration_ms = 1000", &format!("duration_ms = 1000\nmax_events = {max}")),
+            "max_events is 18446744073709551615",
+        ),
+        (
+            edit("period_ms = 10", &format!("period_ms = {max}\nstart_ms = {max}\nstop_ms = {max}")),
+            "client \"batch\": start_ms is 18446744073709551615, more than the limit of 3600000 ms",
+        ),
+        (
+            edit("replicas = [\"west\"]", &format!("replicas = [\"west\"]\nfirst_token = {max}\nlease_ms = {max}")),
+            "service \"s2\": first_token must be at most 1099511627776",
+        ),
+        (
+            edit("regions = [\"east\", \"west\"]", &format!(
+                "regions = [\"east\", \"west\"]\nnetwork = {{ local_latency_ms = {max}, jitter_ms = {max} }}"
+            )),
+            "network: jitter_ms is 18446744073709551615",
+        ),
+        (
+            edit(
+                "rows = [\"total\", \"count\"]",
+                &format!(
+                    "rows = [{}]",
+                    (0..100_000).map(|i| format!("\"r{i}\"")).collect::<Vec<_>>().join(",")
+                ),
+            ),
+            "resource \"orders\": rows: 100000 given, 1 to 64 allowed",
+        ),
+        (
+            edit(
+                "regions = [\"east\", \"west\"]",
+                &format!(
+                    "regions = [\"east\", \"west\", {}]",
+                    (0..10_000).map(|i| format!("\"r{i}\"")).collect::<Vec<_>>().join(",")
+                ),
+            ),
+            "scenario: regions: 10002 given, 1 to 8 allowed",
+        ),
+        (
+            edit("name = \"s2\"", &format!("name = \"{}\"", "x".repeat(100_000))),
+            "names must have 1 to 40 characters, not 100000",
+        ),
+        (
+            plus(&format!(
+                "\n[[partitions]]\nstart_ms = {max}\nduration_ms = {max}\ngroups = [[\"east\"], [\"west\"]]\n\n[[pauses]]\nclient = \"batch\"\nstart_ms = {max}\nduration_ms = {max}\n\n[[migrations]]\nat_ms = {max}\nresource = \"orders\"\nfrom = \"s1\"\nto = \"s2\"\n"
+            )),
+            "migration 1: at_ms is 18446744073709551615, more than the limit of 3600000 ms",
+        ),
+    ];
+    for (toml, expected) in &cases {
+        let outcome = std::panic::catch_unwind(|| error_of(toml));
+        match outcome {
+            Err(_) => panic!("parsing panicked instead of reporting {expected:?}"),
+            Ok(None) => panic!("accepted, but expected {expected:?}"),
+            Ok(Some(text)) => assert!(
+                text.contains(expected),
+                "expected {expected:?}, got:\n{}",
+                text.chars().take(2000).collect::<String>()
+            ),
+        }
+    }
+}
+
+#[test]
+fn instances_are_named_after_their_class() {
+    let s = Scenario::from_toml_str(&plus(
+        "\n[[clients]]\nname = \"online\"\nregion = \"west\"\nprotocol = { kind = \"no_lock\" }\nresource = \"orders\"\nperiod_ms = 5\nwork_ms = 5\n",
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        s.client_instance_names(),
+        ["batch-1", "batch-2", "online-1"]
+    );
+}
