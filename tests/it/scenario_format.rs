@@ -433,6 +433,17 @@ fn the_reference_examples_are_valid() {
     for s in &complete {
         crate::check(s, s.seed);
     }
+    // What the page says the complete example shows, with its own seed.
+    let (_, v) = crate::check(&complete[0], complete[0].seed);
+    assert_eq!(v.exclusion, lockstep::Exclusion::Broken, "{}", v.summary());
+    assert_eq!(v.integrity, lockstep::Integrity::Intact, "{}", v.summary());
+    assert!(v.rejected_writes >= 1, "{}", v.summary());
+    let west = v
+        .unavailability
+        .iter()
+        .find(|u| u.service == "authority" && u.region == "west")
+        .expect("the authority is used from the west");
+    assert_eq!(west.unavailable_us, 600_000, "{}", v.summary());
     // A broken example opens with its file name as a comment; the page must show every
     // problem it really has, prefixed with that name as the command line prints it.
     for b in blocks("toml") {
