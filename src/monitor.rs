@@ -71,7 +71,8 @@ pub struct WaitCycle {
     pub formed_us: Micros,
     /// When the cycle was broken, if it was.
     pub broken_us: Option<Micros>,
-    /// What broke it: `"lease expiry"`, `"client timeout"`, `"release"`, or nothing.
+    /// What broke it: `"lease expiry"`, `"client timeout"`, `"a higher authority token"`,
+    /// `"release"`, or nothing.
     pub broken_by: Option<String>,
     /// True if nothing in the scenario can ever break it: no client in it has an acquire
     /// timeout and no lock in it has a lease.

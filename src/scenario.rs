@@ -21,8 +21,9 @@ pub mod limits {
     pub const SERVICES_MAX: usize = 8;
     pub const REPLICAS_MAX: usize = 9;
     pub const RESOURCES_MAX: usize = 8;
-    /// Rows per resource; a client's rows are kept as a 64-bit set.
-    pub const ROWS_MAX: usize = 64;
+    /// Rows per resource. A client's rows are kept as a bit set, and 32 keeps every set an
+    /// exact number in JSON consumers that read numbers as doubles.
+    pub const ROWS_MAX: usize = 32;
     pub const CLASSES_MAX: usize = 16;
     pub const CLIENTS_PER_CLASS_MAX: u32 = 64;
     pub const CLIENTS_MAX: u32 = 256;
@@ -30,6 +31,9 @@ pub mod limits {
     pub const MIGRATIONS_MAX: usize = 16;
     pub const RETRIES_MAX: u32 = 1_000;
     pub const NAME_LEN_MAX: usize = 40;
+    /// The scenario's title and description.
+    pub const TITLE_LEN_MAX: usize = 200;
+    pub const DESCRIPTION_LEN_MAX: usize = 4_000;
     /// The default and the largest event budget of one run.
     pub const EVENTS_DEFAULT: u64 = 200_000;
     pub const EVENTS_MAX: u64 = 5_000_000;
@@ -105,7 +109,8 @@ impl Default for Network {
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Link {
-    pub between: [String; 2],
+    /// Exactly two region names.
+    pub between: Vec<String>,
     pub latency_ms: u64,
 }
 
@@ -407,9 +412,15 @@ impl Scenario {
     /// Parses and validates a JSON scenario (the form used in URLs).
     pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioErrors> {
         let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
+            // serde_json appends the position to its message; it is already the location.
+            let message = e.to_string();
+            let message = match message.rfind(" at line ") {
+                Some(i) => message[..i].to_string(),
+                None => message,
+            };
             ScenarioErrors(vec![ScenarioError {
                 location: format!("line {}, column {}", e.line(), e.column()),
-                message: e.to_string(),
+                message,
             }])
         })?;
         scenario.validate()?;
@@ -534,6 +545,15 @@ impl Validator {
 
     fn check(&mut self, s: &Scenario) {
         let top = "scenario";
+        if s.name.len() > limits::TITLE_LEN_MAX {
+            self.error(top, format!("name has more than {} characters", limits::TITLE_LEN_MAX));
+        }
+        if s.description.len() > limits::DESCRIPTION_LEN_MAX {
+            self.error(
+                top,
+                format!("description has more than {} characters", limits::DESCRIPTION_LEN_MAX),
+            );
+        }
         if s.duration_ms == 0 || s.duration_ms > limits::DURATION_MS_MAX {
             self.error(
                 top,
@@ -604,7 +624,10 @@ impl Validator {
         self.span("network", "remote_latency_ms", n.remote_latency_ms);
         self.span("network", "jitter_ms", n.jitter_ms);
         for link in &n.links {
-            let loc = format!("network link {}-{}", link.between[0], link.between[1]);
+            let loc = format!("network link {}", link.between.join("-"));
+            if link.between.len() != 2 {
+                self.error(&loc, "a link names exactly two regions");
+            }
             for r in &link.between {
                 if !region(r) {
                     self.error(&loc, format!("names region \"{r}\", which does not exist"));
@@ -874,12 +897,28 @@ impl Validator {
             }
         }
 
-        let names = s.client_instance_names();
+        // Instance names are only built once the counts are known to be bounded.
+        let names = if instances <= limits::CLIENTS_MAX
+            && s.clients.iter().all(|c| c.count <= limits::CLIENTS_PER_CLASS_MAX)
+        {
+            s.client_instance_names()
+        } else {
+            Vec::new()
+        };
         for (i, p) in s.pauses.iter().enumerate() {
             let loc = format!("pause {}", i + 1);
-            let known = names.iter().any(|n| *n == p.client)
-                || s.clients.iter().any(|c| c.name == p.client);
-            if !known {
+            let instance = names.iter().any(|n| *n == p.client);
+            let class = s.clients.iter().any(|c| c.name == p.client);
+            if instance && class {
+                self.error(
+                    &loc,
+                    format!(
+                        "\"{}\" names both a client class and an instance of another class; rename one",
+                        p.client
+                    ),
+                );
+            }
+            if !instance && !class {
                 self.error(
                     &loc,
                     format!(

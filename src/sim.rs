@@ -1,9 +1,10 @@
 //! The timed random simulator: the first driver of the model.
 //!
-//! It always takes the earliest scheduled step, draws jitter from seeded ChaCha8 streams (one per
-//! sender and one per client workload, so the numbers are the same on every platform and a
-//! change in one part of a scenario does not reshuffle the rest), and stops at the scenario's
-//! duration or event budget.
+//! It always takes the earliest scheduled step, draws jitter from seeded ChaCha8 streams, and
+//! stops at the scenario's duration or event budget. There is one stream per sender and one per
+//! client workload, each chosen by the entity's kind and name rather than its position, so the
+//! numbers are the same on every platform, and adding a client or flipping fencing does not
+//! reshuffle the draws of the others.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -26,11 +27,17 @@ impl SeededChoices {
         let clients = world.clients.len();
         let services = world.services.len();
         let resources = world.resources.len();
-        let count = clients * 2 + services + resources;
-        let streams = (0..count)
-            .map(|i| {
+        let labels = world
+            .clients
+            .iter()
+            .map(|c| format!("network/client/{}", c.name))
+            .chain(world.services.iter().map(|s| format!("network/service/{}", s.name)))
+            .chain(world.resources.iter().map(|r| format!("network/resource/{}", r.name)))
+            .chain(world.clients.iter().map(|c| format!("workload/{}", c.name)));
+        let streams = labels
+            .map(|label| {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(i as u64);
+                rng.set_stream(fnv1a(label.as_bytes()));
                 rng
             })
             .collect();
@@ -50,6 +57,13 @@ impl SeededChoices {
             Stream::Workload(c) => self.clients + self.services + self.resources + c as usize,
         }
     }
+}
+
+/// A 64-bit FNV-1a hash: a stable stream number for a name, on every platform.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 impl Choices for SeededChoices {

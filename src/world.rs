@@ -194,11 +194,7 @@ impl World {
             let resource = index_of(&resource_names, &class.resource);
             let resource_rows = &scenario.resources[resource as usize].rows;
             let rows = if class.rows.is_empty() {
-                if resource_rows.len() == 64 {
-                    u64::MAX
-                } else {
-                    (1u64 << resource_rows.len()) - 1
-                }
+                (1u64 << resource_rows.len()) - 1
             } else {
                 class
                     .rows

@@ -141,6 +141,10 @@ fn dispatch_into(args: &[String], out: &mut String) -> Result<ExitCode, String> 
     let Some(command) = args.first() else {
         return Err(USAGE.into());
     };
+    if matches!(command.as_str(), "-h" | "--help" | "help") {
+        writeln!(out, "{USAGE}").ok();
+        return Ok(ExitCode::SUCCESS);
+    }
     let o = parse_options(&args[1..])?;
     match command.as_str() {
         "run" => {
