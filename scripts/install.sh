@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Installs every tool the build, the tests and the site need, from crates.io, the
+# rustup dist server, Debian's packages and the npm registry only.
+# Each step checks what is already there first, so a second run installs nothing.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+# Tools installed by cargo land in ~/.cargo/bin, and wasm-opt comes from node_modules.
+export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+TRUNK_VERSION="0.22.1"
+WASM_OPT_VERSION="132"
+
+log() { printf '[install] %s\n' "$*"; }
+
+# Commands are captured before matching: with pipefail, "cmd | grep -q" can fail when grep
+# stops reading early and the command dies of SIGPIPE.
+output_has() {
+    local pattern="$1"
+    shift
+    local out
+    out="$("$@" 2>/dev/null || true)"
+    grep -Eq -- "$pattern" <<<"$out"
+}
+
+# apt-get needs root; a developer who is not root goes through sudo instead.
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+
+# The wasm-bindgen CLI must match the library version exactly, so it is read from
+# Cargo.lock rather than written down a second time.
+lock_version() {
+    awk -v crate="$1" '
+        $0 == "name = \"" crate "\"" { found = 1; next }
+        found && /^version = / { gsub(/version = |"/, ""); print; exit }
+    ' Cargo.lock
+}
+
+if [ ! -f Cargo.lock ]; then
+    log "Cargo.lock missing: generating it"
+    cargo generate-lockfile
+fi
+WASM_BINDGEN_VERSION="$(lock_version wasm-bindgen)"
+if [ -z "$WASM_BINDGEN_VERSION" ]; then
+    echo "[install] error: no wasm-bindgen entry in Cargo.lock" >&2
+    exit 1
+fi
+
+# Trunk runs the wasm-bindgen it finds on PATH only when its pin says the same version;
+# otherwise it tries to download one and fails here, so a mismatch is caught now.
+if [ -f Trunk.toml ]; then
+    TRUNK_PIN="$(awk -F'"' '/^wasm_bindgen *=/ { print $2; exit }' Trunk.toml)"
+    if [ "$TRUNK_PIN" != "$WASM_BINDGEN_VERSION" ]; then
+        echo "[install] error: Trunk.toml pins wasm_bindgen = \"$TRUNK_PIN\" but Cargo.lock has $WASM_BINDGEN_VERSION" >&2
+        exit 1
+    fi
+fi
+
+# Rust target and components.
+if output_has '^wasm32-unknown-unknown$' rustup target list --installed; then
+    log "skip: rust target wasm32-unknown-unknown already installed"
+else
+    log "install: rust target wasm32-unknown-unknown"
+    rustup target add wasm32-unknown-unknown
+fi
+
+for component in rustfmt clippy; do
+    if output_has "^${component}(-|$)" rustup component list --installed; then
+        log "skip: rustup component ${component} already installed"
+    else
+        log "install: rustup component ${component}"
+        rustup component add "${component}"
+    fi
+done
+
+# Chromium and its driver come from Debian, because nothing may download a browser build.
+deb_installed() {
+    [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+if deb_installed chromium && deb_installed chromium-driver; then
+    log "skip: chromium and chromium-driver already installed ($(dpkg-query -W -f='${Version}' chromium))"
+else
+    # The package lists are refreshed only when they do not know the driver yet, or when
+    # an install from the lists at hand fails (for example on a superseded version).
+    if ! output_has 'Candidate: [0-9]' apt-cache policy chromium-driver; then
+        log "apt-get update: the package lists do not know chromium-driver yet"
+        $SUDO apt-get update
+    fi
+    log "install: chromium chromium-driver (apt)"
+    if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; then
+        log "apt-get install failed with the current lists: updating them and retrying"
+        $SUDO apt-get update
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+    fi
+fi
+
+# npm packages: wasm-opt (binaryen) for release builds, Playwright for browser tests.
+# A stamp of package.json and package-lock.json inside node_modules tells whether
+# node_modules still matches them.
+npm_stamp() {
+    cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1
+}
+STAMP_FILE="node_modules/.install-stamp"
+if [ -f "$STAMP_FILE" ] && [ "$(cat "$STAMP_FILE")" = "$(npm_stamp)" ] \
+    && [ -x node_modules/.bin/wasm-opt ]; then
+    log "skip: node_modules up to date"
+else
+    if [ -f package-lock.json ]; then
+        log "install: npm ci"
+        npm ci --no-audit --no-fund
+    else
+        log "install: npm install (no package-lock.json yet)"
+        npm install --no-audit --no-fund
+    fi
+    npm_stamp > "$STAMP_FILE"
+fi
+if ! output_has "version ${WASM_OPT_VERSION}( |$)" wasm-opt --version; then
+    echo "[install] error: wasm-opt is not version ${WASM_OPT_VERSION}: $(wasm-opt --version)" >&2
+    exit 1
+fi
+
+# Crate sources are fetched here so that Trunk's offline builds find them all.
+log "cargo fetch (no-op when the sources are already cached)"
+cargo fetch --quiet
+
+# A plain release build of these tools with LTO and one codegen unit takes much longer on
+# two cores; the tools run fast enough without them.
+export CARGO_PROFILE_RELEASE_LTO=false
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+
+installed_version() {
+    # Prints the second word of "<tool> --version", or nothing if the tool is missing.
+    if command -v "$1" >/dev/null 2>&1; then
+        "$1" --version 2>/dev/null | awk 'NR == 1 { print $2 }'
+    fi
+}
+
+if [ "$(installed_version wasm-bindgen)" = "$WASM_BINDGEN_VERSION" ] \
+    && [ "$(installed_version wasm-bindgen-test-runner)" = "$WASM_BINDGEN_VERSION" ]; then
+    log "skip: wasm-bindgen-cli ${WASM_BINDGEN_VERSION} already installed"
+else
+    log "install: wasm-bindgen-cli ${WASM_BINDGEN_VERSION} (takes a few minutes)"
+    # The locked build has failed before when a locked dependency was missing from the
+    # registry, so an unlocked build is the fallback.
+    if ! cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --locked --force; then
+        log "locked install failed: retrying without --locked"
+        cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+    fi
+fi
+
+if [ "$(installed_version trunk)" = "$TRUNK_VERSION" ]; then
+    log "skip: trunk ${TRUNK_VERSION} already installed"
+else
+    log "install: trunk ${TRUNK_VERSION} (takes about ten minutes)"
+    # Trunk 0.22 declares a newer rust-version than it needs; it builds with this rustc.
+    cargo install --locked --force trunk --version "$TRUNK_VERSION" --ignore-rust-version
+fi
+
+log "done: wasm-bindgen ${WASM_BINDGEN_VERSION}, trunk ${TRUNK_VERSION}, wasm-opt ${WASM_OPT_VERSION}, $(chromium --version 2>/dev/null || echo 'chromium ?')"

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The full check: formatting, lints, native tests, browser tests in headless Chromium and a
+# release build of the site. Any failure stops the run with a non-zero exit code.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+bash scripts/install.sh
+
+export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+# The runner also gets this from .cargo/config.toml; exporting it covers direct runner calls.
+export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+# Colour codes would make the test summary lines harder to read back from the logs.
+export CARGO_TERM_COLOR=never
+
+LOG_DIR="$(mktemp -d)"
+STEP="start"
+START_TIME=$SECONDS
+
+# Adds up the "test result:" lines of every cargo test run so far.
+totals() {
+    cat "$LOG_DIR"/*.log 2>/dev/null | awk '
+        /^test result:/ {
+            for (i = 1; i <= NF; i++) {
+                if ($(i + 1) ~ /^passed/)  passed  += $i
+                if ($(i + 1) ~ /^failed/)  failed  += $i
+                if ($(i + 1) ~ /^ignored/) ignored += $i
+            }
+        }
+        END { printf "%d passed, %d failed, %d skipped\n", passed, failed, ignored }
+    '
+}
+
+print_results() {
+    echo
+    echo "== cargo test summary lines =="
+    grep -h '^test result:' "$LOG_DIR"/*.log 2>/dev/null || echo "(none)"
+}
+
+on_exit() {
+    local rc=$?
+    if [ "$rc" -ne 0 ]; then
+        print_results
+        echo
+        echo "test.sh: FAILED at step '$STEP' (exit $rc) after $((SECONDS - START_TIME)) s"
+        echo "FAILED: $(totals)"
+    fi
+    rm -rf "$LOG_DIR"
+}
+trap on_exit EXIT
+
+step() {
+    STEP="$1"
+    echo
+    echo "== $STEP =="
+}
+
+# Runs cargo test and keeps its output, so the summary lines can be added up at the end.
+run_tests() {
+    local name="$1"
+    shift
+    "$@" 2>&1 | tee "$LOG_DIR/$name.log"
+    # A run that compiled nothing runnable would print no summary line; that is a failure.
+    if ! grep -q '^test result:' "$LOG_DIR/$name.log"; then
+        echo "no 'test result:' line in the output of: $*" >&2
+        return 1
+    fi
+}
+
+step "cargo fmt --all -- --check"
+cargo fmt --all -- --check
+
+step "cargo clippy --all-targets -- -D warnings"
+cargo clippy --all-targets -- -D warnings
+
+step "cargo test (native)"
+run_tests native cargo test
+
+step "cargo test --target wasm32-unknown-unknown --test wasm (headless Chromium)"
+run_tests wasm cargo test --target wasm32-unknown-unknown --test wasm
+
+step "trunk build --release"
+trunk build --release
+
+STEP="summary"
+print_results
+echo
+echo "test.sh: fmt, clippy, native tests, browser tests and release site build all passed in $((SECONDS - START_TIME)) s"
+echo "summary: $(totals)"
