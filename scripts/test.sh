@@ -32,10 +32,23 @@ totals() {
     '
 }
 
+# Repeats every "test result:" line, each after the test binary it belongs to.
 print_results() {
     echo
     echo "== cargo test summary lines =="
-    grep -h '^test result:' "$LOG_DIR"/*.log 2>/dev/null || echo "(none)"
+    local log found=0
+    for log in "$LOG_DIR"/*.log; do
+        [ -f "$log" ] || continue
+        found=1
+        awk -v run="$(basename "$log" .log)" '
+            /^ +Running / { name = $0; sub(/^ +Running /, "", name); sub(/ \(.*$/, "", name) }
+            /^ +Doc-tests / { name = "doc-tests " $2 }
+            /^test result:/ { printf "[%s] %s: %s\n", run, name, $0 }
+        ' "$log"
+    done
+    if [ "$found" -eq 0 ]; then
+        echo "(no cargo test ran)"
+    fi
 }
 
 on_exit() {
