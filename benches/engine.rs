@@ -9,14 +9,19 @@ use std::time::{Duration, Instant};
 use lockstep::{builtin, monitor, Scenario};
 
 fn main() {
-    let busy = Scenario::from_toml_str(include_str!("busy.toml")).expect("the busy scenario is valid");
+    let busy =
+        Scenario::from_toml_str(include_str!("busy.toml")).expect("the busy scenario is valid");
     // Warm up once, then measure several runs.
     let warm = lockstep::run(&busy, 1).expect("runs");
     println!(
         "busy scenario: {} events over {} simulated seconds{}",
         warm.events.len(),
         warm.end / 1_000_000,
-        if warm.truncated { " (event budget reached)" } else { "" }
+        if warm.truncated {
+            " (event budget reached)"
+        } else {
+            ""
+        }
     );
     let runs = 5u64;
     let mut events = 0u64;

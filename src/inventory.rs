@@ -86,7 +86,7 @@ pub fn check(scenario: &Scenario) -> Vec<Finding> {
         let declared: Vec<&str> = scenario
             .services
             .iter()
-            .filter(|s| s.protects.iter().any(|p| *p == res.name))
+            .filter(|s| s.protects.contains(&res.name))
             .map(|s| s.name.as_str())
             .collect();
         for service in &declared {
@@ -143,7 +143,7 @@ pub fn check(scenario: &Scenario) -> Vec<Finding> {
                 let protected = scenario
                     .services
                     .iter()
-                    .any(|s| s.name == *service && s.protects.iter().any(|p| *p == res.name));
+                    .any(|s| s.name == *service && s.protects.contains(&res.name));
                 let is_subordinate = scenario
                     .services
                     .iter()

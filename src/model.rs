@@ -10,7 +10,7 @@
 //! A protocol violation is data in the trace. A broken internal invariant is a bug and panics.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use crate::scenario::{Fencing, MigrationMode};
 use crate::trace::{
@@ -133,14 +133,12 @@ pub enum Message {
         attempt: u32,
         rows: u64,
         values: Vec<i64>,
-        versions: Vec<u64>,
         token: Option<Token>,
     },
     ReadReply {
         attempt: u32,
         accepted: bool,
         values: Vec<i64>,
-        versions: Vec<u64>,
     },
     WriteReply {
         attempt: u32,
@@ -256,7 +254,6 @@ pub struct ClientState {
     pub slots: Vec<Slot>,
     pub believing: bool,
     pub read_values: Vec<i64>,
-    pub read_versions: Vec<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -278,6 +275,10 @@ pub struct State {
     /// `routes[resource][service]`: the service a client that used `service` for `resource`
     /// uses now (migrations change it).
     pub routes: Vec<Vec<u32>>,
+    /// The latest arrival time on each channel between two endpoints. Channels are FIFO (as
+    /// over one connection): a message never overtakes an earlier one between the same pair,
+    /// so a release cannot be overtaken by the same client's next acquire.
+    channels: BTreeMap<(Endpoint, Endpoint), Micros>,
     agenda: BinaryHeap<Scheduled>,
     seq: u64,
 }
@@ -307,7 +308,6 @@ impl State {
                     slots: Vec::new(),
                     believing: false,
                     read_values: Vec::new(),
-                    read_versions: Vec::new(),
                 })
                 .collect(),
             resources: world
@@ -324,6 +324,7 @@ impl State {
                 .iter()
                 .map(|_| (0..world.services.len() as u32).collect())
                 .collect(),
+            channels: BTreeMap::new(),
             agenda: BinaryHeap::new(),
             seq: 0,
         };
@@ -517,7 +518,12 @@ impl Cx<'_> {
 
     fn send(&mut self, from: Endpoint, to: Endpoint, message: Message) {
         match self.arrival(from, to) {
-            Some(at) => self.state.schedule(at, Step::Deliver { to, from, message }),
+            Some(at) => {
+                let last = self.state.channels.entry((from, to)).or_insert(0);
+                let at = at.max(*last);
+                *last = at;
+                self.state.schedule(at, Step::Deliver { to, from, message })
+            }
             None => self.emit(What::MessageLost {
                 from,
                 to,
@@ -957,6 +963,13 @@ impl Cx<'_> {
                 *route = m.to;
             }
         }
+        // The lock now lives in `to`; a pointer `to` kept from an earlier migration away from it
+        // is stale. Clearing it keeps the pointers free of cycles: the newest target never
+        // points anywhere.
+        if m.mode != MigrationMode::Naive {
+            let home = self.lock(m.to, r);
+            home.moved_to = None;
+        }
         match m.mode {
             MigrationMode::Naive => {}
             MigrationMode::Drain => {
@@ -1174,7 +1187,6 @@ impl Cx<'_> {
                 let st = &mut self.state.clients[c];
                 st.phase = Phase::Writing;
                 let values: Vec<i64> = st.read_values.iter().map(|v| v.wrapping_add(1)).collect();
-                let versions = st.read_versions.clone();
                 let cfg = &self.world.clients[c];
                 let token = self.access_token(client);
                 self.send(
@@ -1184,7 +1196,6 @@ impl Cx<'_> {
                         attempt,
                         rows: cfg.rows,
                         values,
-                        versions,
                         token,
                     },
                 );
@@ -1619,7 +1630,6 @@ impl Cx<'_> {
                 attempt,
                 accepted,
                 values,
-                versions,
             } => {
                 let st = &mut self.state.clients[c];
                 if st.attempt != attempt || st.phase != Phase::Reading {
@@ -1630,7 +1640,6 @@ impl Cx<'_> {
                     return;
                 }
                 st.read_values = values;
-                st.read_versions = versions;
                 st.phase = Phase::Working;
                 let at = self.state.now + self.world.clients[c].work;
                 self.state.schedule(
@@ -1704,12 +1713,10 @@ impl Cx<'_> {
                 let check = self.world.resources[r].check_reads;
                 let accepted = !check || self.fence(resource, token);
                 let st = &self.state.resources[r];
-                let (values, versions): (Vec<i64>, Vec<u64>) = if accepted {
-                    row_indices(rows)
-                        .map(|i| (st.values[i], st.versions[i]))
-                        .unzip()
+                let values: Vec<i64> = if accepted {
+                    row_indices(rows).map(|i| st.values[i]).collect()
                 } else {
-                    (Vec::new(), Vec::new())
+                    Vec::new()
                 };
                 let value = values.first().copied().unwrap_or(0);
                 self.emit(What::Read {
@@ -1727,7 +1734,6 @@ impl Cx<'_> {
                         attempt,
                         accepted,
                         values,
-                        versions,
                     },
                 );
             }
@@ -1735,7 +1741,6 @@ impl Cx<'_> {
                 attempt,
                 rows,
                 values,
-                versions,
                 token,
             } => {
                 let accepted = self.fence(resource, token);
@@ -1743,7 +1748,13 @@ impl Cx<'_> {
                 if accepted {
                     let st = &mut self.state.resources[r];
                     for (k, i) in row_indices(rows).enumerate() {
-                        lost += (st.versions[i] - versions[k]) as u32;
+                        // The increments present now but absent from what this client read
+                        // are the ones its write destroys. (A write can also restore a value an
+                        // earlier lost write lowered; the verdict nets those out per row.)
+                        let read = values[k].wrapping_sub(1);
+                        lost += st.values[i]
+                            .wrapping_sub(read)
+                            .clamp(0, i64::from(u32::MAX)) as u32;
                         st.values[i] = values[k];
                         st.versions[i] += 1;
                     }

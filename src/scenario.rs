@@ -546,12 +546,18 @@ impl Validator {
     fn check(&mut self, s: &Scenario) {
         let top = "scenario";
         if s.name.len() > limits::TITLE_LEN_MAX {
-            self.error(top, format!("name has more than {} characters", limits::TITLE_LEN_MAX));
+            self.error(
+                top,
+                format!("name has more than {} characters", limits::TITLE_LEN_MAX),
+            );
         }
         if s.description.len() > limits::DESCRIPTION_LEN_MAX {
             self.error(
                 top,
-                format!("description has more than {} characters", limits::DESCRIPTION_LEN_MAX),
+                format!(
+                    "description has more than {} characters",
+                    limits::DESCRIPTION_LEN_MAX
+                ),
             );
         }
         if s.duration_ms == 0 || s.duration_ms > limits::DURATION_MS_MAX {
@@ -899,7 +905,9 @@ impl Validator {
 
         // Instance names are only built once the counts are known to be bounded.
         let names = if instances <= limits::CLIENTS_MAX
-            && s.clients.iter().all(|c| c.count <= limits::CLIENTS_PER_CLASS_MAX)
+            && s.clients
+                .iter()
+                .all(|c| c.count <= limits::CLIENTS_PER_CLASS_MAX)
         {
             s.client_instance_names()
         } else {
@@ -907,7 +915,7 @@ impl Validator {
         };
         for (i, p) in s.pauses.iter().enumerate() {
             let loc = format!("pause {}", i + 1);
-            let instance = names.iter().any(|n| *n == p.client);
+            let instance = names.contains(&p.client);
             let class = s.clients.iter().any(|c| c.name == p.client);
             if instance && class {
                 self.error(

@@ -31,8 +31,18 @@ impl SeededChoices {
             .clients
             .iter()
             .map(|c| format!("network/client/{}", c.name))
-            .chain(world.services.iter().map(|s| format!("network/service/{}", s.name)))
-            .chain(world.resources.iter().map(|r| format!("network/resource/{}", r.name)))
+            .chain(
+                world
+                    .services
+                    .iter()
+                    .map(|s| format!("network/service/{}", s.name)),
+            )
+            .chain(
+                world
+                    .resources
+                    .iter()
+                    .map(|r| format!("network/resource/{}", r.name)),
+            )
             .chain(world.clients.iter().map(|c| format!("workload/{}", c.name)));
         let streams = labels
             .map(|label| {

@@ -116,7 +116,7 @@ pub enum ServiceOp {
 }
 
 /// A network endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "kind", content = "index", rename_all = "snake_case")]
 pub enum Endpoint {
     Client(u32),

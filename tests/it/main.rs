@@ -30,7 +30,11 @@ pub fn scenario(prefix: &str) -> Scenario {
         })
         .collect();
     matches.sort();
-    assert_eq!(matches.len(), 1, "exactly one scenario starts with {prefix}: {matches:?}");
+    assert_eq!(
+        matches.len(),
+        1,
+        "exactly one scenario starts with {prefix}: {matches:?}"
+    );
     let text = std::fs::read_to_string(&matches[0]).expect("readable scenario");
     Scenario::from_toml_str(&text).unwrap_or_else(|e| panic!("{}: {e}", matches[0].display()))
 }
