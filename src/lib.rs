@@ -12,6 +12,7 @@
 //! - [`builtin`]: the shipped scenarios, embedded.
 //! - [`inventory`]: the static check that each resource has exactly one source of order.
 
+mod agenda;
 pub mod builtin;
 pub mod inventory;
 pub mod model;

@@ -9,8 +9,9 @@
 //!
 //! A protocol violation is data in the trace. A broken internal invariant is a bug and panics.
 
-use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::agenda::Agenda;
 
 use crate::scenario::{Fencing, MigrationMode};
 use crate::trace::{
@@ -148,29 +149,11 @@ pub enum Message {
 
 /// A step scheduled at a time. The sequence number makes the order of simultaneous steps
 /// deterministic (first scheduled, first taken).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scheduled {
     pub at: Micros,
     pub seq: u64,
     pub step: Step,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, other: &Self) -> bool {
-        self.at == other.at && self.seq == other.seq
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Scheduled {
-    /// Reversed, so that the standard max-heap pops the earliest step first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
-    }
 }
 
 /// The current grant of a lock.
@@ -278,8 +261,9 @@ pub struct State {
     /// The latest arrival time on each channel between two endpoints. Channels are FIFO (as
     /// over one connection): a message never overtakes an earlier one between the same pair,
     /// so a release cannot be overtaken by the same client's next acquire.
-    channels: BTreeMap<(Endpoint, Endpoint), Micros>,
-    agenda: BinaryHeap<Scheduled>,
+    /// Indexed by `sender * endpoints + receiver` (see [`World::endpoint_index`]).
+    channels: Vec<Micros>,
+    agenda: Agenda<Step>,
     seq: u64,
 }
 
@@ -324,8 +308,8 @@ impl State {
                 .iter()
                 .map(|_| (0..world.services.len() as u32).collect())
                 .collect(),
-            channels: BTreeMap::new(),
-            agenda: BinaryHeap::new(),
+            channels: vec![0; world.endpoints() * world.endpoints()],
+            agenda: Agenda::default(),
             seq: 0,
         };
         for (i, p) in world.partitions.iter().enumerate() {
@@ -362,35 +346,30 @@ impl State {
 
     fn schedule(&mut self, at: Micros, step: Step) {
         self.seq += 1;
-        self.agenda.push(Scheduled {
-            at,
-            seq: self.seq,
-            step,
-        });
+        self.agenda.push(at, self.seq, step);
     }
 
-    /// Every step that may happen next (the explorer's view: time is ignored).
-    pub fn enabled(&self) -> impl Iterator<Item = &Scheduled> {
+    /// Every step that may happen next, as (time, sequence number, step): the explorer's view,
+    /// in which any of them may come next.
+    pub fn enabled(&self) -> impl Iterator<Item = (Micros, u64, &Step)> {
         self.agenda.iter()
     }
 
-    /// The earliest scheduled step, if any (the simulator's choice).
+    /// The time of the earliest scheduled step, if any (the simulator's choice).
     pub fn next_due(&self) -> Option<Micros> {
-        self.agenda.peek().map(|s| s.at)
+        self.agenda.peek_at()
     }
 
     /// Removes and returns the earliest scheduled step.
     pub fn pop_earliest(&mut self) -> Option<Scheduled> {
-        self.agenda.pop()
+        let (at, seq, step) = self.agenda.pop()?;
+        Some(Scheduled { at, seq, step })
     }
 
     /// Removes and returns the enabled step with the given sequence number.
     pub fn take(&mut self, seq: u64) -> Option<Scheduled> {
-        let mut items = std::mem::take(&mut self.agenda).into_vec();
-        let index = items.iter().position(|s| s.seq == seq)?;
-        let item = items.swap_remove(index);
-        self.agenda = items.into();
-        Some(item)
+        let (at, seq, step) = self.agenda.take(seq)?;
+        Some(Scheduled { at, seq, step })
     }
 
     /// How many steps are waiting.
@@ -458,6 +437,14 @@ impl Cx<'_> {
                     self.region(to)
                 };
                 let svc = &world.services[s as usize];
+                let to_service = matches!(to, Endpoint::Service(_));
+                if !world.any_partition_at(now) {
+                    // The common case needs no search: the latencies are precomputed.
+                    let paths = &world.replica_latencies[s as usize][other as usize];
+                    let needed = if to_service { svc.majority } else { 1 };
+                    let jitter = self.choices.draw(Stream::Network(from), world.jitter);
+                    return Some(now + paths[needed - 1] + jitter);
+                }
                 let mut paths: Vec<(Micros, Cut)> = svc
                     .replicas
                     .iter()
@@ -469,11 +456,7 @@ impl Cx<'_> {
                     })
                     .collect();
                 paths.sort_by_key(|p| p.0);
-                let needed = if matches!(to, Endpoint::Service(_)) {
-                    svc.majority
-                } else {
-                    1
-                };
+                let needed = if to_service { svc.majority } else { 1 };
                 let open: Vec<Micros> = paths
                     .iter()
                     .filter(|p| p.1 == Cut::Open)
@@ -493,7 +476,7 @@ impl Cx<'_> {
                             Cut::Dropped => dropped = true,
                         }
                     }
-                    if heal.len() < needed || dropped && heal.len() < needed {
+                    if dropped && heal.len() < needed {
                         (0, Cut::Dropped)
                     } else {
                         heal.sort_by_key(|(end, latency)| end + latency);
@@ -519,7 +502,9 @@ impl Cx<'_> {
     fn send(&mut self, from: Endpoint, to: Endpoint, message: Message) {
         match self.arrival(from, to) {
             Some(at) => {
-                let last = self.state.channels.entry((from, to)).or_insert(0);
+                let channel = self.world.endpoint_index(from) * self.world.endpoints()
+                    + self.world.endpoint_index(to);
+                let last = &mut self.state.channels[channel];
                 let at = at.max(*last);
                 *last = at;
                 self.state.schedule(at, Step::Deliver { to, from, message })

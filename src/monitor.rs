@@ -515,6 +515,13 @@ struct WaitGraph {
 }
 
 impl WaitGraph {
+    /// Whether the client waits in any queue: a holder that waits nowhere cannot close a cycle.
+    fn waits(&self, client: u32) -> bool {
+        self.waiters.values().any(|w| w.contains(&client))
+    }
+}
+
+impl WaitGraph {
     fn apply(&mut self, service: u32, resource: u32, op: &ServiceOp) {
         let key = (service, resource);
         match *op {
@@ -624,13 +631,16 @@ fn wait_cycles(world: &World, events: &[Event]) -> Vec<WaitCycle> {
         graph.apply(*service, *resource, op);
         match &current {
             None => {
-                // New cycles need a new edge: a client queued, or a waited-on lock changed hands.
-                if matches!(
+                // New cycles need a new edge (a client queued, or a waited-on lock changed hands)
+                // that points at a holder which itself waits somewhere.
+                let new_edge = matches!(
                     op,
                     ServiceOp::Queued { .. }
                         | ServiceOp::Granted { .. }
                         | ServiceOp::TransferredIn { .. }
-                ) {
+                );
+                let holder = graph.holder.get(&(*service, *resource)).copied();
+                if new_edge && holder.is_some_and(|h| graph.waits(h)) {
                     if let Some((clients, services)) = graph.find_cycle() {
                         current = Some((clients, services, e.at));
                     }

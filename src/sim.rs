@@ -115,16 +115,18 @@ pub fn run_world(world: World, seed: u64) -> Run {
     // that from freezing a tab.
     let mut steps_left = world.event_budget.saturating_mul(8).max(1024);
     let mut truncated = false;
-    while let Some(due) = state.next_due() {
-        if due > world.duration {
+    loop {
+        if events.len() >= budget || steps_left == 0 {
+            truncated = state.next_due().is_some_and(|due| due <= world.duration);
             break;
         }
-        if events.len() >= budget || steps_left == 0 {
-            truncated = true;
+        let Some(item) = state.pop_earliest() else {
+            break;
+        };
+        if item.at > world.duration {
             break;
         }
         steps_left -= 1;
-        let item = state.pop_earliest().expect("peeked above");
         state.apply(&world, item, &mut choices, &mut events);
     }
     events.truncate(budget);

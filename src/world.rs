@@ -4,6 +4,7 @@
 //! name up and never does arithmetic on user units.
 
 use crate::scenario::{Fencing, FencingChecks, MigrationMode, PartitionMode, Protocol, Scenario};
+use crate::trace::Endpoint;
 
 /// Simulated time in microseconds since the start of the run.
 pub type Micros = u64;
@@ -27,6 +28,9 @@ pub struct World {
     pub migrations: Vec<MigrationConfig>,
     pub duration: Micros,
     pub event_budget: u64,
+    /// `replica_latencies[service][region]`: the latencies from a region to each of the
+    /// service's replicas, ascending.
+    pub replica_latencies: Vec<Vec<Vec<Micros>>>,
 }
 
 #[derive(Clone, Debug)]
@@ -141,7 +145,7 @@ impl World {
         let service_names: Vec<String> = scenario.services.iter().map(|s| s.name.clone()).collect();
         let resource_names: Vec<String> =
             scenario.resources.iter().map(|r| r.name.clone()).collect();
-        let services = scenario
+        let services: Vec<ServiceConfig> = scenario
             .services
             .iter()
             .map(|s| ServiceConfig {
@@ -294,7 +298,24 @@ impl World {
                 mode: m.mode,
             })
             .collect();
+        let replica_latencies = services
+            .iter()
+            .map(|s: &ServiceConfig| {
+                (0..n)
+                    .map(|region| {
+                        let mut l: Vec<Micros> = s
+                            .replicas
+                            .iter()
+                            .map(|r| latency[region][*r as usize])
+                            .collect();
+                        l.sort_unstable();
+                        l
+                    })
+                    .collect()
+            })
+            .collect();
         World {
+            replica_latencies,
             scenario: scenario.clone(),
             regions,
             latency,
@@ -330,6 +351,25 @@ impl World {
         cut
     }
 
+    /// How many network endpoints there are: clients, then services, then resources.
+    pub fn endpoints(&self) -> usize {
+        self.clients.len() + self.services.len() + self.resources.len()
+    }
+
+    /// A dense index of an endpoint, in `0..endpoints()`.
+    pub fn endpoint_index(&self, endpoint: Endpoint) -> usize {
+        match endpoint {
+            Endpoint::Client(c) => c as usize,
+            Endpoint::Service(s) => self.clients.len() + s as usize,
+            Endpoint::Resource(r) => self.clients.len() + self.services.len() + r as usize,
+        }
+    }
+
+    /// Whether any partition is in force at `t`.
+    pub fn any_partition_at(&self, t: Micros) -> bool {
+        self.partitions.iter().any(|p| p.start <= t && t < p.end)
+    }
+
     /// Whether a service is in an outage at `t`, and if so until when.
     pub fn outage_until(&self, service: u32, t: Micros) -> Option<Micros> {
         self.services[service as usize]
@@ -350,7 +390,7 @@ impl World {
             .max()
     }
 
-    /// The regions from which `service` cannot be reached by a majority at `t`.
+    /// Whether a majority of `service`'s replicas can be reached from `region` at `t`.
     pub fn quorum_reachable(&self, service: u32, region: u32, t: Micros) -> bool {
         let svc = &self.services[service as usize];
         let reachable = svc
