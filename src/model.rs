@@ -803,7 +803,9 @@ impl Cx<'_> {
             }
         }
         let lock = self.lock(service, resource);
-        lock.queue.retain(|w| w.client != client);
+        if lock.queue.iter().any(|w| w.client == client) {
+            lock.queue.retain(|w| w.client != client);
+        }
         if lock.holder.is_none() && lock.queue.is_empty() && lock.draining_from.is_none() {
             self.grant(service, resource, client, attempt, authority_token);
         } else {
