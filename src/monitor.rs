@@ -417,25 +417,24 @@ fn service_excerpt(
     to: Micros,
 ) -> Vec<String> {
     const LINES_MAX: usize = 12;
-    // Start a little before the first belief so the grants that caused it are included.
-    let lead_in = from.saturating_sub(world.duration / 20 + 200_000);
-    // Events are in time order, so the window is found by binary search.
+    // Start a second before the first belief so the grants that caused it are included.
+    let lead_in = from.saturating_sub(1_000_000);
+    // Events are in time order, so the window is found by binary search, and only the lines
+    // kept are rendered.
     let first = events.partition_point(|e| e.at < lead_in);
     let last = events.partition_point(|e| e.at <= to);
-    events[first..last]
+    let mut kept: Vec<&Event> = events[first..last]
         .iter()
+        .rev()
         .filter(|e| {
             matches!(&e.what, What::Service { service: s, resource: r, op, .. }
                 if *s == service && *r == resource
                     && !matches!(op, ServiceOp::Queued { .. } | ServiceOp::Cancelled { .. }))
         })
-        .map(|e| e.render(world))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
         .take(LINES_MAX)
-        .rev()
-        .collect()
+        .collect();
+    kept.reverse();
+    kept.into_iter().map(|e| e.render(world)).collect()
 }
 
 fn data_counts(events: &[Event]) -> (u64, u64, u64, u64) {
