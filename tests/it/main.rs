@@ -4,6 +4,7 @@
 mod claims;
 mod cli;
 mod determinism;
+mod model_api;
 mod properties;
 mod scenario_format;
 mod snapshots;
