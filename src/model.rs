@@ -778,27 +778,8 @@ impl Cx<'_> {
                 // A retry by the holder (its earlier answer was lost or late): confirm the grant.
                 h.attempt = attempt;
                 h.authority_token = authority_token;
-                let token = h.token;
-                let lease_until = h.lease_until;
-                let instant = self.log(
-                    service,
-                    resource,
-                    ServiceOp::Granted {
-                        client,
-                        token,
-                        lease_until,
-                    },
-                );
-                self.send(
-                    Endpoint::Service(service),
-                    Endpoint::Client(client),
-                    Message::Granted {
-                        service,
-                        attempt,
-                        token,
-                        instant,
-                    },
-                );
+                let (token, lease_until) = (h.token, h.lease_until);
+                self.announce_grant(service, resource, client, attempt, token, lease_until);
                 return;
             }
         }
@@ -845,15 +826,6 @@ impl Cx<'_> {
             lease_until,
             authority_token,
         });
-        let instant = self.log(
-            service,
-            resource,
-            ServiceOp::Granted {
-                client,
-                token,
-                lease_until,
-            },
-        );
         if let Some(until) = lease_until {
             self.state.schedule(
                 until,
@@ -864,6 +836,28 @@ impl Cx<'_> {
                 },
             );
         }
+        self.announce_grant(service, resource, client, attempt, token, lease_until);
+    }
+
+    /// Logs a grant at the service's next instant and tells the client.
+    fn announce_grant(
+        &mut self,
+        service: u32,
+        resource: u32,
+        client: u32,
+        attempt: u32,
+        token: u64,
+        lease_until: Option<Micros>,
+    ) {
+        let instant = self.log(
+            service,
+            resource,
+            ServiceOp::Granted {
+                client,
+                token,
+                lease_until,
+            },
+        );
         self.send(
             Endpoint::Service(service),
             Endpoint::Client(client),
