@@ -895,7 +895,7 @@ fn resource_reports(world: &World, events: &[Event], end: Micros) -> Vec<Resourc
             idle[r] += end - last;
         }
     }
-    let finals = values;
+
     world
         .resources
         .iter()
@@ -906,7 +906,7 @@ fn resource_reports(world: &World, events: &[Event], end: Micros) -> Vec<Resourc
                 .rows
                 .iter()
                 .enumerate()
-                .map(|(i, name)| (name.clone(), finals[r][i]))
+                .map(|(i, name)| (name.clone(), values[r][i]))
                 .collect(),
             increments: cfg
                 .rows
