@@ -49,7 +49,18 @@ impl<T> Agenda<T> {
             }
         };
         let k = key(at, seq);
-        let index = self.keys.partition_point(|(other, _)| *other > k);
+        // Most new steps are due soon, so their place is a few keys from the end: look there
+        // first, and fall back to a binary search for steps due later.
+        const NEAR: usize = 8;
+        let mut index = self.keys.len();
+        let mut looked = 0;
+        while index > 0 && looked < NEAR && self.keys[index - 1].0 < k {
+            index -= 1;
+            looked += 1;
+        }
+        if looked == NEAR && index > 0 && self.keys[index - 1].0 < k {
+            index = self.keys[..index].partition_point(|(other, _)| *other > k);
+        }
         self.keys.insert(index, (k, slot));
     }
 
