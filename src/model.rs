@@ -1190,41 +1190,40 @@ impl Cx<'_> {
         let c = client as usize;
         let cfg = &self.world.clients[c];
         let routes = &self.state.routes[cfg.resource as usize];
-        let mut services: Vec<u32> = match &cfg.protocol {
-            ProtocolConfig::Locks { services, .. } => {
-                services.iter().map(|s| routes[*s as usize]).collect()
-            }
+        let st = &mut self.state.clients[c];
+        st.attempt += 1;
+        st.slots.clear();
+        let (listed, subordinate): (&[u32], Option<u32>) = match &cfg.protocol {
+            ProtocolConfig::Locks { services, .. } => (services, None),
             ProtocolConfig::TokenChain {
                 authority,
                 subordinate,
-            } => vec![routes[*authority as usize], *subordinate],
-            ProtocolConfig::NoLock => Vec::new(),
+            } => (std::slice::from_ref(authority), Some(*subordinate)),
+            ProtocolConfig::NoLock => (&[], None),
         };
-        // After a migration two listed services may route to one; lock it once.
+        // After a migration two listed services may route to one; lock it once. Subordinates
+        // are never migrated, so they are not routed.
         let mut seen = 0u64;
-        services.retain(|s| {
-            let fresh = seen & (1 << s) == 0;
-            seen |= 1 << s;
-            fresh
-        });
-        let st = &mut self.state.clients[c];
-        st.attempt += 1;
-        st.slots = services
-            .iter()
-            .map(|s| Slot {
-                service: *s,
-                state: SlotState::NotSent,
-                sent_at: 0,
-            })
-            .collect();
-        if services.is_empty() {
+        let routed = listed.iter().map(|s| routes[*s as usize]);
+        for service in routed.chain(subordinate) {
+            if seen & (1 << service) == 0 {
+                seen |= 1 << service;
+                st.slots.push(Slot {
+                    service,
+                    state: SlotState::NotSent,
+                    sent_at: 0,
+                });
+            }
+        }
+        let count = st.slots.len();
+        if count == 0 {
             self.enter_critical_section(client);
             return;
         }
         st.phase = Phase::Acquiring;
         let parallel = matches!(cfg.protocol, ProtocolConfig::Locks { ordered: false, .. });
         if parallel {
-            for i in 0..services.len() {
+            for i in 0..count {
                 self.send_acquire(client, i);
             }
         } else {
@@ -1424,9 +1423,8 @@ impl Cx<'_> {
     fn abort_attempt(&mut self, client: u32, reason: AbortReason) {
         let c = client as usize;
         let cfg = &self.world.clients[c];
-        let slots = std::mem::take(&mut self.state.clients[c].slots);
         let attempt = self.state.clients[c].attempt;
-        self.let_go(client, &slots, attempt);
+        self.let_go(client);
         let st = &mut self.state.clients[c];
         let retry = st.retries < cfg.max_retries;
         self.emit(What::AttemptAborted {
@@ -1452,9 +1450,13 @@ impl Cx<'_> {
         }
     }
 
-    /// Releases held slots (last acquired first) and cancels outstanding requests.
-    fn let_go(&mut self, client: u32, slots: &[Slot], attempt: u32) {
-        for s in slots.iter().rev() {
+    /// Releases held slots (last acquired first), cancels outstanding requests, and empties
+    /// the slots (keeping their allocation for the next attempt).
+    fn let_go(&mut self, client: u32) {
+        let c = client as usize;
+        let attempt = self.state.clients[c].attempt;
+        for i in (0..self.state.clients[c].slots.len()).rev() {
+            let s = self.state.clients[c].slots[i];
             match s.state {
                 SlotState::Held { token, .. } => self.send_release(client, s.service, token),
                 SlotState::Pending | SlotState::Queued => {
@@ -1463,6 +1465,7 @@ impl Cx<'_> {
                 SlotState::NotSent | SlotState::Skipped => {}
             }
         }
+        self.state.clients[c].slots.clear();
     }
 
     /// Ends the current operation from inside the critical section.
@@ -1470,8 +1473,6 @@ impl Cx<'_> {
         let c = client as usize;
         let resource = self.world.clients[c].resource;
         let st = &mut self.state.clients[c];
-        let slots = std::mem::take(&mut st.slots);
-        let attempt = st.attempt;
         if st.believing {
             st.believing = false;
             self.emit(What::BeliefEnded {
@@ -1480,7 +1481,7 @@ impl Cx<'_> {
                 reason,
             });
         }
-        self.let_go(client, &slots, attempt);
+        self.let_go(client);
         self.finish(client);
     }
 
