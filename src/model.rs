@@ -16,7 +16,7 @@ use crate::agenda::Agenda;
 use crate::scenario::{Fencing, MigrationMode};
 use crate::trace::{
     AbortReason, BeliefEnd, Endpoint, Event, GrantRef, LossReason, RefuseReason, ServiceOp, Token,
-    What,
+    Values, What,
 };
 use crate::world::{Cut, Micros, ProtocolConfig, World};
 
@@ -94,9 +94,12 @@ pub enum Message {
         attempt: u32,
         authority_token: Option<u64>,
     },
+    /// Releases the hold granted to this attempt. The attempt matters: a stale grant's release
+    /// must not end a later attempt's hold that the service confirmed with the same token.
     Release {
         resource: u32,
         token: u64,
+        attempt: u32,
     },
     Cancel {
         resource: u32,
@@ -133,13 +136,13 @@ pub enum Message {
     Write {
         attempt: u32,
         rows: u64,
-        values: Vec<i64>,
+        values: Values,
         token: Option<Token>,
     },
     ReadReply {
         attempt: u32,
         accepted: bool,
-        values: Vec<i64>,
+        values: Values,
     },
     WriteReply {
         attempt: u32,
@@ -236,7 +239,7 @@ pub struct ClientState {
     pub retries: u32,
     pub slots: Vec<Slot>,
     pub believing: bool,
-    pub read_values: Vec<i64>,
+    pub read_values: Values,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -291,7 +294,7 @@ impl State {
                     retries: 0,
                     slots: Vec::new(),
                     believing: false,
-                    read_values: Vec::new(),
+                    read_values: Values::new(),
                 })
                 .collect(),
             resources: world
@@ -681,12 +684,18 @@ impl Cx<'_> {
                 attempt,
                 authority_token,
             } => self.acquire(service, client, resource, attempt, authority_token),
-            Message::Release { resource, token } => {
+            Message::Release {
+                resource,
+                token,
+                attempt,
+            } => {
                 let holds = self
                     .lock(service, resource)
                     .holder
                     .as_ref()
-                    .is_some_and(|h| h.client == client && h.token == token);
+                    .is_some_and(|h| {
+                        h.client == client && h.token == token && h.attempt == attempt
+                    });
                 if holds {
                     self.lock(service, resource).holder = None;
                     self.log(service, resource, ServiceOp::Released { client, token });
@@ -1167,7 +1176,7 @@ impl Cx<'_> {
                 }
                 let st = &mut self.state.clients[c];
                 st.phase = Phase::Writing;
-                let values: Vec<i64> = st.read_values.iter().map(|v| v.wrapping_add(1)).collect();
+                let values: Values = st.read_values.iter().map(|v| v.wrapping_add(1)).collect();
                 let cfg = &self.world.clients[c];
                 let token = self.access_token(client);
                 self.send(
@@ -1281,12 +1290,16 @@ impl Cx<'_> {
         );
     }
 
-    fn send_release(&mut self, client: u32, service: u32, token: u64) {
+    fn send_release(&mut self, client: u32, service: u32, token: u64, attempt: u32) {
         let resource = self.world.clients[client as usize].resource;
         self.send(
             Endpoint::Client(client),
             Endpoint::Service(service),
-            Message::Release { resource, token },
+            Message::Release {
+                resource,
+                token,
+                attempt,
+            },
         );
     }
 
@@ -1458,7 +1471,9 @@ impl Cx<'_> {
         for i in (0..self.state.clients[c].slots.len()).rev() {
             let s = self.state.clients[c].slots[i];
             match s.state {
-                SlotState::Held { token, .. } => self.send_release(client, s.service, token),
+                SlotState::Held { token, .. } => {
+                    self.send_release(client, s.service, token, attempt)
+                }
                 SlotState::Pending | SlotState::Queued => {
                     self.send_cancel(client, s.service, attempt)
                 }
@@ -1530,7 +1545,7 @@ impl Cx<'_> {
                                 service,
                                 token,
                             });
-                            self.send_release(client, service, token);
+                            self.send_release(client, service, token, attempt);
                         }
                     }
                 }
@@ -1695,10 +1710,10 @@ impl Cx<'_> {
                 let check = self.world.resources[r].check_reads;
                 let accepted = !check || self.fence(resource, token);
                 let st = &self.state.resources[r];
-                let values: Vec<i64> = if accepted {
+                let values: Values = if accepted {
                     row_indices(rows).map(|i| st.values[i]).collect()
                 } else {
-                    Vec::new()
+                    Values::new()
                 };
                 let value = values.first().copied().unwrap_or(0);
                 self.emit(What::Read {

@@ -4,8 +4,13 @@
 //! (one line per event) resolves names and is what snapshot tests compare.
 
 use serde::Serialize;
+use smallvec::SmallVec;
 
 use crate::world::{Micros, World};
+
+/// Row values carried by reads and writes. Most operations touch one or two rows, which then
+/// need no allocation.
+pub type Values = SmallVec<[i64; 2]>;
 
 /// A token as presented to a resource: which service issued it, and its number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -228,7 +233,7 @@ pub enum What {
         token: Option<Token>,
         accepted: bool,
         /// The values written, one per row in the row set, in row order.
-        values: Vec<i64>,
+        values: Values,
         /// Updates by others that this write overwrote (lost updates).
         lost: u32,
     },
