@@ -710,10 +710,12 @@ impl Cx<'_> {
             }
             Message::Cancel { resource, attempt } => {
                 let lock = self.lock(service, resource);
-                let before = lock.queue.len();
-                lock.queue
-                    .retain(|w| !(w.client == client && w.attempt == attempt));
-                let removed = lock.queue.len() != before;
+                let position = lock
+                    .queue
+                    .iter()
+                    .position(|w| w.client == client && w.attempt == attempt);
+                // A client waits at most once per lock, so removing the one match is enough.
+                let removed = position.and_then(|i| lock.queue.remove(i)).is_some();
                 let holder = lock
                     .holder
                     .as_ref()
