@@ -12,8 +12,6 @@ use lockstep::trace;
 use lockstep::Scenario;
 use serde_json::Value;
 
-use crate::scenarios_dir;
-
 /// Runs the binary with `args` and waits for it.
 fn lockstep(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lockstep"))
@@ -52,17 +50,7 @@ fn json(o: &Output) -> Value {
         .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", stdout(o)))
 }
 
-/// The shipped scenario files, sorted.
-fn shipped() -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(scenarios_dir())
-        .expect("the scenarios directory exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no scenarios shipped");
-    paths
-}
+use crate::shipped_paths as shipped;
 
 /// A shipped scenario's path by the start of its file name, e.g. `"05"`.
 fn path(prefix: &str) -> String {

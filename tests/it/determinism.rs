@@ -4,19 +4,13 @@
 use lockstep::scenario::{Fencing, FencingChecks};
 use lockstep::trace::{digest, What};
 
-use crate::{check, scenario, scenarios_dir};
+use crate::{check, scenario};
 
 const GOLDEN: &str = "tests/golden/digests.txt";
 
 /// Every shipped scenario with its own seed, and the digest of its trace.
 fn digests() -> Vec<(String, u64, String)> {
-    let mut files: Vec<_> = std::fs::read_dir(scenarios_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    files
+    crate::shipped_paths()
         .iter()
         .map(|path| {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
@@ -104,15 +98,10 @@ fn turning_fencing_on_does_not_reshuffle_the_network() {
 
 #[test]
 fn the_embedded_scenarios_are_the_shipped_files() {
-    let on_disk: Vec<String> = {
-        let mut v: Vec<String> = std::fs::read_dir(scenarios_dir())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-            .filter(|n| n.ends_with(".toml"))
-            .collect();
-        v.sort();
-        v
-    };
+    let on_disk: Vec<String> = crate::shipped_paths()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
     let embedded: Vec<&str> = lockstep::builtin::ALL.iter().map(|b| b.file).collect();
     assert_eq!(
         on_disk, embedded,

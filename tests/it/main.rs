@@ -18,6 +18,18 @@ pub fn scenarios_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lessons/scenarios")
 }
 
+/// Every shipped scenario file, sorted by name.
+pub fn shipped_paths() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(scenarios_dir())
+        .expect("the scenarios directory exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no scenarios shipped");
+    paths
+}
+
 /// Loads a shipped scenario by the start of its file name, e.g. `"05"`.
 pub fn scenario(prefix: &str) -> Scenario {
     let dir = scenarios_dir();

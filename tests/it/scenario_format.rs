@@ -9,18 +9,9 @@ use lockstep::scenario::{
     limits, Fencing, FencingChecks, MigrationMode, PartitionMode, Protocol, Scenario,
 };
 
-use crate::scenarios_dir;
-
 /// Every shipped scenario file, sorted by name, with its text.
 fn shipped() -> Vec<(PathBuf, String)> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(scenarios_dir())
-        .expect("the scenarios directory exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no scenarios shipped");
-    paths
+    crate::shipped_paths()
         .into_iter()
         .map(|p| {
             let text = std::fs::read_to_string(&p).expect("readable scenario");
