@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::model::row_indices;
 use crate::sim::Run;
-use crate::trace::{seconds, Event, GrantRef, ServiceOp, What};
+use crate::trace::{seconds, Event, GrantRef, HoldChange, ServiceOp, What};
 use crate::world::{Micros, ProtocolConfig, World};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -733,22 +733,14 @@ fn hold_spans(events: &[Event], end: Micros) -> Vec<HoldSpan> {
             continue;
         };
         let key = (*resource, *service);
-        match *op {
-            ServiceOp::Granted { client, .. } | ServiceOp::TransferredIn { client, .. } => {
-                if let Some((holder, _)) = open.get(&key) {
-                    if *holder == client {
-                        // A confirmation of the same hold.
-                        continue;
-                    }
+        match op.hold_change() {
+            Some(HoldChange::Begins { client, .. }) => {
+                // A confirmation of the same hold changes nothing.
+                if open.get(&key).is_none_or(|(holder, _)| *holder != client) {
+                    open.insert(key, (client, e.at));
                 }
-                open.insert(key, (client, e.at));
             }
-            ServiceOp::Released { client, .. }
-            | ServiceOp::Expired { client, .. }
-            | ServiceOp::Superseded { client, .. }
-            | ServiceOp::MovedOut {
-                client, held: true, ..
-            } => {
+            Some(HoldChange::Ends { client, .. }) => {
                 if open.get(&key).is_some_and(|(h, _)| *h == client) {
                     let (_, start) = open.remove(&key).expect("checked");
                     spans.push(HoldSpan {
@@ -760,7 +752,7 @@ fn hold_spans(events: &[Event], end: Micros) -> Vec<HoldSpan> {
                     });
                 }
             }
-            _ => {}
+            None => {}
         }
     }
     for ((resource, service), (client, start)) in open {
@@ -1100,22 +1092,16 @@ pub fn snapshot(world: &World, events: &[Event], at: Micros) -> Snapshot {
         } = &e.what
         {
             let key = (*service, *resource);
-            match *op {
-                ServiceOp::Granted { client, token, .. }
-                | ServiceOp::TransferredIn { client, token, .. } => {
+            match op.hold_change() {
+                Some(HoldChange::Begins { client, token }) => {
                     holders.insert(key, (client, token));
                 }
-                ServiceOp::Released { client, .. }
-                | ServiceOp::Expired { client, .. }
-                | ServiceOp::Superseded { client, .. }
-                | ServiceOp::MovedOut {
-                    client, held: true, ..
-                } => {
+                Some(HoldChange::Ends { client, .. }) => {
                     if holders.get(&key).is_some_and(|h| h.0 == client) {
                         holders.remove(&key);
                     }
                 }
-                _ => {}
+                None => {}
             }
         }
     }

@@ -120,6 +120,40 @@ pub enum ServiceOp {
     },
 }
 
+/// How a service operation changes who holds the lock, if it does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoldChange {
+    /// The client holds the lock from now on (a grant, a confirmation, or a transfer in).
+    Begins { client: u32, token: u64 },
+    /// The client's hold ends; `token` is `None` when the hold was handed to another service.
+    Ends { client: u32, token: Option<u64> },
+}
+
+impl ServiceOp {
+    /// The one place that says which operations start and end holds, for every monitor.
+    pub fn hold_change(&self) -> Option<HoldChange> {
+        match *self {
+            ServiceOp::Granted { client, token, .. }
+            | ServiceOp::TransferredIn { client, token, .. } => {
+                Some(HoldChange::Begins { client, token })
+            }
+            ServiceOp::Released { client, token }
+            | ServiceOp::Expired { client, token }
+            | ServiceOp::Superseded { client, token } => Some(HoldChange::Ends {
+                client,
+                token: Some(token),
+            }),
+            ServiceOp::MovedOut {
+                client, held: true, ..
+            } => Some(HoldChange::Ends {
+                client,
+                token: None,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// A network endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "kind", content = "index", rename_all = "snake_case")]
