@@ -1,0 +1,251 @@
+#!/usr/bin/env node
+// Browser figures for the Lockstep site (a benchmark, not a test: it always exits 0).
+//
+//   node tests/e2e/bench.mjs [--dist DIR]
+//
+// (a) navigation -> ready (data-ready="true" on <html>), median of 5 fresh page loads;
+// (b) toggle -> new picture for benches/app-5000.toml (about 5,000 events), median of 10;
+// (c) frame interval while #scrub moves one input event per animation frame, median and p95;
+// (d) gzip -9 size of dist/*.wasm + dist/*.js.
+// Targets can be changed with BENCH_READY_MS, BENCH_TOGGLE_MS, BENCH_FRAME_MEDIAN_MS,
+// BENCH_FRAME_P95_MS and BENCH_GZIP_KB.
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { serveDir } from './lib/server.mjs';
+import { launchBrowser, READY_TIMEOUT } from './lib/harness.mjs';
+import { ROOT } from './lib/cli.mjs';
+
+const TARGET = {
+  readyMs: Number(process.env.BENCH_READY_MS || 1000),
+  toggleMs: Number(process.env.BENCH_TOGGLE_MS || 200),
+  frameMedianMs: Number(process.env.BENCH_FRAME_MEDIAN_MS || 20),
+  frameP95Ms: Number(process.env.BENCH_FRAME_P95_MS || 34),
+  gzipKB: Number(process.env.BENCH_GZIP_KB || 400),
+};
+const LOADS = 5;
+const TOGGLES = 10;
+const SCRUB_FRAMES = 120;
+const BIG = path.join(ROOT, 'benches', 'app-5000.toml');
+
+let dist = path.join(ROOT, 'dist');
+for (let i = 2; i < process.argv.length; i++) {
+  if (process.argv[i] === '--dist') dist = path.resolve(process.argv[++i]);
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const percentile = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const ms = (x) => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : `${x.toFixed(1)} ms`);
+const verdict = (ok) => (ok ? 'PASS' : 'MISS');
+const rows = [];
+function report(label, value, target, ok, extra = '') {
+  const line = `${label.padEnd(44)} ${value.padStart(12)}   target ${target.padEnd(12)} ${ok === null ? 'n/a ' : verdict(ok)}${extra ? '   ' + extra : ''}`;
+  rows.push(line);
+  console.log(line);
+}
+
+// Records performance.now() when <html data-ready="true"> first appears.
+const READY_PROBE = () => {
+  const mark = () => {
+    if (document.documentElement && document.documentElement.dataset.ready === 'true' && !window.__readyAt) {
+      window.__readyAt = performance.now();
+    }
+  };
+  new MutationObserver(mark).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-ready'] });
+  mark();
+};
+
+async function waitReady(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: READY_TIMEOUT });
+}
+
+async function navigationToReady(browser, url) {
+  const times = [];
+  for (let i = 0; i < LOADS; i++) {
+    const context = await browser.newContext();
+    await context.addInitScript(READY_PROBE);
+    const page = await context.newPage();
+    await page.goto(url, { waitUntil: 'commit' });
+    await page.waitForFunction(() => window.__readyAt !== undefined, null, { timeout: READY_TIMEOUT });
+    times.push(await page.evaluate(() => window.__readyAt));
+    await context.close();
+  }
+  return times;
+}
+
+// One signature of the picture: headline, counts and the timeline's shape.
+const SIGNATURE = `(() => {
+  const t = (s) => { const el = document.querySelector(s); return el ? el.textContent : ''; };
+  const tl = document.querySelector('#timeline');
+  const shape = tl ? tl.querySelectorAll('*').length + ':' + (tl.lastElementChild ? tl.lastElementChild.outerHTML.length : 0) : '';
+  return t('#verdict-headline') + '|' + t('#verdict-counts') + '|' + shape;
+})()`;
+
+async function loadBigScenario(page) {
+  const before = await page.evaluate(SIGNATURE);
+  await page.fill('#editor', fs.readFileSync(BIG, 'utf8'));
+  await page.waitForFunction((b) => eval(b.sig) !== b.before, { sig: SIGNATURE, before }, { timeout: 30000 });
+  await waitReady(page);
+  await page.waitForTimeout(300);
+  const errors = (await page.$('#editor-errors')) ? (await page.textContent('#editor-errors')).trim() : '';
+  if (errors) throw new Error(`the app rejected benches/app-5000.toml: ${errors}`);
+}
+
+/** Times one toggle of `selector` until the picture changed and two frames passed. */
+async function timeToggle(page, selector) {
+  return page.evaluate(
+    async ({ selector, sig }) => {
+      const el = document.querySelector(selector);
+      const signature = () => eval(sig);
+      const before = signature();
+      const frame = () => new Promise((r) => requestAnimationFrame(r));
+      const t0 = performance.now();
+      if (el.type === 'checkbox') el.click();
+      else {
+        const opts = [...el.options].map((o) => o.value);
+        el.value = opts[(opts.indexOf(el.value) + 1) % opts.length] === el.value ? opts[0] : opts[(opts.indexOf(el.value) + 1) % opts.length];
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+      }
+      const deadline = t0 + 30000;
+      while (signature() === before) {
+        if (performance.now() > deadline) return null;
+        await frame();
+      }
+      await frame();
+      await frame();
+      return performance.now() - t0;
+    },
+    { selector, sig: SIGNATURE },
+  );
+}
+
+async function toggleTimes(browser, url) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  try {
+    await page.goto(url);
+    await waitReady(page);
+    await loadBigScenario(page);
+    let selector = null;
+    for (const s of ['#partition', '#fencing-orders']) if (await page.$(s)) { selector = s; break; }
+    if (!selector) throw new Error('neither #partition nor #fencing-orders is on the page');
+    const times = [];
+    for (let i = 0; i < TOGGLES; i++) {
+      const t = await timeToggle(page, selector);
+      if (t === null) throw new Error(`toggling ${selector} did not change the picture within 30 s`);
+      times.push(t);
+      await waitReady(page);
+      await page.waitForTimeout(100);
+    }
+    const events = await page.evaluate(() => document.querySelectorAll('#event-table tbody tr').length);
+    return { selector, times, events };
+  } finally {
+    await context.close();
+  }
+}
+
+async function scrubFrames(browser, url) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  try {
+    await page.goto(url);
+    await waitReady(page);
+    await loadBigScenario(page);
+    return await page.evaluate(async (frames) => {
+      const el = document.querySelector('#scrub');
+      if (!el) throw new Error('no #scrub');
+      const min = Number(el.min || 0);
+      const max = Number(el.max || 100);
+      const stamps = [];
+      const before = document.querySelector('#playhead-verdict')?.textContent;
+      await new Promise((resolve) => {
+        let i = 0;
+        const tick = (ts) => {
+          stamps.push(ts);
+          if (i >= frames) return resolve();
+          el.value = String(min + ((max - min) * i) / (frames - 1));
+          el.dispatchEvent(new Event('input', { bubbles: true }));
+          i++;
+          requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      });
+      const intervals = stamps.slice(1).map((t, i) => t - stamps[i]);
+      const after = document.querySelector('#playhead-verdict')?.textContent;
+      return { intervals, moved: before !== after, range: [min, max] };
+    }, SCRUB_FRAMES);
+  } finally {
+    await context.close();
+  }
+}
+
+function gzipSizes() {
+  const files = fs.readdirSync(dist).filter((f) => f.endsWith('.wasm') || f.endsWith('.js'));
+  let raw = 0;
+  let gz = 0;
+  const parts = [];
+  for (const f of files) {
+    const data = fs.readFileSync(path.join(dist, f));
+    const z = zlib.gzipSync(data, { level: 9 }).length;
+    raw += data.length;
+    gz += z;
+    parts.push(`${f} ${(data.length / 1024).toFixed(1)} KB -> ${(z / 1024).toFixed(1)} KB`);
+  }
+  return { files, raw, gz, parts };
+}
+
+async function main() {
+  console.log(`bench: ${path.relative(ROOT, dist) || '.'}/, headless Chromium, ${new Date().toISOString()}`);
+  if (!fs.existsSync(path.join(dist, 'index.html'))) {
+    console.log(`bench: ${dist}/index.html is missing; build the site first`);
+    return;
+  }
+  const server = await serveDir(dist);
+  const browser = await launchBrowser();
+  try {
+    try {
+      const t = await navigationToReady(browser, server.url);
+      const m = median(t);
+      report(`(a) navigation -> ready, median of ${LOADS}`, ms(m), `<= ${TARGET.readyMs} ms`, m <= TARGET.readyMs, `[${t.map((x) => x.toFixed(0)).join(', ')}]`);
+    } catch (e) {
+      report('(a) navigation -> ready', 'error', `<= ${TARGET.readyMs} ms`, false, e.message.split('\n')[0]);
+    }
+    try {
+      const { selector, times, events } = await toggleTimes(browser, server.url);
+      const m = median(times);
+      report(`(b) toggle ${selector} -> new picture, median of ${TOGGLES}`, ms(m), `<= ${TARGET.toggleMs} ms`, m <= TARGET.toggleMs, `[${times.map((x) => x.toFixed(0)).join(', ')}] (${events} event rows)`);
+    } catch (e) {
+      report('(b) toggle -> new picture (app-5000)', 'error', `<= ${TARGET.toggleMs} ms`, false, e.message.split('\n')[0]);
+    }
+    try {
+      const { intervals, moved } = await scrubFrames(browser, server.url);
+      const m = median(intervals);
+      const p95 = percentile(intervals, 95);
+      report(`(c) scrub frame interval, median of ${intervals.length}`, ms(m), `<= ${TARGET.frameMedianMs} ms`, m <= TARGET.frameMedianMs, moved ? '' : '(playhead text did not change!)');
+      report(`(c) scrub frame interval, p95`, ms(p95), `<= ${TARGET.frameP95Ms} ms`, p95 <= TARGET.frameP95Ms, `max ${ms(Math.max(...intervals))}`);
+    } catch (e) {
+      report('(c) scrub frame interval', 'error', `<= ${TARGET.frameMedianMs} ms`, false, e.message.split('\n')[0]);
+    }
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  const g = gzipSizes();
+  const kb = g.gz / 1024;
+  report(`(d) gzip -9 of dist/*.wasm + dist/*.js`, `${kb.toFixed(1)} KB`, `<= ${TARGET.gzipKB} KB`, g.files.length ? kb <= TARGET.gzipKB : null, `raw ${(g.raw / 1024).toFixed(1)} KB; ${g.parts.join('; ') || 'no .wasm/.js files'}`);
+}
+
+try {
+  await main();
+} catch (e) {
+  console.log(`bench: ${e.stack || e.message}`);
+}
+process.exitCode = 0;
