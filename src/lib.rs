@@ -11,6 +11,8 @@
 //! - [`monitor`]: verdicts computed from a trace.
 //! - [`builtin`]: the shipped scenarios, embedded.
 //! - [`inventory`]: the static check that each resource has exactly one source of order.
+//! - [`ui`]: the app's state and reducer, pure like the rest of the core.
+//! - `web` (wasm32 only): the Yew components that draw [`ui`]'s state in a browser.
 
 mod agenda;
 pub mod builtin;
@@ -21,6 +23,9 @@ pub mod scenario;
 pub mod sim;
 pub mod sweep;
 pub mod trace;
+pub mod ui;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 pub mod world;
 
 pub use monitor::{verdict, Exclusion, Integrity, Verdict};

@@ -1,0 +1,458 @@
+//! The app's state and its one reducer, with no web dependency.
+//!
+//! Everything the page shows is computed here from the engine's output: the run, its verdict,
+//! the timeline's lanes, the playhead's snapshot, the comparison. The browser shell
+//! (`crate::web`) only draws this state and turns user input into [`Action`]s, so the whole
+//! behaviour of the app can be tested natively.
+
+pub mod compare;
+pub mod text;
+pub mod timeline;
+pub mod toggles;
+
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::builtin;
+use crate::inventory::{self, Severity};
+use crate::monitor::{self, Snapshot, Verdict};
+use crate::scenario::{Scenario, ScenarioError};
+use crate::trace::Event;
+use crate::world::{Micros, World};
+use compare::Diff;
+use timeline::{Layout, OwnOrder};
+use toggles::{Memory, Toggle};
+
+/// The picker value of the blank scenario.
+pub const BLANK: &str = "blank";
+
+/// A small valid scenario to start from: one service, one table, two clients that share it.
+pub const BLANK_TOML: &str = r#"name = "Blank"
+description = "One lock service, one table, two clients that share it. Edit it to build your own."
+duration_ms = 2000
+seed = 1
+regions = ["east"]
+
+[[services]]
+name = "locks"
+replicas = ["east", "east", "east"]
+protects = ["table"]
+
+[[resources]]
+name = "table"
+rows = ["count"]
+
+[[clients]]
+name = "worker"
+count = 2
+region = "east"
+protocol = { kind = "single", service = "locks" }
+resource = "table"
+period_ms = 200
+jitter_ms = 100
+work_ms = 30
+"#;
+
+/// The built-in scenario the app opens with.
+pub const DEFAULT_SOURCE: &str = "01-two-services.toml";
+
+/// The speeds playback offers, as simulated time per unit of real time.
+pub const SPEEDS: [f64; 5] = [0.05, 0.1, 0.25, 0.5, 1.0];
+const DEFAULT_SPEED: f64 = 0.25;
+
+/// The local storage key of the saved state.
+pub const STORAGE_KEY: &str = "lockstep.state.v1";
+/// Where a saved state that cannot be read is set aside.
+pub const STORAGE_SET_ASIDE_KEY: &str = "lockstep.state.v1.set-aside";
+
+/// The result of one run, with everything the views need from it.
+#[derive(Debug)]
+pub struct Outcome {
+    pub world: World,
+    pub seed: u64,
+    pub events: Vec<Event>,
+    pub end: Micros,
+    pub verdict: Verdict,
+    pub layout: Rc<Layout>,
+    pub orders: Rc<Vec<OwnOrder>>,
+    /// The first line of the verdict, word for word what `lockstep run` prints.
+    pub headline: String,
+    /// Defects and warnings of the static inventory check.
+    pub inventory: Vec<String>,
+}
+
+impl Outcome {
+    /// Runs a validated scenario with its own seed.
+    pub fn compute(scenario: &Scenario) -> Result<Outcome, Vec<ScenarioError>> {
+        let run = crate::sim::run(scenario, scenario.seed).map_err(|e| e.0)?;
+        let verdict = monitor::verdict(&run);
+        let layout = Layout::build(&run.world, &run.events, &verdict, run.end);
+        let orders = timeline::own_orders(&run.world, &run.events);
+        let headline = verdict.summary().lines().next().unwrap_or_default().to_string();
+        let inventory = inventory::check(scenario)
+            .into_iter()
+            .map(|f| {
+                format!(
+                    "{} {}: {}",
+                    match f.severity {
+                        Severity::Defect => "Defect at",
+                        _ => "Warning at",
+                    },
+                    f.resource,
+                    f.message
+                )
+            })
+            .collect();
+        Ok(Outcome {
+            seed: run.seed,
+            end: run.end,
+            events: run.events,
+            world: run.world,
+            verdict,
+            layout: Rc::new(layout),
+            orders: Rc::new(orders),
+            headline,
+            inventory,
+        })
+    }
+
+    /// Who believes they hold what after the first `cursor` events, at time `at`.
+    pub fn snapshot(&self, cursor: usize, at: Micros) -> Snapshot {
+        let cursor = cursor.min(self.events.len());
+        monitor::snapshot(&self.world, &self.events[..cursor], at)
+    }
+
+    /// The playhead time after the first `cursor` events: the time of the last of them.
+    pub fn time_of(&self, cursor: usize) -> Micros {
+        match cursor.min(self.events.len()) {
+            0 => 0,
+            k => self.events[k - 1].at,
+        }
+    }
+
+    /// How many events have happened by time `t` (inclusive).
+    pub fn cursor_at(&self, t: Micros) -> usize {
+        self.events.partition_point(|e| e.at <= t)
+    }
+}
+
+/// A second run with one toggle flipped.
+#[derive(Debug)]
+pub struct Comparison {
+    pub toggle: Toggle,
+    /// The words that name the flip, e.g. "fencing off at orders".
+    pub label: String,
+    pub result: Result<(Rc<Outcome>, Rc<Diff>), Vec<ScenarioError>>,
+}
+
+/// Everything the page shows.
+#[derive(Clone, Debug)]
+pub struct App {
+    /// The picker's value: a built-in file name or [`BLANK`].
+    pub source: String,
+    /// The editor's text, valid or not.
+    pub text: String,
+    /// The problems with `text`; empty when it is the scenario that ran.
+    pub errors: Vec<ScenarioError>,
+    /// The last valid scenario: the one that ran.
+    pub scenario: Scenario,
+    pub memory: Memory,
+    pub outcome: Rc<Outcome>,
+    pub compare: Option<Rc<Comparison>>,
+    /// How many events have happened at the playhead.
+    pub cursor: usize,
+    /// The playhead's time; between events while playing.
+    pub time: Micros,
+    pub playing: bool,
+    pub speed: f64,
+    /// The event whose details are shown.
+    pub selected: Option<usize>,
+    pub own_order: bool,
+    /// Horizontal zoom of the timeline, 1 = fit the width.
+    pub zoom: u32,
+    /// A message for the user that is not about the scenario (e.g. unreadable saved state).
+    pub notice: Option<String>,
+}
+
+/// Everything a user can do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Pick(String),
+    Toggle(Toggle),
+    Edit(String),
+    NewSeed,
+    StepForward,
+    StepBack,
+    ToStart,
+    ToEnd,
+    Seek(Micros),
+    PlayPause,
+    /// Real milliseconds have passed while playing.
+    Tick(f64),
+    Speed(f64),
+    /// One step faster (positive) or slower (negative) through [`SPEEDS`].
+    SpeedStep(i32),
+    Compare(Option<Toggle>),
+    Select(Option<usize>),
+    OwnOrder(bool),
+    Zoom(u32),
+    DismissNotice,
+}
+
+/// What the app saves between visits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Saved {
+    pub source: String,
+    pub text: String,
+}
+
+/// The text of a picker source: a built-in scenario's TOML, or the blank scenario.
+pub fn source_text(source: &str) -> Option<&'static str> {
+    if source == BLANK {
+        Some(BLANK_TOML)
+    } else {
+        builtin::find(source).map(|b| b.toml)
+    }
+}
+
+/// The picker's entries: every built-in scenario by name, then the blank one.
+pub fn picker() -> Vec<toggles::Choice> {
+    builtin::ALL
+        .iter()
+        .map(|b| toggles::Choice {
+            value: b.file.to_string(),
+            label: Scenario::from_toml_str(b.toml)
+                .map(|s| s.name)
+                .unwrap_or_else(|_| b.file.to_string()),
+        })
+        .chain(std::iter::once(toggles::Choice {
+            value: BLANK.to_string(),
+            label: "Blank scenario".to_string(),
+        }))
+        .collect()
+}
+
+impl App {
+    /// The app showing a picker source.
+    pub fn open(source: &str) -> App {
+        let (source, text) = match source_text(source) {
+            Some(t) => (source, t),
+            None => (DEFAULT_SOURCE, source_text(DEFAULT_SOURCE).unwrap_or(BLANK_TOML)),
+        };
+        let scenario = Scenario::from_toml_str(text).expect("shipped scenarios are valid");
+        let outcome = Outcome::compute(&scenario).expect("shipped scenarios run");
+        App {
+            source: source.to_string(),
+            text: text.to_string(),
+            errors: Vec::new(),
+            scenario,
+            memory: Memory::default(),
+            outcome: Rc::new(outcome),
+            compare: None,
+            cursor: 0,
+            time: 0,
+            playing: false,
+            speed: DEFAULT_SPEED,
+            selected: None,
+            own_order: false,
+            zoom: 1,
+            notice: None,
+        }
+    }
+
+    /// The app as the user left it, from what local storage held. A value that cannot be read
+    /// is reported in the notice and the default scenario opens instead; the caller sets the
+    /// value aside so that nothing the user wrote is lost.
+    pub fn restore(stored: Option<&str>) -> App {
+        let Some(stored) = stored else {
+            return App::open(DEFAULT_SOURCE);
+        };
+        match serde_json::from_str::<Saved>(stored) {
+            Ok(saved) => {
+                let mut app = App::open(&saved.source);
+                if saved.text != app.text {
+                    app = app.reduce(Action::Edit(saved.text));
+                }
+                app
+            }
+            Err(e) => {
+                let mut app = App::open(DEFAULT_SOURCE);
+                app.notice = Some(format!(
+                    "Your saved scenario could not be read ({e}), so it was set aside under \"{STORAGE_SET_ASIDE_KEY}\" in this browser's local storage and the first scenario was opened."
+                ));
+                app
+            }
+        }
+    }
+
+    /// What to save: the picker source and the editor text, even if the text is invalid.
+    pub fn saved(&self) -> Saved {
+        Saved {
+            source: self.source.clone(),
+            text: self.text.clone(),
+        }
+    }
+
+    /// Applies an action. The engine re-runs whenever the scenario changes.
+    pub fn reduce(&self, action: Action) -> App {
+        let mut next = self.clone();
+        match action {
+            Action::Pick(source) => {
+                let mut opened = App::open(&source);
+                opened.speed = self.speed;
+                opened.own_order = self.own_order;
+                opened.zoom = self.zoom;
+                return opened;
+            }
+            Action::Toggle(t) => {
+                let mut memory = next.memory.clone();
+                let scenario = toggles::apply(&next.scenario, &t, &mut memory);
+                next.memory = memory;
+                next.text = scenario.to_toml_string();
+                next.set_scenario(scenario);
+            }
+            Action::Edit(text) => {
+                next.text = text;
+                match Scenario::from_toml_str(&next.text) {
+                    Ok(scenario) => next.set_scenario(scenario),
+                    Err(e) => next.errors = e.0,
+                }
+            }
+            Action::NewSeed => {
+                let seed = toggles::next_seed(next.scenario.seed);
+                return next.reduce(Action::Toggle(Toggle::Seed(seed)));
+            }
+            Action::StepForward => {
+                next.playing = false;
+                next.set_cursor(next.cursor + 1);
+            }
+            Action::StepBack => {
+                next.playing = false;
+                next.set_cursor(next.cursor.saturating_sub(1));
+            }
+            Action::ToStart => {
+                next.playing = false;
+                next.set_cursor(0);
+                next.time = 0;
+            }
+            Action::ToEnd => {
+                next.playing = false;
+                next.set_cursor(next.outcome.events.len());
+                next.time = next.outcome.end;
+            }
+            Action::Seek(t) => next.seek(t),
+            Action::PlayPause => {
+                next.playing = !next.playing;
+                if next.playing && next.time >= next.outcome.end {
+                    next.seek(0);
+                }
+            }
+            Action::Tick(real_ms) => {
+                if next.playing {
+                    let advance = (real_ms.max(0.0) * 1_000.0 * next.speed) as Micros;
+                    let t = next.time.saturating_add(advance.max(1));
+                    if t >= next.outcome.end {
+                        next.playing = false;
+                    }
+                    next.seek(t);
+                }
+            }
+            Action::Speed(s) => {
+                if s.is_finite() && s > 0.0 {
+                    next.speed = s;
+                }
+            }
+            Action::SpeedStep(d) => {
+                let i = SPEEDS
+                    .iter()
+                    .position(|s| *s >= next.speed)
+                    .unwrap_or(SPEEDS.len() - 1) as i32;
+                next.speed = SPEEDS[(i + d).clamp(0, SPEEDS.len() as i32 - 1) as usize];
+            }
+            Action::Compare(t) => {
+                next.compare = t.map(|t| {
+                    let label = toggles::flips(&next.scenario)
+                        .into_iter()
+                        .find(|(_, x)| *x == t)
+                        .map(|(l, _)| l)
+                        .unwrap_or_else(|| format!("{t:?}"));
+                    next.comparison(t, label)
+                });
+            }
+            Action::Select(e) => {
+                next.selected = e.filter(|i| *i < next.outcome.events.len());
+            }
+            Action::OwnOrder(on) => next.own_order = on,
+            Action::Zoom(z) => next.zoom = z.clamp(1, 64),
+            Action::DismissNotice => next.notice = None,
+        }
+        next
+    }
+
+    /// Runs a new valid scenario, keeping the playhead's time and the comparison's flip.
+    fn set_scenario(&mut self, scenario: Scenario) {
+        match Outcome::compute(&scenario) {
+            Ok(outcome) => {
+                self.errors.clear();
+                self.scenario = scenario;
+                self.outcome = Rc::new(outcome);
+                self.selected = None;
+                let t = self.time.min(self.outcome.end);
+                self.seek(t);
+                if let Some(c) = self.compare.take() {
+                    // The flip is recomputed against the new scenario; a flip the new scenario
+                    // no longer offers is dropped rather than guessed at.
+                    let flips = toggles::flips(&self.scenario);
+                    self.compare = flips
+                        .into_iter()
+                        .find(|(_, t)| *t == c.toggle)
+                        .map(|(label, t)| self.comparison(t, label));
+                }
+            }
+            Err(errors) => self.errors = errors,
+        }
+    }
+
+    fn comparison(&self, toggle: Toggle, label: String) -> Rc<Comparison> {
+        let mut memory = self.memory.clone();
+        let flipped = toggles::apply(&self.scenario, &toggle, &mut memory);
+        let result = Outcome::compute(&flipped).map(|b| {
+            let a = &self.outcome;
+            let diff = Diff::of(&a.world, &a.events, &b.world, &b.events);
+            (Rc::new(b), Rc::new(diff))
+        });
+        Rc::new(Comparison {
+            toggle,
+            label,
+            result,
+        })
+    }
+
+    fn set_cursor(&mut self, cursor: usize) {
+        self.cursor = cursor.min(self.outcome.events.len());
+        self.time = self.outcome.time_of(self.cursor);
+        self.selected = self.cursor.checked_sub(1);
+    }
+
+    fn seek(&mut self, t: Micros) {
+        self.time = t.min(self.outcome.end);
+        self.cursor = self.outcome.cursor_at(self.time);
+    }
+
+    /// The snapshot at the playhead.
+    pub fn snapshot(&self) -> Snapshot {
+        self.outcome.snapshot(self.cursor, self.time)
+    }
+
+    /// The sentence for the playhead: time, position, and who believes they hold what.
+    pub fn playhead_text(&self) -> String {
+        text::playhead(
+            &self.snapshot(),
+            self.time,
+            self.cursor,
+            self.outcome.events.len(),
+        )
+    }
+}

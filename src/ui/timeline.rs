@@ -1,0 +1,676 @@
+//! The timeline as data: lanes of spans and marks on one time axis, built from a trace and its
+//! verdict. The view only draws what this says; every span and mark points back to the event
+//! that made it.
+
+use crate::monitor::Verdict;
+use crate::trace::{Event, HoldChange, ServiceOp, What};
+use crate::world::{Micros, World};
+
+/// What a lane stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneKind {
+    Client,
+    Service,
+    Resource,
+    Faults,
+}
+
+/// A stretch of time in a lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpanKind {
+    /// A client waits for its locks.
+    Waiting,
+    /// A client believes it holds its locks (its critical section).
+    Believed,
+    /// A client process is paused.
+    Paused,
+    /// A service holds the lock for a client.
+    Held,
+    /// A service is down.
+    Outage,
+    /// Regions are cut apart.
+    Partition,
+}
+
+/// One moment in a lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MarkKind {
+    Request,
+    Aborted,
+    Queued,
+    Refused,
+    Released,
+    Expired,
+    Superseded,
+    Read,
+    Write,
+    Rejected,
+    LostUpdate,
+    MessageLost,
+    Migrated,
+}
+
+impl MarkKind {
+    /// Every kind, in legend order.
+    pub const ALL: [MarkKind; 13] = [
+        MarkKind::Request,
+        MarkKind::Aborted,
+        MarkKind::Queued,
+        MarkKind::Refused,
+        MarkKind::Released,
+        MarkKind::Expired,
+        MarkKind::Superseded,
+        MarkKind::Read,
+        MarkKind::Write,
+        MarkKind::Rejected,
+        MarkKind::LostUpdate,
+        MarkKind::MessageLost,
+        MarkKind::Migrated,
+    ];
+
+    /// A short, stable name used for styling and the legend.
+    pub fn name(self) -> &'static str {
+        match self {
+            MarkKind::Request => "request",
+            MarkKind::Aborted => "aborted",
+            MarkKind::Queued => "queued",
+            MarkKind::Refused => "refused",
+            MarkKind::Released => "released",
+            MarkKind::Expired => "expired",
+            MarkKind::Superseded => "superseded",
+            MarkKind::Read => "read",
+            MarkKind::Write => "write",
+            MarkKind::Rejected => "rejected",
+            MarkKind::LostUpdate => "lost-update",
+            MarkKind::MessageLost => "message-lost",
+            MarkKind::Migrated => "migrated",
+        }
+    }
+
+    /// What the mark means, for the legend.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            MarkKind::Request => "acquire request sent",
+            MarkKind::Aborted => "attempt abandoned",
+            MarkKind::Queued => "request queued behind a holder",
+            MarkKind::Refused => "request refused",
+            MarkKind::Released => "lock released",
+            MarkKind::Expired => "lease expired",
+            MarkKind::Superseded => "holder superseded",
+            MarkKind::Read => "read accepted",
+            MarkKind::Write => "write accepted",
+            MarkKind::Rejected => "access rejected by fencing",
+            MarkKind::LostUpdate => "write that overwrote another's update",
+            MarkKind::MessageLost => "message lost",
+            MarkKind::Migrated => "resource migrated",
+        }
+    }
+}
+
+impl SpanKind {
+    pub const ALL: [SpanKind; 6] = [
+        SpanKind::Waiting,
+        SpanKind::Believed,
+        SpanKind::Paused,
+        SpanKind::Held,
+        SpanKind::Outage,
+        SpanKind::Partition,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanKind::Waiting => "waiting",
+            SpanKind::Believed => "believed",
+            SpanKind::Paused => "paused",
+            SpanKind::Held => "held",
+            SpanKind::Outage => "outage",
+            SpanKind::Partition => "partition",
+        }
+    }
+
+    pub fn meaning(self) -> &'static str {
+        match self {
+            SpanKind::Waiting => "client waiting for its locks",
+            SpanKind::Believed => "client believes it holds the lock (critical section)",
+            SpanKind::Paused => "client paused",
+            SpanKind::Held => "service grant (its own instant and token)",
+            SpanKind::Outage => "service down",
+            SpanKind::Partition => "regions partitioned",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub from: Micros,
+    pub to: Micros,
+    pub kind: SpanKind,
+    /// A short label drawn on the span when there is room (a grant's instant and token).
+    pub label: String,
+    /// The event that started the span.
+    pub event: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    pub at: Micros,
+    pub kind: MarkKind,
+    pub event: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lane {
+    pub kind: LaneKind,
+    pub label: String,
+    pub spans: Vec<Span>,
+    pub marks: Vec<Mark>,
+}
+
+/// An exclusion violation drawn across the lanes it spans.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overlap {
+    pub from: Micros,
+    pub to: Micros,
+    /// The lanes of the two clients, the services that granted them and the resource.
+    pub lanes: Vec<usize>,
+    /// Who held what, and which service granted each, in words.
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub end: Micros,
+    pub lanes: Vec<Lane>,
+    pub overlaps: Vec<Overlap>,
+}
+
+impl Layout {
+    /// Builds the lanes: one per client, one per service, one per resource, and one for
+    /// faults, in that order.
+    pub fn build(world: &World, events: &[Event], verdict: &Verdict, end: Micros) -> Layout {
+        let clients = world.clients.len();
+        let services = world.services.len();
+        let resources = world.resources.len();
+        let client_lane = |c: u32| c as usize;
+        let service_lane = |s: u32| clients + s as usize;
+        let resource_lane = |r: u32| clients + services + r as usize;
+        let faults = clients + services + resources;
+        let mut lanes: Vec<Lane> = world
+            .clients
+            .iter()
+            .map(|c| lane(LaneKind::Client, &c.name))
+            .chain(
+                world
+                    .services
+                    .iter()
+                    .map(|s| lane(LaneKind::Service, &format!("service {}", s.name))),
+            )
+            .chain(world.resources.iter().map(|r| lane(LaneKind::Resource, &r.name)))
+            .chain(std::iter::once(lane(LaneKind::Faults, "faults")))
+            .collect();
+
+        // Open spans, closed when their ending event arrives.
+        let mut waiting: Vec<Option<(Micros, usize)>> = vec![None; clients];
+        let mut believed: Vec<Option<(Micros, usize)>> = vec![None; clients];
+        let mut paused: Vec<Option<(Micros, usize)>> = vec![None; clients];
+        let mut held: Vec<Vec<(u32, Micros, usize, String)>> = vec![Vec::new(); services];
+        let mut outages: Vec<Option<(Micros, usize)>> = vec![None; services];
+        let mut partitions: Vec<Option<(Micros, usize)>> = vec![None; world.partitions.len()];
+
+        let close = |lane: &mut Lane,
+                     open: &mut Option<(Micros, usize)>,
+                     kind: SpanKind,
+                     to: Micros,
+                     label: String| {
+            if let Some((from, event)) = open.take() {
+                lane.spans.push(Span {
+                    from,
+                    to,
+                    kind,
+                    label,
+                    event,
+                });
+            }
+        };
+
+        for (i, e) in events.iter().enumerate() {
+            let at = e.at;
+            match &e.what {
+                What::PartitionStarted { partition } => {
+                    partitions[*partition as usize] = Some((at, i));
+                }
+                What::PartitionEnded { partition } => {
+                    let label = partition_label(world, *partition);
+                    close(
+                        &mut lanes[faults],
+                        &mut partitions[*partition as usize],
+                        SpanKind::Partition,
+                        at,
+                        label,
+                    );
+                }
+                What::OutageStarted { service } => outages[*service as usize] = Some((at, i)),
+                What::OutageEnded { service } => {
+                    let s = *service as usize;
+                    if let Some((from, event)) = outages[s].take() {
+                        let label = format!("{} down", world.services[s].name);
+                        for l in [service_lane(*service), faults] {
+                            lanes[l].spans.push(Span {
+                                from,
+                                to: at,
+                                kind: SpanKind::Outage,
+                                label: label.clone(),
+                                event,
+                            });
+                        }
+                    }
+                }
+                What::PauseStarted { client } => paused[*client as usize] = Some((at, i)),
+                What::PauseEnded { client } => {
+                    let c = *client as usize;
+                    if let Some((from, event)) = paused[c].take() {
+                        let label = format!("{} paused", world.clients[c].name);
+                        for l in [client_lane(*client), faults] {
+                            lanes[l].spans.push(Span {
+                                from,
+                                to: at,
+                                kind: SpanKind::Paused,
+                                label: label.clone(),
+                                event,
+                            });
+                        }
+                    }
+                }
+                What::Migrated { .. } => mark(&mut lanes[faults], at, MarkKind::Migrated, i),
+                What::OpStarted { client, .. } => {
+                    waiting[*client as usize] = Some((at, i));
+                }
+                What::AcquireSent { client, .. } => {
+                    mark(&mut lanes[client_lane(*client)], at, MarkKind::Request, i)
+                }
+                What::AttemptAborted { client, .. } => {
+                    mark(&mut lanes[client_lane(*client)], at, MarkKind::Aborted, i)
+                }
+                What::GaveUp { client } | What::ClientStopped { client } => {
+                    let c = *client as usize;
+                    close(
+                        &mut lanes[c],
+                        &mut waiting[c],
+                        SpanKind::Waiting,
+                        at,
+                        String::new(),
+                    );
+                }
+                What::BeliefStarted { client, .. } => {
+                    let c = *client as usize;
+                    close(
+                        &mut lanes[c],
+                        &mut waiting[c],
+                        SpanKind::Waiting,
+                        at,
+                        String::new(),
+                    );
+                    believed[c] = Some((at, i));
+                }
+                What::BeliefEnded { client, .. } => {
+                    let c = *client as usize;
+                    close(
+                        &mut lanes[c],
+                        &mut believed[c],
+                        SpanKind::Believed,
+                        at,
+                        String::new(),
+                    );
+                }
+                What::Service {
+                    service,
+                    instant,
+                    op,
+                    ..
+                } => {
+                    let s = *service as usize;
+                    let l = service_lane(*service);
+                    match op.hold_change() {
+                        Some(HoldChange::Begins { client, token }) => {
+                            let label = format!(
+                                "{} #{} t{}",
+                                world.clients[client as usize].name, instant, token
+                            );
+                            held[s].push((client, at, i, label));
+                        }
+                        Some(HoldChange::Ends { client, .. }) => {
+                            if let Some(k) = held[s].iter().position(|h| h.0 == client) {
+                                let (_, from, event, label) = held[s].remove(k);
+                                lanes[l].spans.push(Span {
+                                    from,
+                                    to: at,
+                                    kind: SpanKind::Held,
+                                    label,
+                                    event,
+                                });
+                            }
+                        }
+                        None => {}
+                    }
+                    let kind = match op {
+                        ServiceOp::Queued { .. } => Some(MarkKind::Queued),
+                        ServiceOp::Refused { .. } => Some(MarkKind::Refused),
+                        ServiceOp::Released { .. } | ServiceOp::ReleaseIgnored { .. } => {
+                            Some(MarkKind::Released)
+                        }
+                        ServiceOp::Expired { .. } => Some(MarkKind::Expired),
+                        ServiceOp::Superseded { .. } => Some(MarkKind::Superseded),
+                        _ => None,
+                    };
+                    if let Some(kind) = kind {
+                        mark(&mut lanes[l], at, kind, i);
+                    }
+                }
+                What::Read {
+                    resource, accepted, ..
+                } => {
+                    let kind = if *accepted {
+                        MarkKind::Read
+                    } else {
+                        MarkKind::Rejected
+                    };
+                    mark(&mut lanes[resource_lane(*resource)], at, kind, i);
+                }
+                What::Write {
+                    resource,
+                    accepted,
+                    lost,
+                    ..
+                } => {
+                    let kind = match (*accepted, *lost > 0) {
+                        (false, _) => MarkKind::Rejected,
+                        (true, true) => MarkKind::LostUpdate,
+                        (true, false) => MarkKind::Write,
+                    };
+                    mark(&mut lanes[resource_lane(*resource)], at, kind, i);
+                }
+                What::MessageLost { .. } => mark(&mut lanes[faults], at, MarkKind::MessageLost, i),
+                What::SkippedUnreachable { .. }
+                | What::LockTransferred { .. }
+                | What::StaleGrantReleased { .. } => {}
+            }
+        }
+
+        // Whatever is still open runs to the end of the run.
+        for c in 0..clients {
+            close(
+                &mut lanes[c],
+                &mut waiting[c],
+                SpanKind::Waiting,
+                end,
+                String::new(),
+            );
+            close(
+                &mut lanes[c],
+                &mut believed[c],
+                SpanKind::Believed,
+                end,
+                String::new(),
+            );
+            if let Some((from, event)) = paused[c].take() {
+                let label = format!("{} paused", world.clients[c].name);
+                for l in [c, faults] {
+                    lanes[l].spans.push(Span {
+                        from,
+                        to: end,
+                        kind: SpanKind::Paused,
+                        label: label.clone(),
+                        event,
+                    });
+                }
+            }
+        }
+        for (s, open) in held.into_iter().enumerate() {
+            for (_, from, event, label) in open {
+                lanes[clients + s].spans.push(Span {
+                    from,
+                    to: end,
+                    kind: SpanKind::Held,
+                    label,
+                    event,
+                });
+            }
+        }
+        for (s, open) in outages.iter_mut().enumerate() {
+            if let Some((from, event)) = open.take() {
+                let label = format!("{} down", world.services[s].name);
+                for l in [clients + s, faults] {
+                    lanes[l].spans.push(Span {
+                        from,
+                        to: end,
+                        kind: SpanKind::Outage,
+                        label: label.clone(),
+                        event,
+                    });
+                }
+            }
+        }
+        for (p, open) in partitions.iter_mut().enumerate() {
+            let label = partition_label(world, p as u32);
+            close(&mut lanes[faults], open, SpanKind::Partition, end, label);
+        }
+        for l in &mut lanes {
+            l.spans.sort_by_key(|s| (s.from, s.to));
+        }
+
+        let lane_of_client = |name: &str| world.clients.iter().position(|c| c.name == name);
+        let lane_of_service = |name: &str| {
+            world
+                .services
+                .iter()
+                .position(|s| s.name == name)
+                .map(|s| clients + s)
+        };
+        let lane_of_resource = |name: &str| {
+            world
+                .resources
+                .iter()
+                .position(|r| r.name == name)
+                .map(|r| clients + services + r)
+        };
+        let overlaps = verdict
+            .violations
+            .iter()
+            .map(|v| {
+                let mut spanned: Vec<usize> = v
+                    .holders
+                    .iter()
+                    .filter_map(|h| lane_of_client(&h.client))
+                    .chain(
+                        v.holders
+                            .iter()
+                            .flat_map(|h| h.grants.iter())
+                            .filter_map(|g| lane_of_service(&g.service)),
+                    )
+                    .chain(lane_of_resource(&v.resource))
+                    .collect();
+                spanned.sort_unstable();
+                spanned.dedup();
+                let who = |h: &crate::monitor::Holder| {
+                    let grants: Vec<String> = h
+                        .grants
+                        .iter()
+                        .map(|g| {
+                            format!("{} at its instant {} (token {})", g.service, g.instant, g.token)
+                        })
+                        .collect();
+                    if grants.is_empty() {
+                        format!("{} (no lock)", h.client)
+                    } else {
+                        format!("{} (granted by {})", h.client, grants.join(" and "))
+                    }
+                };
+                Overlap {
+                    from: v.from_us,
+                    to: v.to_us,
+                    lanes: spanned,
+                    text: format!(
+                        "{} and {} both held {}[{}]",
+                        who(&v.holders[0]),
+                        who(&v.holders[1]),
+                        v.resource,
+                        v.rows.join(",")
+                    ),
+                }
+            })
+            .collect();
+        Layout {
+            end,
+            lanes,
+            overlaps,
+        }
+    }
+}
+
+fn lane(kind: LaneKind, label: &str) -> Lane {
+    Lane {
+        kind,
+        label: label.to_string(),
+        spans: Vec::new(),
+        marks: Vec::new(),
+    }
+}
+
+fn mark(lane: &mut Lane, at: Micros, kind: MarkKind, event: usize) {
+    lane.marks.push(Mark { at, kind, event });
+}
+
+fn partition_label(world: &World, partition: u32) -> String {
+    let p = &world.partitions[partition as usize];
+    let groups = p.group_of.iter().flatten().max().map_or(0, |g| g + 1);
+    let names: Vec<String> = (0..groups)
+        .map(|g| {
+            p.group_of
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| **x == Some(g))
+                .map(|(r, _)| world.regions[r].as_str())
+                .collect::<Vec<_>>()
+                .join("+")
+        })
+        .collect();
+    format!("partition {}", names.join(" | "))
+}
+
+/// The marks worth drawing at a zoom level: within each pixel column, one mark of each kind
+/// (the first). This bounds what the view draws by the width of the lane, not the length of
+/// the run, without hiding any kind of mark from a column where it occurs.
+pub fn visible_marks(marks: &[Mark], us_per_px: f64) -> Vec<Mark> {
+    let mut out: Vec<Mark> = Vec::with_capacity(marks.len().min(4096));
+    let mut last: [Option<i64>; MarkKind::ALL.len()] = [None; MarkKind::ALL.len()];
+    let scale = if us_per_px > 0.0 { us_per_px } else { 1.0 };
+    for m in marks {
+        let column = (m.at as f64 / scale) as i64;
+        let slot = &mut last[m.kind as usize];
+        if *slot != Some(column) {
+            *slot = Some(column);
+            out.push(*m);
+        }
+    }
+    out
+}
+
+/// The spans worth drawing at a zoom level: spans narrower than a pixel that start in the
+/// same pixel column as the previous drawn span of their kind are merged into it.
+pub fn visible_spans(spans: &[Span], us_per_px: f64) -> Vec<Span> {
+    let scale = if us_per_px > 0.0 { us_per_px } else { 1.0 };
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len().min(4096));
+    for s in spans {
+        if let Some(prev) = out.iter_mut().rev().take(4).find(|p| p.kind == s.kind) {
+            let narrow = ((s.to - s.from) as f64) < scale;
+            let same_column = (s.from as f64 / scale) as i64 <= (prev.to as f64 / scale) as i64;
+            if narrow && same_column {
+                prev.to = prev.to.max(s.to);
+                continue;
+            }
+        }
+        out.push(s.clone());
+    }
+    out
+}
+
+/// One entry of a service's own order: its instant and what it did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderEntry {
+    pub instant: u64,
+    pub text: String,
+    pub event: usize,
+    pub grant: bool,
+}
+
+/// A service's own sequence of operations, numbered by its own instants.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnOrder {
+    pub service: String,
+    pub entries: Vec<OrderEntry>,
+}
+
+/// Each service's own order, in the service's instants, with nothing relating one service's
+/// sequence to another's.
+pub fn own_orders(world: &World, events: &[Event]) -> Vec<OwnOrder> {
+    let mut out: Vec<OwnOrder> = world
+        .services
+        .iter()
+        .map(|s| OwnOrder {
+            service: s.name.clone(),
+            entries: Vec::new(),
+        })
+        .collect();
+    for (i, e) in events.iter().enumerate() {
+        if let What::Service {
+            service,
+            instant,
+            op,
+            ..
+        } = &e.what
+        {
+            let name = |c: &u32| world.clients[*c as usize].name.as_str();
+            let text = match op {
+                ServiceOp::Granted { client, token, .. } => {
+                    format!("granted {} token {}", name(client), token)
+                }
+                ServiceOp::Queued { client, .. } => format!("queued {}", name(client)),
+                ServiceOp::Refused { client, .. } => format!("refused {}", name(client)),
+                ServiceOp::Released { client, token } => {
+                    format!("released {} token {}", name(client), token)
+                }
+                ServiceOp::ReleaseIgnored { client, .. } => {
+                    format!("ignored a stale release from {}", name(client))
+                }
+                ServiceOp::Cancelled { client } => format!("cancelled {}", name(client)),
+                ServiceOp::Expired { client, token } => {
+                    format!("lease of {} expired (token {})", name(client), token)
+                }
+                ServiceOp::Superseded { client, token } => {
+                    format!("superseded {} (token {})", name(client), token)
+                }
+                ServiceOp::MovedOut { client, to, .. } => format!(
+                    "handed {} to {}",
+                    name(client),
+                    world.services[*to as usize].name
+                ),
+                ServiceOp::TransferredIn { client, token, .. } => {
+                    format!("took over {} with token {}", name(client), token)
+                }
+                ServiceOp::Drained { from } => {
+                    format!("{} drained", world.services[*from as usize].name)
+                }
+            };
+            out[*service as usize].entries.push(OrderEntry {
+                instant: *instant,
+                text,
+                event: i,
+                grant: matches!(
+                    op,
+                    ServiceOp::Granted { .. } | ServiceOp::TransferredIn { .. }
+                ),
+            });
+        }
+    }
+    out
+}

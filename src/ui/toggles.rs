@@ -1,0 +1,585 @@
+//! The toggles a learner reaches for first, as edits of a scenario.
+//!
+//! A toggle never decides an outcome: it changes the scenario, and the engine runs the result.
+//! Turning a fault off keeps it in a [`Memory`], so turning it back on restores the same window
+//! instead of a default one.
+
+use std::collections::BTreeMap;
+
+use crate::scenario::{
+    Fencing, FencingChecks, Migration, MigrationMode, Partition, PartitionMode, Pause, Protocol,
+    Scenario, Window,
+};
+
+/// One change a control makes to the scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Toggle {
+    /// Adds or removes the partition between regions.
+    Partition(bool),
+    PartitionStart(u64),
+    PartitionLength(u64),
+    /// Sets a client class's protocol to one of [`protocol_options`]' values.
+    Protocol { class: String, choice: String },
+    Fencing {
+        resource: String,
+        mode: Fencing,
+        checks: FencingChecks,
+    },
+    /// Makes a service independent (`None`) or subordinate to the named authority.
+    Role {
+        service: String,
+        authority: Option<String>,
+    },
+    Outage { service: String, on: bool },
+    OutageStart { service: String, ms: u64 },
+    OutageLength { service: String, ms: u64 },
+    Pause(bool),
+    PauseClient(String),
+    PauseStart(u64),
+    PauseLength(u64),
+    Migration(bool),
+    MigrationMode(MigrationMode),
+    MigrationAt(u64),
+    Seed(u64),
+}
+
+/// Faults the learner turned off, kept so that turning them on again restores them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    partition: Option<Partition>,
+    outages: BTreeMap<String, Vec<Window>>,
+    pause: Option<Pause>,
+    migration: Option<Migration>,
+}
+
+/// A choice in a select control: its value and the words shown for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub value: String,
+    pub label: String,
+}
+
+fn choice(value: impl Into<String>, label: impl Into<String>) -> Choice {
+    Choice {
+        value: value.into(),
+        label: label.into(),
+    }
+}
+
+/// Rounds a time to a tidy number of milliseconds for a default window.
+fn tidy(ms: u64) -> u64 {
+    if ms >= 100 {
+        ms / 50 * 50
+    } else {
+        ms
+    }
+}
+
+/// The value of a protocol in the protocol select.
+pub fn protocol_value(p: &Protocol) -> String {
+    match p {
+        Protocol::Single { service } => format!("single:{service}"),
+        Protocol::AllUnordered { .. } => "all_unordered".into(),
+        Protocol::AllOrdered { .. } => "all_ordered".into(),
+        Protocol::TokenChain { .. } => "token_chain".into(),
+        Protocol::NoLock => "no_lock".into(),
+    }
+}
+
+/// The authority and subordinate a token chain would use: an existing subordinate pair if the
+/// scenario has one, otherwise the first two services.
+fn chain_pair(s: &Scenario) -> Option<(String, String)> {
+    if let Some(sub) = s.services.iter().find(|x| x.subordinate_to.is_some()) {
+        return Some((sub.subordinate_to.clone()?, sub.name.clone()));
+    }
+    match s.services.as_slice() {
+        [a, b, ..] => Some((a.name.clone(), b.name.clone())),
+        _ => None,
+    }
+}
+
+/// The services a multi-service protocol asks, in order: the class's own list if it has one,
+/// otherwise every independent service.
+fn all_services(s: &Scenario, current: &Protocol) -> Vec<String> {
+    match current {
+        Protocol::AllOrdered { services, .. } | Protocol::AllUnordered { services, .. }
+            if services.len() >= 2 =>
+        {
+            services.clone()
+        }
+        _ => s
+            .services
+            .iter()
+            .filter(|x| x.subordinate_to.is_none())
+            .map(|x| x.name.clone())
+            .collect(),
+    }
+}
+
+/// The protocols a class can switch to in this scenario.
+pub fn protocol_options(s: &Scenario) -> Vec<Choice> {
+    let mut out: Vec<Choice> = s
+        .services
+        .iter()
+        .map(|x| choice(format!("single:{}", x.name), format!("Lock in {} only", x.name)))
+        .collect();
+    let independent = s
+        .services
+        .iter()
+        .filter(|x| x.subordinate_to.is_none())
+        .count();
+    if independent >= 2 {
+        out.push(choice("all_unordered", "Lock in all, any order"));
+        out.push(choice("all_ordered", "Lock in all, fixed order"));
+    }
+    if let Some((authority, subordinate)) = chain_pair(s) {
+        out.push(choice(
+            "token_chain",
+            format!("Token from {authority}, shown to {subordinate}"),
+        ));
+    }
+    out.push(choice("no_lock", "No lock (last writer wins)"));
+    out
+}
+
+/// The roles a service can take: independent, or subordinate to another independent service.
+pub fn role_options(s: &Scenario, service: &str) -> Vec<Choice> {
+    let mut out = vec![choice("independent", "Independent")];
+    for x in &s.services {
+        if x.name != service && x.subordinate_to.is_none() {
+            out.push(choice(
+                format!("subordinate:{}", x.name),
+                format!("Subordinate to {}", x.name),
+            ));
+        }
+    }
+    out
+}
+
+/// Whether the scenario has two independent services a migration could move between.
+pub fn can_migrate(s: &Scenario) -> bool {
+    s.services
+        .iter()
+        .filter(|x| x.subordinate_to.is_none())
+        .count()
+        >= 2
+}
+
+/// Applies a toggle to a scenario. Turning a fault off stores it in `memory`.
+pub fn apply(s: &Scenario, toggle: &Toggle, memory: &mut Memory) -> Scenario {
+    let mut s = s.clone();
+    let third = tidy(s.duration_ms / 3);
+    let quarter = tidy(s.duration_ms / 4).max(1);
+    match toggle {
+        Toggle::Partition(on) => {
+            if *on {
+                if s.partitions.is_empty() && s.regions.len() >= 2 {
+                    let p = memory.partition.take().unwrap_or_else(|| Partition {
+                        start_ms: quarter,
+                        duration_ms: quarter,
+                        groups: vec![vec![s.regions[0].clone()], s.regions[1..].to_vec()],
+                        mode: PartitionMode::default(),
+                    });
+                    s.partitions.push(p);
+                }
+            } else if !s.partitions.is_empty() {
+                memory.partition = Some(s.partitions.remove(0));
+                s.partitions.clear();
+            }
+        }
+        Toggle::PartitionStart(ms) => {
+            if let Some(p) = s.partitions.first_mut() {
+                p.start_ms = *ms;
+            }
+        }
+        Toggle::PartitionLength(ms) => {
+            if let Some(p) = s.partitions.first_mut() {
+                p.duration_ms = *ms;
+            }
+        }
+        Toggle::Protocol { class, choice } => {
+            let pair = chain_pair(&s);
+            let Some(i) = s.clients.iter().position(|c| &c.name == class) else {
+                return s;
+            };
+            let current = s.clients[i].protocol.clone();
+            let skip = match &current {
+                Protocol::AllOrdered {
+                    skip_unreachable, ..
+                }
+                | Protocol::AllUnordered {
+                    skip_unreachable, ..
+                } => *skip_unreachable,
+                _ => false,
+            };
+            let new = if let Some(service) = choice.strip_prefix("single:") {
+                Protocol::Single {
+                    service: service.to_string(),
+                }
+            } else {
+                match choice.as_str() {
+                    "all_unordered" => Protocol::AllUnordered {
+                        services: all_services(&s, &current),
+                        skip_unreachable: skip,
+                    },
+                    "all_ordered" => Protocol::AllOrdered {
+                        services: all_services(&s, &current),
+                        skip_unreachable: skip,
+                    },
+                    "token_chain" => {
+                        let Some((authority, subordinate)) = pair else {
+                            return s;
+                        };
+                        // A chain needs the subordinate to defer to the authority; choosing the
+                        // protocol sets that role, as the learner would have to anyway.
+                        if let Some(sub) = s.services.iter_mut().find(|x| x.name == subordinate)
+                        {
+                            sub.subordinate_to = Some(authority.clone());
+                        }
+                        Protocol::TokenChain {
+                            authority,
+                            subordinate,
+                        }
+                    }
+                    "no_lock" => Protocol::NoLock,
+                    _ => return s,
+                }
+            };
+            s.clients[i].protocol = new;
+        }
+        Toggle::Fencing {
+            resource,
+            mode,
+            checks,
+        } => {
+            let source = fencing_source_default(&s, resource);
+            if let Some(r) = s.resources.iter_mut().find(|r| &r.name == resource) {
+                r.fencing = *mode;
+                r.fencing_checks = *checks;
+                r.fencing_source = match mode {
+                    Fencing::OneSource => r.fencing_source.clone().or(source),
+                    _ => None,
+                };
+            }
+        }
+        Toggle::Role { service, authority } => {
+            if let Some(x) = s.services.iter_mut().find(|x| &x.name == service) {
+                x.subordinate_to = authority.clone();
+            }
+        }
+        Toggle::Outage { service, on } => {
+            let duration = s.duration_ms;
+            if let Some(x) = s.services.iter_mut().find(|x| &x.name == service) {
+                if *on {
+                    if x.outages.is_empty() {
+                        x.outages = memory.outages.remove(service).unwrap_or_else(|| {
+                            vec![Window {
+                                start_ms: third,
+                                duration_ms: tidy(duration / 5).max(1),
+                            }]
+                        });
+                    }
+                } else if !x.outages.is_empty() {
+                    memory
+                        .outages
+                        .insert(service.clone(), std::mem::take(&mut x.outages));
+                }
+            }
+        }
+        Toggle::OutageStart { service, ms } => {
+            if let Some(w) = outage_mut(&mut s, service) {
+                w.start_ms = *ms;
+            }
+        }
+        Toggle::OutageLength { service, ms } => {
+            if let Some(w) = outage_mut(&mut s, service) {
+                w.duration_ms = *ms;
+            }
+        }
+        Toggle::Pause(on) => {
+            if *on {
+                if s.pauses.is_empty() {
+                    let first = s.client_instance_names().into_iter().next();
+                    if let Some(p) = memory.pause.take().or(first.map(|client| Pause {
+                        client,
+                        start_ms: third,
+                        duration_ms: quarter,
+                    })) {
+                        s.pauses.push(p);
+                    }
+                }
+            } else if !s.pauses.is_empty() {
+                memory.pause = Some(s.pauses.remove(0));
+                s.pauses.clear();
+            }
+        }
+        Toggle::PauseClient(client) => {
+            if let Some(p) = s.pauses.first_mut() {
+                p.client = client.clone();
+            }
+        }
+        Toggle::PauseStart(ms) => {
+            if let Some(p) = s.pauses.first_mut() {
+                p.start_ms = *ms;
+            }
+        }
+        Toggle::PauseLength(ms) => {
+            if let Some(p) = s.pauses.first_mut() {
+                p.duration_ms = *ms;
+            }
+        }
+        Toggle::Migration(on) => {
+            if *on {
+                if s.migrations.is_empty() {
+                    if let Some(m) = memory.migration.take().or_else(|| default_migration(&s)) {
+                        s.migrations.push(m);
+                    }
+                }
+            } else if !s.migrations.is_empty() {
+                memory.migration = Some(s.migrations.remove(0));
+                s.migrations.clear();
+            }
+        }
+        Toggle::MigrationMode(mode) => {
+            if let Some(m) = s.migrations.first_mut() {
+                m.mode = *mode;
+            }
+        }
+        Toggle::MigrationAt(ms) => {
+            if let Some(m) = s.migrations.first_mut() {
+                m.at_ms = *ms;
+            }
+        }
+        Toggle::Seed(seed) => s.seed = *seed,
+    }
+    s
+}
+
+fn outage_mut<'a>(s: &'a mut Scenario, service: &str) -> Option<&'a mut Window> {
+    s.services
+        .iter_mut()
+        .find(|x| x.name == service)
+        .and_then(|x| x.outages.first_mut())
+}
+
+/// The service whose tokens a one-source fence should trust: an authority if there is one,
+/// otherwise the first service that protects the resource, otherwise the first service.
+fn fencing_source_default(s: &Scenario, resource: &str) -> Option<String> {
+    s.services
+        .iter()
+        .find_map(|x| x.subordinate_to.clone())
+        .or_else(|| {
+            s.services
+                .iter()
+                .find(|x| x.protects.iter().any(|r| r == resource))
+                .map(|x| x.name.clone())
+        })
+        .or_else(|| s.services.first().map(|x| x.name.clone()))
+}
+
+/// A migration of the first resource from the service its clients use to another independent
+/// service, halfway through the run.
+fn default_migration(s: &Scenario) -> Option<Migration> {
+    let resource = s.resources.first()?.name.clone();
+    let independent: Vec<&str> = s
+        .services
+        .iter()
+        .filter(|x| x.subordinate_to.is_none())
+        .map(|x| x.name.as_str())
+        .collect();
+    let used = s.clients.iter().find_map(|c| match &c.protocol {
+        Protocol::Single { service } if c.resource == resource => Some(service.as_str()),
+        _ => None,
+    });
+    let from = used
+        .filter(|u| independent.contains(u))
+        .or(independent.first().copied())?;
+    let to = independent.iter().find(|x| **x != from)?;
+    Some(Migration {
+        at_ms: tidy(s.duration_ms / 2),
+        resource,
+        from: from.to_string(),
+        to: to.to_string(),
+        mode: MigrationMode::default(),
+    })
+}
+
+/// The label of a fencing mode, as the select shows it.
+pub fn fencing_label(mode: Fencing) -> &'static str {
+    match mode {
+        Fencing::Off => "Off",
+        Fencing::AnySource => "Tokens from any service",
+        Fencing::OneSource => "Tokens from one service",
+    }
+}
+
+/// Parses a fencing select value.
+pub fn fencing_from_value(value: &str) -> Option<Fencing> {
+    match value {
+        "off" => Some(Fencing::Off),
+        "any_source" => Some(Fencing::AnySource),
+        "one_source" => Some(Fencing::OneSource),
+        _ => None,
+    }
+}
+
+/// The value of a fencing mode in its select.
+pub fn fencing_value(mode: Fencing) -> &'static str {
+    match mode {
+        Fencing::Off => "off",
+        Fencing::AnySource => "any_source",
+        Fencing::OneSource => "one_source",
+    }
+}
+
+pub fn checks_value(checks: FencingChecks) -> &'static str {
+    match checks {
+        FencingChecks::Writes => "writes",
+        FencingChecks::AllAccesses => "all_accesses",
+    }
+}
+
+pub fn checks_from_value(value: &str) -> Option<FencingChecks> {
+    match value {
+        "writes" => Some(FencingChecks::Writes),
+        "all_accesses" => Some(FencingChecks::AllAccesses),
+        _ => None,
+    }
+}
+
+pub fn migration_mode_value(mode: MigrationMode) -> &'static str {
+    match mode {
+        MigrationMode::Naive => "naive",
+        MigrationMode::Drain => "drain",
+        MigrationMode::Transfer => "transfer",
+    }
+}
+
+pub fn migration_mode_from_value(value: &str) -> Option<MigrationMode> {
+    match value {
+        "naive" => Some(MigrationMode::Naive),
+        "drain" => Some(MigrationMode::Drain),
+        "transfer" => Some(MigrationMode::Transfer),
+        _ => None,
+    }
+}
+
+/// The flips a compare run can make: each is one toggle away from the scenario as it is, with
+/// the words that name it.
+pub fn flips(s: &Scenario) -> Vec<(String, Toggle)> {
+    let mut out = Vec::new();
+    if s.regions.len() >= 2 {
+        let on = s.partitions.is_empty();
+        out.push((
+            if on {
+                "with a partition".to_string()
+            } else {
+                "without the partition".to_string()
+            },
+            Toggle::Partition(on),
+        ));
+    }
+    for r in &s.resources {
+        let (mode, checks, words) = match r.fencing {
+            Fencing::OneSource if r.fencing_checks == FencingChecks::AllAccesses => {
+                (Fencing::Off, r.fencing_checks, "fencing off".to_string())
+            }
+            Fencing::OneSource => (
+                Fencing::OneSource,
+                FencingChecks::AllAccesses,
+                "fencing every access".to_string(),
+            ),
+            _ => (
+                Fencing::OneSource,
+                FencingChecks::AllAccesses,
+                "one-source fencing on every access".to_string(),
+            ),
+        };
+        out.push((
+            format!("{words} at {}", r.name),
+            Toggle::Fencing {
+                resource: r.name.clone(),
+                mode,
+                checks,
+            },
+        ));
+    }
+    let options = protocol_options(s);
+    for c in &s.clients {
+        let current = protocol_value(&c.protocol);
+        for o in options.iter().filter(|o| o.value != current) {
+            out.push((
+                format!("{}: {}", c.name, o.label.to_lowercase()),
+                Toggle::Protocol {
+                    class: c.name.clone(),
+                    choice: o.value.clone(),
+                },
+            ));
+        }
+    }
+    for x in &s.services {
+        if x.subordinate_to.is_some() {
+            out.push((
+                format!("{} independent", x.name),
+                Toggle::Role {
+                    service: x.name.clone(),
+                    authority: None,
+                },
+            ));
+        }
+        let on = x.outages.is_empty();
+        out.push((
+            if on {
+                format!("an outage of {}", x.name)
+            } else {
+                format!("no outage of {}", x.name)
+            },
+            Toggle::Outage {
+                service: x.name.clone(),
+                on,
+            },
+        ));
+    }
+    if !s.clients.is_empty() {
+        let on = s.pauses.is_empty();
+        out.push((
+            if on {
+                "with a client pause".to_string()
+            } else {
+                "without the pause".to_string()
+            },
+            Toggle::Pause(on),
+        ));
+    }
+    if let Some(m) = s.migrations.first() {
+        for mode in [
+            MigrationMode::Naive,
+            MigrationMode::Drain,
+            MigrationMode::Transfer,
+        ] {
+            if mode != m.mode {
+                out.push((
+                    format!("{} migration", migration_mode_value(mode)),
+                    Toggle::MigrationMode(mode),
+                ));
+            }
+        }
+        out.push(("without the migration".to_string(), Toggle::Migration(false)));
+    } else if can_migrate(s) {
+        out.push(("with a migration".to_string(), Toggle::Migration(true)));
+    }
+    out.push((
+        format!("seed {}", next_seed(s.seed)),
+        Toggle::Seed(next_seed(s.seed)),
+    ));
+    out
+}
+
+/// A new seed that looks unrelated to the old one but is reproducible (SplitMix64), kept
+/// below 2^53 so that it survives a round trip through a JavaScript number.
+pub fn next_seed(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) % 1_000_000
+}

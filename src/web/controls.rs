@@ -1,0 +1,331 @@
+//! The scenario picker, the toggles and the editor. Every control is a native form element
+//! with a visible label, and every change becomes one [`Action`].
+
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use super::Dispatch;
+use crate::scenario::{Fencing, FencingChecks, ScenarioError};
+use crate::ui::toggles::{self, Toggle};
+use crate::ui::{self, Action};
+
+/// The value of the form control that fired an event.
+pub(crate) fn value_of(e: &Event) -> String {
+    let Some(target) = e.target() else {
+        return String::new();
+    };
+    if let Some(i) = target.dyn_ref::<web_sys::HtmlInputElement>() {
+        return i.value();
+    }
+    if let Some(s) = target.dyn_ref::<web_sys::HtmlSelectElement>() {
+        return s.value();
+    }
+    if let Some(t) = target.dyn_ref::<web_sys::HtmlTextAreaElement>() {
+        return t.value();
+    }
+    String::new()
+}
+
+fn checked_of(e: &Event) -> bool {
+    e.target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .is_some_and(|i| i.checked())
+}
+
+/// A callback that turns a change event into an action, or into nothing.
+fn on_change(dispatch: &Dispatch, f: impl Fn(&Event) -> Option<Action> + 'static) -> Callback<Event> {
+    let dispatch = dispatch.clone();
+    Callback::from(move |e: Event| {
+        if let Some(a) = f(&e) {
+            dispatch.dispatch(a);
+        }
+    })
+}
+
+/// A callback for a millisecond field: only whole numbers become actions, so a half-typed
+/// value never reaches the engine.
+fn on_ms(dispatch: &Dispatch, f: impl Fn(u64) -> Toggle + 'static) -> Callback<Event> {
+    on_change(dispatch, move |e| {
+        value_of(e)
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .map(|ms| Action::Toggle(f(ms)))
+    })
+}
+
+#[derive(Properties, PartialEq)]
+pub struct PickerProps {
+    pub source: String,
+    pub description: String,
+    pub dispatch: Dispatch,
+}
+
+#[function_component(Picker)]
+pub fn picker(p: &PickerProps) -> Html {
+    let onchange = on_change(&p.dispatch, |e| Some(Action::Pick(value_of(e))));
+    html! {
+        <section class="panel picker" aria-labelledby="picker-h">
+            <h2 id="picker-h">{ "Scenario" }</h2>
+            <label for="scenario">{ "Built-in scenario" }</label>
+            <select id="scenario" {onchange}>
+                { for ui::picker().into_iter().map(|c| html! {
+                    <option value={c.value.clone()} selected={c.value == p.source}>{ c.label }</option>
+                }) }
+            </select>
+            <p class="description">{ &p.description }</p>
+        </section>
+    }
+}
+
+#[derive(Properties)]
+pub struct ControlsProps {
+    pub app: Rc<ui::App>,
+    pub dispatch: Dispatch,
+}
+
+impl PartialEq for ControlsProps {
+    fn eq(&self, other: &Self) -> bool {
+        self.app.scenario == other.app.scenario && self.dispatch == other.dispatch
+    }
+}
+
+/// A labelled number field in milliseconds.
+fn ms_field(id: &str, label: &str, value: u64, onchange: Callback<Event>) -> Html {
+    html! {
+        <span class="field">
+            <label for={id.to_string()}>{ label }</label>
+            <input id={id.to_string()} type="number" min="0" step="10" inputmode="numeric"
+                value={value.to_string()} {onchange} />
+        </span>
+    }
+}
+
+#[function_component(Controls)]
+pub fn controls(p: &ControlsProps) -> Html {
+    let s = &p.app.scenario;
+    let d = &p.dispatch;
+
+    let seed = html! {
+        <fieldset>
+            <legend>{ "Seed" }</legend>
+            <span class="field">
+                <label for="seed">{ "Seed" }</label>
+                <input id="seed" type="number" min="0" step="1" value={s.seed.to_string()}
+                    onchange={on_change(d, |e| value_of(e).trim().parse::<u64>().ok().map(|v| Action::Toggle(Toggle::Seed(v))))} />
+            </span>
+            <button id="new-seed" type="button" onclick={ let d = d.clone(); move |_| d.dispatch(Action::NewSeed) }>{ "New seed" }</button>
+        </fieldset>
+    };
+
+    let protocol_options = toggles::protocol_options(s);
+    let protocols = html! {
+        <fieldset>
+            <legend>{ "How each client class locks" }</legend>
+            { for s.clients.iter().map(|c| {
+                let id = format!("protocol-{}", c.name);
+                let current = toggles::protocol_value(&c.protocol);
+                let class = c.name.clone();
+                html! {
+                    <span class="field">
+                        <label for={id.clone()}>{ format!("{} ({}×)", c.name, c.count) }</label>
+                        <select id={id} onchange={on_change(d, move |e| Some(Action::Toggle(Toggle::Protocol { class: class.clone(), choice: value_of(e) })))}>
+                            { for protocol_options.iter().map(|o| html! {
+                                <option value={o.value.clone()} selected={o.value == current}>{ &o.label }</option>
+                            }) }
+                        </select>
+                    </span>
+                }
+            }) }
+        </fieldset>
+    };
+
+    let fencing = html! {
+        <fieldset>
+            <legend>{ "Fencing at the resource" }</legend>
+            { for s.resources.iter().map(|r| {
+                let id = format!("fencing-{}", r.name);
+                let checks_id = format!("fencing-checks-{}", r.name);
+                let (name, checks) = (r.name.clone(), r.fencing_checks);
+                let on_mode = on_change(d, move |e| toggles::fencing_from_value(&value_of(e)).map(|mode| Action::Toggle(Toggle::Fencing { resource: name.clone(), mode, checks })));
+                let (name, mode) = (r.name.clone(), r.fencing);
+                let on_checks = on_change(d, move |e| toggles::checks_from_value(&value_of(e)).map(|checks| Action::Toggle(Toggle::Fencing { resource: name.clone(), mode, checks })));
+                html! {
+                    <div class="group">
+                        <span class="field">
+                            <label for={id.clone()}>{ format!("Tokens checked at {}", r.name) }</label>
+                            <select id={id} onchange={on_mode}>
+                                { for [Fencing::Off, Fencing::AnySource, Fencing::OneSource].into_iter().map(|m| html! {
+                                    <option value={toggles::fencing_value(m)} selected={m == r.fencing}>{ toggles::fencing_label(m) }</option>
+                                }) }
+                            </select>
+                        </span>
+                        <span class="field">
+                            <label for={checks_id.clone()}>{ "Checked on" }</label>
+                            <select id={checks_id} onchange={on_checks} disabled={r.fencing == Fencing::Off}>
+                                <option value="writes" selected={r.fencing_checks == FencingChecks::Writes}>{ "Writes only" }</option>
+                                <option value="all_accesses" selected={r.fencing_checks == FencingChecks::AllAccesses}>{ "Every access (reads too)" }</option>
+                            </select>
+                        </span>
+                        if let Some(src) = &r.fencing_source {
+                            <p class="hint">{ format!("Only tokens from service {src} count.") }</p>
+                        }
+                    </div>
+                }
+            }) }
+        </fieldset>
+    };
+
+    let roles = (s.services.len() >= 2).then(|| html! {
+        <fieldset>
+            <legend>{ "Role of each service" }</legend>
+            { for s.services.iter().map(|x| {
+                let id = format!("role-{}", x.name);
+                let current = x.subordinate_to.as_ref().map_or("independent".to_string(), |a| format!("subordinate:{a}"));
+                let service = x.name.clone();
+                html! {
+                    <span class="field">
+                        <label for={id.clone()}>{ format!("Service {}", x.name) }</label>
+                        <select id={id} onchange={on_change(d, move |e| {
+                            let v = value_of(e);
+                            let authority = v.strip_prefix("subordinate:").map(str::to_string);
+                            Some(Action::Toggle(Toggle::Role { service: service.clone(), authority }))
+                        })}>
+                            { for toggles::role_options(s, &x.name).into_iter().map(|o| html! {
+                                <option value={o.value.clone()} selected={o.value == current}>{ o.label }</option>
+                            }) }
+                        </select>
+                    </span>
+                }
+            }) }
+        </fieldset>
+    });
+
+    let partition = s.partitions.first();
+    let two_regions = s.regions.len() >= 2;
+    let faults = html! {
+        <fieldset>
+            <legend>{ "Faults" }</legend>
+            <div class="group">
+                <span class="check">
+                    <input id="partition" type="checkbox" checked={partition.is_some()} disabled={!two_regions}
+                        onchange={on_change(d, |e| Some(Action::Toggle(Toggle::Partition(checked_of(e)))))} />
+                    <label for="partition">{ "Partition between regions" }</label>
+                </span>
+                if !two_regions {
+                    <p class="hint">{ "This scenario has one region; add a region in the editor to cut it in two." }</p>
+                }
+                if let Some(p) = partition {
+                    { ms_field("partition-start", "starts at (ms)", p.start_ms, on_ms(d, Toggle::PartitionStart)) }
+                    { ms_field("partition-length", "lasts (ms)", p.duration_ms, on_ms(d, Toggle::PartitionLength)) }
+                }
+            </div>
+            { for s.services.iter().map(|x| {
+                let id = format!("outage-{}", x.name);
+                let service = x.name.clone();
+                let window = x.outages.first();
+                html! {
+                    <div class="group">
+                        <span class="check">
+                            <input id={id.clone()} type="checkbox" checked={window.is_some()}
+                                onchange={on_change(d, move |e| Some(Action::Toggle(Toggle::Outage { service: service.clone(), on: checked_of(e) })))} />
+                            <label for={id.clone()}>{ format!("Outage of service {}", x.name) }</label>
+                        </span>
+                        if let Some(w) = window {
+                            { ms_field(&format!("{id}-start"), "starts at (ms)", w.start_ms, { let service = x.name.clone(); on_ms(d, move |ms| Toggle::OutageStart { service: service.clone(), ms }) }) }
+                            { ms_field(&format!("{id}-length"), "lasts (ms)", w.duration_ms, { let service = x.name.clone(); on_ms(d, move |ms| Toggle::OutageLength { service: service.clone(), ms }) }) }
+                        }
+                    </div>
+                }
+            }) }
+            <div class="group">
+                <span class="check">
+                    <input id="pause" type="checkbox" checked={!s.pauses.is_empty()}
+                        onchange={on_change(d, |e| Some(Action::Toggle(Toggle::Pause(checked_of(e)))))} />
+                    <label for="pause">{ "Pause a client (a long GC pause)" }</label>
+                </span>
+                if let Some(p) = s.pauses.first() {
+                    <span class="field">
+                        <label for="pause-client">{ "client" }</label>
+                        <select id="pause-client" onchange={on_change(d, |e| Some(Action::Toggle(Toggle::PauseClient(value_of(e)))))}>
+                            { for s.clients.iter().map(|c| c.name.clone()).chain(s.client_instance_names()).map(|n| html! {
+                                <option value={n.clone()} selected={n == p.client}>{ n }</option>
+                            }) }
+                        </select>
+                    </span>
+                    { ms_field("pause-start", "starts at (ms)", p.start_ms, on_ms(d, Toggle::PauseStart)) }
+                    { ms_field("pause-length", "lasts (ms)", p.duration_ms, on_ms(d, Toggle::PauseLength)) }
+                }
+            </div>
+            <div class="group">
+                <span class="check">
+                    <input id="migration" type="checkbox" checked={!s.migrations.is_empty()} disabled={!toggles::can_migrate(s) && s.migrations.is_empty()}
+                        onchange={on_change(d, |e| Some(Action::Toggle(Toggle::Migration(checked_of(e)))))} />
+                    <label for="migration">{ "Migrate the resource to another service" }</label>
+                </span>
+                if let Some(m) = s.migrations.first() {
+                    <p class="hint">{ format!("{} moves from {} to {}.", m.resource, m.from, m.to) }</p>
+                    <span class="field">
+                        <label for="migration-mode">{ "how" }</label>
+                        <select id="migration-mode" onchange={on_change(d, |e| toggles::migration_mode_from_value(&value_of(e)).map(|m| Action::Toggle(Toggle::MigrationMode(m))))}>
+                            <option value="naive" selected={toggles::migration_mode_value(m.mode) == "naive"}>{ "Naively (switch new requests)" }</option>
+                            <option value="drain" selected={toggles::migration_mode_value(m.mode) == "drain"}>{ "Drain old holders first" }</option>
+                            <option value="transfer" selected={toggles::migration_mode_value(m.mode) == "transfer"}>{ "Transfer the lock state" }</option>
+                        </select>
+                    </span>
+                    { ms_field("migration-at", "at (ms)", m.at_ms, on_ms(d, Toggle::MigrationAt)) }
+                }
+            </div>
+        </fieldset>
+    };
+
+    html! {
+        <section class="panel controls" aria-labelledby="controls-h">
+            <h2 id="controls-h">{ "Toggles" }</h2>
+            { protocols }
+            { fencing }
+            { for roles }
+            { faults }
+            { seed }
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct EditorProps {
+    pub text: String,
+    pub errors: Vec<ScenarioError>,
+    pub dispatch: Dispatch,
+}
+
+/// The whole scenario as TOML. Every keystroke is validated; an invalid text shows the
+/// engine's located errors and leaves the last good run on screen.
+#[function_component(Editor)]
+pub fn editor(p: &EditorProps) -> Html {
+    let oninput = {
+        let d = p.dispatch.clone();
+        Callback::from(move |e: InputEvent| {
+            let e: Event = e.into();
+            d.dispatch(Action::Edit(value_of(&e)));
+        })
+    };
+    html! {
+        <section class="panel editor" aria-labelledby="editor-h">
+            <h2 id="editor-h">{ "Everything else" }</h2>
+            <label for="editor">{ "Scenario (TOML): counts, timings, rows, leases" }</label>
+            <textarea id="editor" spellcheck="false" rows="16" aria-describedby="editor-errors editor-help"
+                value={p.text.clone()} {oninput} />
+            <p id="editor-help" class="hint">{ "Checked as you type. While the text has an error, the last valid run stays on screen. The format is documented in docs/scenario-format.md." }</p>
+            <div id="editor-errors" role="alert" class={classes!("errors", (!p.errors.is_empty()).then_some("has-errors"))}>
+                if !p.errors.is_empty() {
+                    <p>{ format!("{} problem(s); showing the last valid run:", p.errors.len()) }</p>
+                    <ul>
+                        { for p.errors.iter().take(20).map(|e| html! { <li><strong>{ &e.location }</strong>{ ": " }{ &e.message }</li> }) }
+                    </ul>
+                }
+            </div>
+        </section>
+    }
+}

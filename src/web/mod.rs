@@ -1,0 +1,240 @@
+//! The browser shell: Yew function components that draw [`crate::ui::App`] and turn input into
+//! [`Action`]s. Nothing here decides what happened in a run; it only shows the engine's answer.
+
+mod controls;
+mod panels;
+mod timeline;
+
+use std::rc::Rc;
+
+use gloo::events::{EventListener, EventListenerOptions};
+use gloo::storage::{LocalStorage, Storage};
+use gloo::timers::callback::Interval;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use crate::ui::{self, Action, STORAGE_KEY, STORAGE_SET_ASIDE_KEY};
+
+pub use controls::{Controls, Editor, Picker};
+pub use panels::{CompareView, EventTable, OwnOrderView, Playback, VerdictView};
+pub use timeline::{Defs, Legend, Timeline};
+
+impl Reducible for ui::App {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        Rc::new(ui::App::reduce(&self, action))
+    }
+}
+
+/// The handle every component dispatches actions through.
+pub type Dispatch = UseReducerDispatcher<ui::App>;
+
+/// Mounts the app on the page's `#app` element (or the body if there is none).
+pub fn start() {
+    let root = gloo::utils::document().get_element_by_id("app");
+    match root {
+        Some(root) => {
+            yew::Renderer::<Root>::with_root(root).render();
+        }
+        None => {
+            yew::Renderer::<Root>::new().render();
+        }
+    }
+}
+
+/// Reads the saved state. A value that cannot be read is copied aside so that the user's text
+/// is never lost, and the app opens the default scenario with a notice.
+fn initial_state() -> ui::App {
+    let storage = LocalStorage::raw();
+    let stored = storage.get_item(STORAGE_KEY).ok().flatten();
+    let app = ui::App::restore(stored.as_deref());
+    if app.notice.is_some() {
+        if let Some(raw) = &stored {
+            let _ = storage.set_item(STORAGE_SET_ASIDE_KEY, raw);
+        }
+    }
+    app
+}
+
+fn save(app: &ui::App) {
+    if let Ok(json) = serde_json::to_string(&app.saved()) {
+        let _ = LocalStorage::raw().set_item(STORAGE_KEY, &json);
+    }
+}
+
+/// True when a key press belongs to a form control rather than to the page's shortcuts.
+fn typing_in_a_control(event: &web_sys::KeyboardEvent) -> bool {
+    event
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .map(|el| {
+            matches!(
+                el.tag_name().to_ascii_lowercase().as_str(),
+                "input" | "textarea" | "select" | "button" | "summary"
+            )
+        })
+        .unwrap_or(false)
+}
+
+fn now_ms() -> f64 {
+    gloo::utils::window()
+        .performance()
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// The whole page.
+#[function_component(Root)]
+pub fn root() -> Html {
+    let app = use_reducer(initial_state);
+    let dispatch = app.dispatcher();
+    let width = use_state(|| 960u32);
+    let timeline_box = use_node_ref();
+
+    // Save the source and the text whenever they change, even when the text is invalid.
+    {
+        let app = app.clone();
+        use_effect_with((app.source.clone(), app.text.clone()), move |_| {
+            save(&app);
+        });
+    }
+
+    // Tell tests and benchmarks that the page can be used.
+    use_effect_with((), |_| {
+        if let Some(html) = gloo::utils::document().document_element() {
+            let _ = html.set_attribute("data-ready", "true");
+        }
+    });
+
+    // The timeline fills its box; measure it now and whenever the window changes size.
+    {
+        let width = width.clone();
+        let timeline_box = timeline_box.clone();
+        use_effect_with((), move |_| {
+            let measure = move || {
+                if let Some(el) = timeline_box.cast::<web_sys::Element>() {
+                    let w = el.client_width().max(0) as u32;
+                    if w > 0 {
+                        width.set(w);
+                    }
+                }
+            };
+            measure();
+            let listener = EventListener::new(&gloo::utils::window(), "resize", move |_| measure());
+            move || drop(listener)
+        });
+    }
+
+    // Shortcuts for playback, anywhere on the page except inside a form control.
+    {
+        let dispatch = dispatch.clone();
+        use_effect_with((), move |_| {
+            let listener = EventListener::new_with_options(
+                &gloo::utils::document(),
+                "keydown",
+                EventListenerOptions::enable_prevent_default(),
+                move |event| {
+                    let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() else {
+                        return;
+                    };
+                    if event.ctrl_key() || event.meta_key() || event.alt_key() {
+                        return;
+                    }
+                    if typing_in_a_control(event) {
+                        return;
+                    }
+                    let action = match event.key().as_str() {
+                        " " | "k" => Some(Action::PlayPause),
+                        "ArrowRight" | "l" => Some(Action::StepForward),
+                        "ArrowLeft" | "j" => Some(Action::StepBack),
+                        "Home" => Some(Action::ToStart),
+                        "End" => Some(Action::ToEnd),
+                        "]" => Some(Action::SpeedStep(1)),
+                        "[" => Some(Action::SpeedStep(-1)),
+                        _ => None,
+                    };
+                    if let Some(action) = action {
+                        event.prevent_default();
+                        dispatch.dispatch(action);
+                    }
+                },
+            );
+            move || drop(listener)
+        });
+    }
+
+    // While playing, advance the playhead by the real time that passed.
+    {
+        let dispatch = dispatch.clone();
+        use_effect_with(app.playing, move |playing| {
+            let interval = playing.then(|| {
+                let mut last = now_ms();
+                Interval::new(33, move || {
+                    let now = now_ms();
+                    dispatch.dispatch(Action::Tick(now - last));
+                    last = now;
+                })
+            });
+            move || drop(interval)
+        });
+    }
+
+    let end = app.outcome.end.max(
+        app.compare
+            .as_ref()
+            .and_then(|c| c.result.as_ref().ok())
+            .map_or(0, |(b, _)| b.end),
+    );
+    let timeline_width = (*width).max(300) * app.zoom;
+    let diff_a = app
+        .compare
+        .as_ref()
+        .and_then(|c| c.result.as_ref().ok())
+        .map(|(_, d)| Rc::new(d.only_a.clone()));
+
+    html! {
+        <>
+        <Defs />
+        <header class="top">
+            <h1>{ "Lockstep" }</h1>
+            <p class="tagline">{ "Two lock services, each correct, do not make one lock. Toggle the world and watch exclusion hold or break." }</p>
+        </header>
+        if let Some(notice) = &app.notice {
+            <div id="notice" class="notice" role="alert">
+                <p>{ notice }</p>
+                <button type="button" onclick={ let d = dispatch.clone(); move |_| d.dispatch(Action::DismissNotice) }>{ "Dismiss" }</button>
+            </div>
+        }
+        <main class="layout">
+            <aside class="side">
+                <Picker source={app.source.clone()} description={app.scenario.description.clone()} dispatch={dispatch.clone()} />
+                <Controls app={Rc::clone(&app_rc(&app))} dispatch={dispatch.clone()} />
+                <Editor text={app.text.clone()} errors={app.errors.clone()} dispatch={dispatch.clone()} />
+            </aside>
+            <section class="stage" aria-label="Run">
+                <VerdictView outcome={Rc::clone(&app.outcome)} />
+                <Playback app={app_rc(&app)} dispatch={dispatch.clone()} />
+                <div class="timeline-box" ref={timeline_box}>
+                    <Timeline id="timeline" title="Timeline of the run"
+                        layout={Rc::clone(&app.outcome.layout)} end={end} width={timeline_width}
+                        diff={diff_a} divergence={None::<u64>} dispatch={dispatch.clone()} />
+                    <div class="playhead" aria-hidden="true"
+                        style={format!("left: {}px", timeline::x_of(app.time, end, timeline_width))}></div>
+                </div>
+                <panels::Details app={app_rc(&app)} />
+                <Legend />
+                <CompareView app={app_rc(&app)} end={end} width={timeline_width} dispatch={dispatch.clone()} />
+                <OwnOrderView app={app_rc(&app)} dispatch={dispatch.clone()} />
+                <EventTable app={app_rc(&app)} />
+            </section>
+        </main>
+        </>
+    }
+}
+
+/// The current state as a shared value for props: cloning the handle's state is cheap because
+/// the heavy parts (the run, the layout) are behind `Rc`s.
+fn app_rc(app: &UseReducerHandle<ui::App>) -> Rc<ui::App> {
+    Rc::new((**app).clone())
+}

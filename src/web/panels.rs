@@ -1,0 +1,436 @@
+//! The panels around the timeline: the verdict, playback, event details, the comparison, each
+//! service's own order, and the event table that is the timeline's text alternative.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use super::controls::value_of;
+use super::timeline::Timeline;
+use super::Dispatch;
+use crate::trace::seconds;
+use crate::ui::text::{self, Count};
+use crate::ui::toggles;
+use crate::ui::{self, Action, Outcome, SPEEDS};
+use crate::world::Micros;
+
+#[derive(Properties)]
+pub struct OutcomeProps {
+    pub outcome: Rc<Outcome>,
+}
+
+impl PartialEq for OutcomeProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.outcome, &o.outcome)
+    }
+}
+
+fn count_items(counts: Vec<Count>) -> Html {
+    html! {
+        <ul id="verdict-counts" class="counts">
+            { for counts.into_iter().map(|c| html! {
+                <li data-count={c.key} class={classes!(c.bad.then_some("bad"))}>
+                    <span class="count-label">{ c.label }</span>
+                    { ": " }
+                    <span class="count-value">{ c.value }</span>
+                    if c.bad { <span class="flag" aria-hidden="true">{ " ⚠" }</span> }
+                </li>
+            }) }
+        </ul>
+    }
+}
+
+/// The verdict for the whole run, in words, with its counts.
+#[function_component(VerdictView)]
+pub fn verdict_view(p: &OutcomeProps) -> Html {
+    let o = &p.outcome;
+    let broken = o.headline.starts_with("Exclusion broken");
+    let v = &o.verdict;
+    html! {
+        <section class={classes!("panel", "verdict", if broken { "broken" } else { "holds" })} aria-labelledby="verdict-h">
+            <h2 id="verdict-h">{ format!("Verdict for the whole run (seed {})", o.seed) }</h2>
+            <div id="verdict" role="status">
+                <p id="verdict-headline">{ &o.headline }</p>
+                { count_items(text::counts(v)) }
+            </div>
+            if v.truncated {
+                <p class="hint">{ format!("The run stopped at t={}: it reached its event budget.", seconds(v.end_us)) }</p>
+            }
+            if !o.inventory.is_empty() {
+                <div class="inventory">
+                    <h3>{ "Inventory check (before any run)" }</h3>
+                    <ul>{ for o.inventory.iter().map(|f| html! { <li>{ f }</li> }) }</ul>
+                </div>
+            }
+            if !v.violations.is_empty() {
+                <details class="violations">
+                    <summary>{ format!("Overlaps in detail ({} of {}), with each service's own log", v.violations.len().min(10), v.violation_count) }</summary>
+                    <ol>
+                        { for v.violations.iter().take(10).map(|x| html! {
+                            <li>
+                                <p>{ format!("{} and {} both held {}[{}] from t={} to t={}.",
+                                    x.holders[0].client, x.holders[1].client, x.resource, x.rows.join(","),
+                                    seconds(x.from_us), seconds(x.to_us)) }</p>
+                                { for x.service_logs.iter().map(|l| html! {
+                                    <div class="log">
+                                        <p>{ format!("Service {}'s own log at the time:", l.service) }</p>
+                                        <pre>{ l.lines.join("\n") }</pre>
+                                    </div>
+                                }) }
+                            </li>
+                        }) }
+                    </ol>
+                </details>
+            }
+        </section>
+    }
+}
+
+#[derive(Properties)]
+pub struct AppProps {
+    pub app: Rc<ui::App>,
+    pub dispatch: Dispatch,
+}
+
+impl PartialEq for AppProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
+            && self.app.cursor == o.app.cursor
+            && self.app.time == o.app.time
+            && self.app.playing == o.app.playing
+            && self.app.speed == o.app.speed
+            && self.app.own_order == o.app.own_order
+            && self.app.zoom == o.app.zoom
+            && self.app.selected == o.app.selected
+            && match (&self.app.compare, &o.app.compare) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+/// Play, pause, step, scrub and speed, with the verdict at the playhead.
+#[function_component(Playback)]
+pub fn playback(p: &AppProps) -> Html {
+    let a = &p.app;
+    let d = &p.dispatch;
+    let click = |action: Action| {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(action.clone()))
+    };
+    let onscrub = {
+        let d = d.clone();
+        Callback::from(move |e: InputEvent| {
+            let e: Event = e.into();
+            if let Ok(ms) = value_of(&e).parse::<f64>() {
+                d.dispatch(Action::Seek((ms.max(0.0) * 1_000.0) as Micros));
+            }
+        })
+    };
+    let onspeed = {
+        let d = d.clone();
+        Callback::from(move |e: Event| {
+            if let Ok(s) = value_of(&e).parse::<f64>() {
+                d.dispatch(Action::Speed(s));
+            }
+        })
+    };
+    let onzoom = {
+        let d = d.clone();
+        Callback::from(move |e: Event| {
+            if let Ok(z) = value_of(&e).parse::<u32>() {
+                d.dispatch(Action::Zoom(z));
+            }
+        })
+    };
+    let end_ms = a.outcome.end / 1_000;
+    let sentence = a.playhead_text();
+    let broken = sentence.contains("Exclusion broken");
+    html! {
+        <section class="panel playback" aria-labelledby="playback-h">
+            <h2 id="playback-h" class="visually-hidden">{ "Playback" }</h2>
+            <div class="buttons">
+                <button id="to-start" type="button" onclick={click(Action::ToStart)} title="Home">{ "|◀ Start" }</button>
+                <button id="step-back" type="button" onclick={click(Action::StepBack)} title="Left arrow">{ "◀ Step back" }</button>
+                <button id="play" type="button" onclick={click(Action::PlayPause)} title="Space" aria-pressed={a.playing.to_string()}>
+                    { if a.playing { "Pause" } else { "Play" } }
+                </button>
+                <button id="step-forward" type="button" onclick={click(Action::StepForward)} title="Right arrow">{ "Step forward ▶" }</button>
+                <button id="to-end" type="button" onclick={click(Action::ToEnd)} title="End">{ "End ▶|" }</button>
+            </div>
+            <div class="scrub">
+                <label for="scrub">{ format!("Playhead (ms, 0–{end_ms})") }</label>
+                <input id="scrub" type="range" min="0" max={end_ms.to_string()} step="1"
+                    value={(a.time / 1_000).to_string()} oninput={onscrub}
+                    aria-valuetext={format!("t={}", seconds(a.time))} />
+            </div>
+            <div class="row">
+                <span class="field">
+                    <label for="speed">{ "Speed" }</label>
+                    <select id="speed" onchange={onspeed}>
+                        { for SPEEDS.iter().map(|s| html! {
+                            <option value={s.to_string()} selected={(*s - a.speed).abs() < 1e-9}>{ format!("{s}× real time") }</option>
+                        }) }
+                    </select>
+                </span>
+                <span class="field">
+                    <label for="zoom">{ "Zoom" }</label>
+                    <select id="zoom" onchange={onzoom}>
+                        { for [1u32, 2, 4, 8, 16, 32].into_iter().map(|z| html! {
+                            <option value={z.to_string()} selected={z == a.zoom}>{ format!("{z}×") }</option>
+                        }) }
+                    </select>
+                </span>
+            </div>
+            <p class="shortcuts">{ "Keys: Space play/pause · ← → step · Home/End · [ ] speed" }</p>
+            <p id="playhead-verdict" class={classes!("playhead-verdict", if broken { "broken" } else { "holds" })} aria-live="polite">
+                { sentence }
+            </p>
+        </section>
+    }
+}
+
+#[derive(Properties)]
+pub struct DetailsProps {
+    pub app: Rc<ui::App>,
+}
+
+impl PartialEq for DetailsProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.app.outcome, &o.app.outcome) && self.app.selected == o.app.selected
+    }
+}
+
+/// The details of the event under the pointer, in focus, or last stepped to.
+#[function_component(Details)]
+pub fn details(p: &DetailsProps) -> Html {
+    let o = &p.app.outcome;
+    let text = p
+        .app
+        .selected
+        .and_then(|i| text::event_details(&o.world, &o.events, i))
+        .unwrap_or_else(|| {
+            "Hover over the timeline, or step with the arrow keys, to see an event's details."
+                .to_string()
+        });
+    html! { <p id="event-details" class="details" aria-live="polite">{ text }</p> }
+}
+
+#[derive(Properties)]
+pub struct CompareProps {
+    pub app: Rc<ui::App>,
+    pub end: Micros,
+    pub width: u32,
+    pub dispatch: Dispatch,
+}
+
+impl PartialEq for CompareProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
+            && self.end == o.end
+            && self.width == o.width
+            && match (&self.app.compare, &o.app.compare) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+/// The same scenario and seed with one toggle flipped, on the same time axis.
+#[function_component(CompareView)]
+pub fn compare_view(p: &CompareProps) -> Html {
+    let a = &p.app;
+    let flips = toggles::flips(&a.scenario);
+    let current = a
+        .compare
+        .as_ref()
+        .and_then(|c| flips.iter().position(|(_, t)| *t == c.toggle));
+    let onchange = {
+        let d = p.dispatch.clone();
+        let flips = flips.clone();
+        Callback::from(move |e: Event| {
+            let v = value_of(&e);
+            let t = v
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| flips.get(i))
+                .map(|(_, t)| t.clone());
+            d.dispatch(Action::Compare(t));
+        })
+    };
+    let body = a.compare.as_ref().map(|c| match &c.result {
+        Err(errors) => html! {
+            <div class="errors has-errors" role="alert">
+                <p>{ format!("The flipped scenario ({}) is not valid:", c.label) }</p>
+                <ul>{ for errors.iter().map(|e| html! { <li>{ format!("{}: {}", e.location, e.message) }</li> }) }</ul>
+            </div>
+        },
+        Ok((b, diff)) => {
+            let va = &a.outcome.verdict;
+            let vb = &b.verdict;
+            let broken = b.headline.starts_with("Exclusion broken");
+            let change = |name: &str, x: String, y: String| {
+                if x == y { format!("{name}: {x} in both") } else { format!("{name}: {x} → {y}") }
+            };
+            let exclusion = |v: &crate::monitor::Verdict| if v.violation_count > 0 { format!("broken ({} overlaps)", v.violation_count) } else { "holds".to_string() };
+            let summary = vec![
+                change("Exclusion", exclusion(va), exclusion(vb)),
+                change("Lost updates", va.lost_updates.to_string(), vb.lost_updates.to_string()),
+                change("Rejected writes", va.rejected_writes.to_string(), vb.rejected_writes.to_string()),
+                change("Deadlock", if va.deadlock { "yes".into() } else { "no".into() }, if vb.deadlock { "yes".into() } else { "no".into() }),
+                match diff.first_divergence {
+                    Some(t) => format!("{} event(s) only in this run, {} only in the flipped run; the runs first differ at t={}.", diff.count_a(), diff.count_b(), seconds(t)),
+                    None => "The two traces are identical.".to_string(),
+                },
+            ];
+            html! {
+                <>
+                <ul id="compare-summary" class="compare-summary">
+                    { for summary.into_iter().map(|s| html! { <li>{ s }</li> }) }
+                </ul>
+                <p id="compare-verdict" class={classes!("compare-verdict", if broken { "broken" } else { "holds" })}>
+                    { &b.headline }
+                </p>
+                <div class="timeline-box">
+                    <Timeline id="timeline-b" title={format!("Timeline of the run {}", c.label)}
+                        layout={Rc::clone(&b.layout)} end={p.end} width={p.width}
+                        diff={Some(Rc::new(diff.only_b.clone()))} divergence={diff.first_divergence}
+                        dispatch={p.dispatch.clone()} />
+                    <div class="playhead" aria-hidden="true"
+                        style={format!("left: {}px", super::timeline::x_of(a.time, p.end, p.width))}></div>
+                </div>
+                </>
+            }
+        }
+    });
+    html! {
+        <section class="panel compare" aria-labelledby="compare-h">
+            <h2 id="compare-h">{ "Compare" }</h2>
+            <span class="field">
+                <label for="compare">{ "Run again, same seed, with one toggle flipped" }</label>
+                <select id="compare" {onchange}>
+                    <option value="" selected={current.is_none()}>{ "Off" }</option>
+                    { for flips.iter().enumerate().map(|(i, (label, _))| html! {
+                        <option value={i.to_string()} selected={current == Some(i)}>{ label }</option>
+                    }) }
+                </select>
+            </span>
+            { for body }
+        </section>
+    }
+}
+
+/// Each service's own order: its instants, one list per service, with nothing between them.
+#[function_component(OwnOrderView)]
+pub fn own_order_view(p: &AppProps) -> Html {
+    let a = &p.app;
+    let onchange = {
+        let d = p.dispatch.clone();
+        Callback::from(move |e: Event| {
+            let on = e
+                .target_dyn_into::<web_sys::HtmlInputElement>()
+                .is_some_and(|i| i.checked());
+            d.dispatch(Action::OwnOrder(on));
+        })
+    };
+    const SHOWN: usize = 300;
+    html! {
+        <section class="panel own-order" aria-labelledby="own-order-h">
+            <h2 id="own-order-h">{ "Each service's own order" }</h2>
+            <span class="check">
+                <input id="own-order" type="checkbox" checked={a.own_order} {onchange} />
+                <label for="own-order">{ "Show each service's own order beside real time" }</label>
+            </span>
+            if a.own_order {
+                <div id="own-order-view">
+                    <p class="hint">{ "Each service numbers its own operations with its own instants. The lists share no clock and no counter: nothing says whether one service's instant 5 came before or after another's instant 5. Entries up to the playhead are highlighted." }</p>
+                    <div class="orders">
+                        { for a.outcome.orders.iter().map(|o| html! {
+                            <section class="order" aria-label={format!("Service {}'s own order", o.service)}>
+                                <h3>{ format!("service {}", o.service) }</h3>
+                                <ol>
+                                    { for o.entries.iter().take(SHOWN).map(|e| html! {
+                                        <li value={e.instant.to_string()} data-e={e.event.to_string()}
+                                            class={classes!(e.grant.then_some("grant"), (e.event < a.cursor).then_some("past"))}>
+                                            { format!("instant {}: {}", e.instant, e.text) }
+                                        </li>
+                                    }) }
+                                </ol>
+                                if o.entries.len() > SHOWN {
+                                    <p class="hint">{ format!("… and {} more.", o.entries.len() - SHOWN) }</p>
+                                }
+                            </section>
+                        }) }
+                    </div>
+                </div>
+            }
+        </section>
+    }
+}
+
+#[derive(Properties)]
+pub struct TableProps {
+    pub app: Rc<ui::App>,
+}
+
+impl PartialEq for TableProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
+            && self.app.cursor == o.app.cursor
+            && match (&self.app.compare, &o.app.compare) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+/// The timeline as a table: the events around the playhead, one row each.
+#[function_component(EventTable)]
+pub fn event_table(p: &TableProps) -> Html {
+    let a = &p.app;
+    let o = &a.outcome;
+    let n = o.events.len();
+    const WINDOW: usize = 100;
+    let start = a.cursor.saturating_sub(WINDOW / 2).min(n.saturating_sub(WINDOW));
+    let stop = (start + WINDOW).min(n);
+    let diff = a
+        .compare
+        .as_ref()
+        .and_then(|c| c.result.as_ref().ok())
+        .map(|(_, d)| Rc::clone(d));
+    html! {
+        <details id="events" class="panel events">
+            <summary>{ format!("Event list ({n} events; a text alternative to the timeline)") }</summary>
+            <p class="hint">{ format!("Showing events {}–{} of {n}, around the playhead. Move the playhead to see others.", start + 1, stop) }</p>
+            <div class="table-scroll">
+                <table id="event-table">
+                    <caption class="visually-hidden">{ "Events of the run in order" }</caption>
+                    <thead><tr><th scope="col">{ "#" }</th><th scope="col">{ "Time" }</th><th scope="col">{ "What happened" }</th>
+                        if diff.is_some() { <th scope="col">{ "Compared" }</th> }</tr></thead>
+                    <tbody>
+                        { for (start..stop).map(|i| {
+                            let e = &o.events[i];
+                            let line = e.render(&o.world);
+                            let what = line.trim_start().split_once(' ').map_or("", |(_, w)| w).split_whitespace().collect::<Vec<_>>().join(" ");
+                            let current = i + 1 == a.cursor;
+                            html! {
+                                <tr class={classes!(current.then_some("current"), (i >= a.cursor).then_some("future"))}
+                                    aria-current={current.then_some("step")}>
+                                    <td>{ i + 1 }</td>
+                                    <td>{ seconds(e.at) }</td>
+                                    <td>{ what }</td>
+                                    if let Some(d) = &diff {
+                                        <td>{ if d.only_a.get(i) == Some(&true) { "only in this run" } else { "" } }</td>
+                                    }
+                                </tr>
+                            }
+                        }) }
+                    </tbody>
+                </table>
+            </div>
+        </details>
+    }
+}
