@@ -96,6 +96,11 @@ run_tests wasm cargo test --target wasm32-unknown-unknown --test wasm
 step "trunk build --release"
 trunk build --release
 
+step "end-to-end tests (Playwright, headless Chromium)"
+# The tests compare the page's verdicts with the CLI's, so the CLI must be built.
+cargo build --bin lockstep
+run_tests e2e node tests/e2e/run.mjs
+
 STEP="summary"
 print_results
 echo

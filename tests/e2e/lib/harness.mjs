@@ -60,6 +60,13 @@ export async function until(fn, what, timeout = STEP_TIMEOUT, interval = 50) {
   }
 }
 
+/** Runs in the page: an element's text without its aria-hidden="true" parts. */
+export function readerText(el) {
+  const copy = el.cloneNode(true);
+  for (const h of copy.querySelectorAll('[aria-hidden="true"]')) h.remove();
+  return copy.textContent.replace(/\s+/g, ' ').trim();
+}
+
 function slug(name) {
   return name
     .toLowerCase()
@@ -144,9 +151,13 @@ export class TestContext {
     return el;
   }
 
+  /**
+   * The text a reader gets from an element: its text without decoration marked
+   * aria-hidden="true" (such as a ✓/✗ icon before a verdict), whitespace collapsed.
+   */
   async text(selector) {
     await this.need(selector);
-    return (await this.page.textContent(selector)).replace(/\s+/g, ' ').trim();
+    return this.page.$eval(selector, readerText);
   }
 
   async value(selector) {
@@ -173,7 +184,10 @@ export class TestContext {
     return this.page.evaluate(() => {
       const t = (s) => {
         const el = document.querySelector(s);
-        return el ? el.textContent.replace(/\s+/g, ' ').trim() : null;
+        if (!el) return null;
+        const copy = el.cloneNode(true);
+        for (const h of copy.querySelectorAll('[aria-hidden="true"]')) h.remove();
+        return copy.textContent.replace(/\s+/g, ' ').trim();
       };
       const ed = document.querySelector('#editor');
       return {
