@@ -89,7 +89,12 @@ impl Outcome {
         let verdict = monitor::verdict(&run);
         let layout = Layout::build(&run.world, &run.events, &verdict, run.end);
         let orders = timeline::own_orders(&run.world, &run.events);
-        let headline = verdict.summary().lines().next().unwrap_or_default().to_string();
+        let headline = verdict
+            .summary()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
         let inventory = inventory::check(scenario)
             .into_iter()
             .map(|f| {
@@ -239,7 +244,10 @@ impl App {
     pub fn open(source: &str) -> App {
         let (source, text) = match source_text(source) {
             Some(t) => (source, t),
-            None => (DEFAULT_SOURCE, source_text(DEFAULT_SOURCE).unwrap_or(BLANK_TOML)),
+            None => (
+                DEFAULT_SOURCE,
+                source_text(DEFAULT_SOURCE).unwrap_or(BLANK_TOML),
+            ),
         };
         let scenario = Scenario::from_toml_str(text).expect("shipped scenarios are valid");
         let outcome = Outcome::compute(&scenario).expect("shipped scenarios run");

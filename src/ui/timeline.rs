@@ -205,7 +205,12 @@ impl Layout {
                     .iter()
                     .map(|s| lane(LaneKind::Service, &format!("service {}", s.name))),
             )
-            .chain(world.resources.iter().map(|r| lane(LaneKind::Resource, &r.name)))
+            .chain(
+                world
+                    .resources
+                    .iter()
+                    .map(|r| lane(LaneKind::Resource, &r.name)),
+            )
             .chain(std::iter::once(lane(LaneKind::Faults, "faults")))
             .collect();
 
@@ -496,7 +501,10 @@ impl Layout {
                         .grants
                         .iter()
                         .map(|g| {
-                            format!("{} at its instant {} (token {})", g.service, g.instant, g.token)
+                            format!(
+                                "{} at its instant {} (token {})",
+                                g.service, g.instant, g.token
+                            )
                         })
                         .collect();
                     if grants.is_empty() {

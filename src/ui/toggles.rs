@@ -19,7 +19,10 @@ pub enum Toggle {
     PartitionStart(u64),
     PartitionLength(u64),
     /// Sets a client class's protocol to one of [`protocol_options`]' values.
-    Protocol { class: String, choice: String },
+    Protocol {
+        class: String,
+        choice: String,
+    },
     Fencing {
         resource: String,
         mode: Fencing,
@@ -30,9 +33,18 @@ pub enum Toggle {
         service: String,
         authority: Option<String>,
     },
-    Outage { service: String, on: bool },
-    OutageStart { service: String, ms: u64 },
-    OutageLength { service: String, ms: u64 },
+    Outage {
+        service: String,
+        on: bool,
+    },
+    OutageStart {
+        service: String,
+        ms: u64,
+    },
+    OutageLength {
+        service: String,
+        ms: u64,
+    },
     Pause(bool),
     PauseClient(String),
     PauseStart(u64),
@@ -121,7 +133,12 @@ pub fn protocol_options(s: &Scenario) -> Vec<Choice> {
     let mut out: Vec<Choice> = s
         .services
         .iter()
-        .map(|x| choice(format!("single:{}", x.name), format!("Lock in {} only", x.name)))
+        .map(|x| {
+            choice(
+                format!("single:{}", x.name),
+                format!("Lock in {} only", x.name),
+            )
+        })
         .collect();
     let independent = s
         .services
@@ -232,8 +249,7 @@ pub fn apply(s: &Scenario, toggle: &Toggle, memory: &mut Memory) -> Scenario {
                         };
                         // A chain needs the subordinate to defer to the authority; choosing the
                         // protocol sets that role, as the learner would have to anyway.
-                        if let Some(sub) = s.services.iter_mut().find(|x| x.name == subordinate)
-                        {
+                        if let Some(sub) = s.services.iter_mut().find(|x| x.name == subordinate) {
                             sub.subordinate_to = Some(authority.clone());
                         }
                         Protocol::TokenChain {
@@ -564,7 +580,10 @@ pub fn flips(s: &Scenario) -> Vec<(String, Toggle)> {
                 ));
             }
         }
-        out.push(("without the migration".to_string(), Toggle::Migration(false)));
+        out.push((
+            "without the migration".to_string(),
+            Toggle::Migration(false),
+        ));
     } else if can_migrate(s) {
         out.push(("with a migration".to_string(), Toggle::Migration(true)));
     }

@@ -35,7 +35,10 @@ fn checked_of(e: &Event) -> bool {
 }
 
 /// A callback that turns a change event into an action, or into nothing.
-fn on_change(dispatch: &Dispatch, f: impl Fn(&Event) -> Option<Action> + 'static) -> Callback<Event> {
+fn on_change(
+    dispatch: &Dispatch,
+    f: impl Fn(&Event) -> Option<Action> + 'static,
+) -> Callback<Event> {
     let dispatch = dispatch.clone();
     Callback::from(move |e: Event| {
         if let Some(a) = f(&e) {

@@ -207,11 +207,7 @@ pub fn root() -> Html {
             </div>
         }
         <main class="layout">
-            <aside class="side">
-                <Picker source={app.source.clone()} description={app.scenario.description.clone()} dispatch={dispatch.clone()} />
-                <Controls app={Rc::clone(&app_rc(&app))} dispatch={dispatch.clone()} />
-                <Editor text={app.text.clone()} errors={app.errors.clone()} dispatch={dispatch.clone()} />
-            </aside>
+            <Picker source={app.source.clone()} description={app.scenario.description.clone()} dispatch={dispatch.clone()} />
             <section class="stage" aria-label="Run">
                 <VerdictView outcome={Rc::clone(&app.outcome)} />
                 <Playback app={app_rc(&app)} dispatch={dispatch.clone()} />
@@ -228,6 +224,8 @@ pub fn root() -> Html {
                 <OwnOrderView app={app_rc(&app)} dispatch={dispatch.clone()} />
                 <EventTable app={app_rc(&app)} />
             </section>
+            <Controls app={app_rc(&app)} dispatch={dispatch.clone()} />
+            <Editor text={app.text.clone()} errors={app.errors.clone()} dispatch={dispatch.clone()} />
         </main>
         </>
     }

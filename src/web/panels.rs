@@ -394,7 +394,10 @@ pub fn event_table(p: &TableProps) -> Html {
     let o = &a.outcome;
     let n = o.events.len();
     const WINDOW: usize = 100;
-    let start = a.cursor.saturating_sub(WINDOW / 2).min(n.saturating_sub(WINDOW));
+    let start = a
+        .cursor
+        .saturating_sub(WINDOW / 2)
+        .min(n.saturating_sub(WINDOW));
     let stop = (start + WINDOW).min(n);
     let diff = a
         .compare
