@@ -90,8 +90,8 @@ cargo clippy --all-targets -- -D warnings
 step "cargo test (native)"
 run_tests native cargo test
 
-step "cargo test --target wasm32-unknown-unknown --test wasm (headless Chromium)"
-run_tests wasm cargo test --target wasm32-unknown-unknown --test wasm
+step "cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app (headless Chromium)"
+run_tests wasm cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app
 
 step "trunk build --release"
 trunk build --release

@@ -8,6 +8,7 @@ mod model_api;
 mod properties;
 mod scenario_format;
 mod snapshots;
+mod ui;
 
 use std::path::PathBuf;
 
