@@ -334,7 +334,11 @@ impl App {
             }
             Action::StepForward => {
                 next.playing = false;
-                next.set_cursor(next.cursor + 1);
+                // Past the last event there is nothing to step to; stepping must never move
+                // the playhead back to the last event's time.
+                if next.cursor < next.outcome.events.len() {
+                    next.set_cursor(next.cursor + 1);
+                }
             }
             Action::StepBack => {
                 next.playing = false;

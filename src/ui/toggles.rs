@@ -483,6 +483,15 @@ pub fn migration_mode_from_value(value: &str) -> Option<MigrationMode> {
 /// The flips a compare run can make: each is one toggle away from the scenario as it is, with
 /// the words that name it.
 pub fn flips(s: &Scenario) -> Vec<(String, Toggle)> {
+    // A flip that can only produce an invalid scenario (breaking a token chain, say) would
+    // compare against nothing, so it is not offered.
+    candidate_flips(s)
+        .into_iter()
+        .filter(|(_, t)| apply(s, t, &mut Memory::default()).validate().is_ok())
+        .collect()
+}
+
+fn candidate_flips(s: &Scenario) -> Vec<(String, Toggle)> {
     let mut out = Vec::new();
     if s.regions.len() >= 2 {
         let on = s.partitions.is_empty();

@@ -1,5 +1,8 @@
 //! The integration tests, in one crate: every module drives the engine through its public
 //! interface, the way the command line and the app do.
+// The integration tests drive the native command line and use native-only crates (proptest);
+// the browser tests are tests/wasm.rs and tests/wasm_app.rs.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod claims;
 mod cli;
