@@ -284,6 +284,23 @@ export async function runTests(tests, { baseURL, filter } = {}) {
   console.log(`\nrunning ${selected.length} test${selected.length === 1 ? '' : 's'}`);
   const failures = [];
   let passed = 0;
+  // One load first: a site that never becomes ready fails every test at once instead of
+  // each of them waiting out the ready timeout.
+  const pre = await browser.newContext();
+  try {
+    const page = await pre.newPage();
+    await page.goto(baseURL, { waitUntil: 'load' });
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
+      timeout: READY_TIMEOUT,
+    });
+  } catch (e) {
+    console.log(`the site at ${baseURL} never set data-ready="true" on <html> within ${READY_TIMEOUT} ms: every test fails`);
+    for (const t of selected) console.log(`test ${t.name} ... FAILED`);
+    await pre.close().catch(() => {});
+    await browser.close();
+    return { passed: 0, failed: selected.length, filtered };
+  }
+  await pre.close();
   const perTestTimeout = Number(process.env.E2E_TEST_TIMEOUT_MS || 120000);
   for (const t of selected) {
     const started = Date.now();
