@@ -61,6 +61,9 @@ pub const DEFAULT_SOURCE: &str = "01-two-services.toml";
 pub const SPEEDS: [f64; 5] = [0.05, 0.1, 0.25, 0.5, 1.0];
 const DEFAULT_SPEED: f64 = 0.25;
 
+/// The deepest zoom: a window of 1/64 of the run.
+pub const ZOOM_MAX: u32 = 64;
+
 /// The local storage key of the saved state.
 pub const STORAGE_KEY: &str = "lockstep.state.v1";
 /// Where a saved state that cannot be read is set aside.
@@ -176,6 +179,8 @@ pub struct App {
     pub own_order: bool,
     /// Horizontal zoom of the timeline, 1 = fit the width.
     pub zoom: u32,
+    /// The stretch of time the timeline shows; it follows the playhead when zoomed in.
+    pub window: timeline::Window,
     /// A message for the user that is not about the scenario (e.g. unreadable saved state).
     pub notice: Option<String>,
 }
@@ -251,6 +256,7 @@ impl App {
         };
         let scenario = Scenario::from_toml_str(text).expect("shipped scenarios are valid");
         let outcome = Outcome::compute(&scenario).expect("shipped scenarios run");
+        let outcome_end = outcome.end;
         App {
             source: source.to_string(),
             text: text.to_string(),
@@ -266,6 +272,7 @@ impl App {
             selected: None,
             own_order: false,
             zoom: 1,
+            window: timeline::Window::all(outcome_end),
             notice: None,
         }
     }
@@ -312,6 +319,7 @@ impl App {
                 opened.speed = self.speed;
                 opened.own_order = self.own_order;
                 opened.zoom = self.zoom;
+                opened.follow();
                 return opened;
             }
             Action::Toggle(t) => {
@@ -397,7 +405,10 @@ impl App {
                 next.selected = e.filter(|i| *i < next.outcome.events.len());
             }
             Action::OwnOrder(on) => next.own_order = on,
-            Action::Zoom(z) => next.zoom = z.clamp(1, 64),
+            Action::Zoom(z) => {
+                next.zoom = z.clamp(1, ZOOM_MAX);
+                next.follow();
+            }
             Action::DismissNotice => next.notice = None,
         }
         next
@@ -446,11 +457,18 @@ impl App {
         self.cursor = cursor.min(self.outcome.events.len());
         self.time = self.outcome.time_of(self.cursor);
         self.selected = self.cursor.checked_sub(1);
+        self.follow();
     }
 
     fn seek(&mut self, t: Micros) {
         self.time = t.min(self.outcome.end);
         self.cursor = self.outcome.cursor_at(self.time);
+        self.follow();
+    }
+
+    /// Keeps the timeline's window on the playhead.
+    fn follow(&mut self) {
+        self.window = timeline::Window::follow(self.window, self.outcome.end, self.zoom, self.time);
     }
 
     /// The snapshot at the playhead.

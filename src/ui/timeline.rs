@@ -682,3 +682,94 @@ pub fn own_orders(world: &World, events: &[Event]) -> Vec<OwnOrder> {
     }
     out
 }
+
+/// The stretch of time a timeline shows. At zoom 1 it is the whole run; zoomed in, it is a
+/// window that pages along to keep the playhead in view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub from: Micros,
+    pub to: Micros,
+}
+
+impl Window {
+    /// The whole run.
+    pub fn all(end: Micros) -> Window {
+        Window {
+            from: 0,
+            to: end.max(1),
+        }
+    }
+
+    /// The window at a zoom level that keeps `playhead` in view, moving `previous` as little
+    /// as it can: it stays put while the playhead is inside its middle 80%, and otherwise
+    /// re-centres on the playhead. Staying put is what lets scrubbing skip redrawing.
+    pub fn follow(previous: Window, end: Micros, zoom: u32, playhead: Micros) -> Window {
+        let end = end.max(1);
+        let span = (end / u64::from(zoom.max(1))).max(1);
+        if span >= end {
+            return Window::all(end);
+        }
+        let margin = span / 10;
+        let fits = previous.to - previous.from == span
+            && previous.to <= end
+            && playhead >= previous.from + margin
+            && playhead <= previous.to - margin;
+        if fits {
+            return previous;
+        }
+        let from = playhead.saturating_sub(span / 2).min(end - span);
+        Window {
+            from,
+            to: from + span,
+        }
+    }
+
+    pub fn span(&self) -> Micros {
+        (self.to - self.from).max(1)
+    }
+
+    /// Where time `t` falls, as a fraction of the window (outside 0..=1 when outside it).
+    pub fn fraction(&self, t: Micros) -> f64 {
+        (t as f64 - self.from as f64) / self.span() as f64
+    }
+
+    /// The time at a fraction of the window.
+    pub fn time_at(&self, fraction: f64) -> Micros {
+        let t = self.from as f64 + fraction * self.span() as f64;
+        t.max(0.0) as Micros
+    }
+}
+
+impl Layout {
+    /// The event under a point: the nearest mark in the lane within `tolerance`, otherwise
+    /// the latest span of the lane that covers `t`. This is how the pointer finds an event on
+    /// the drawn timeline.
+    pub fn hit(&self, lane: usize, t: Micros, tolerance: Micros) -> Option<usize> {
+        let lane = self.lanes.get(lane)?;
+        let lo = t.saturating_sub(tolerance);
+        let hi = t.saturating_add(tolerance);
+        let start = lane.marks.partition_point(|m| m.at < lo);
+        let mark = lane.marks[start..]
+            .iter()
+            .take_while(|m| m.at <= hi)
+            .min_by_key(|m| m.at.abs_diff(t))
+            .map(|m| m.event);
+        mark.or_else(|| {
+            lane.spans
+                .iter()
+                .filter(|s| s.from <= t && t <= s.to)
+                .max_by_key(|s| s.from)
+                .map(|s| s.event)
+        })
+    }
+
+    /// The marks of a lane inside a window, for drawing.
+    pub fn marks_in(&self, lane: usize, w: Window) -> &[Mark] {
+        let Some(lane) = self.lanes.get(lane) else {
+            return &[];
+        };
+        let a = lane.marks.partition_point(|m| m.at < w.from);
+        let b = lane.marks.partition_point(|m| m.at <= w.to);
+        &lane.marks[a..b]
+    }
+}

@@ -180,13 +180,7 @@ pub fn root() -> Html {
         });
     }
 
-    let end = app.outcome.end.max(
-        app.compare
-            .as_ref()
-            .and_then(|c| c.result.as_ref().ok())
-            .map_or(0, |(b, _)| b.end),
-    );
-    let timeline_width = (*width).max(300) * app.zoom;
+    let timeline_width = (*width).max(300);
     let diff_a = app
         .compare
         .as_ref()
@@ -213,14 +207,14 @@ pub fn root() -> Html {
                 <Playback app={app_rc(&app)} dispatch={dispatch.clone()} />
                 <div class="timeline-box" ref={timeline_box}>
                     <Timeline id="timeline" title="Timeline of the run"
-                        layout={Rc::clone(&app.outcome.layout)} end={end} width={timeline_width}
+                        layout={Rc::clone(&app.outcome.layout)} window={app.window} width={timeline_width}
                         diff={diff_a} divergence={None::<u64>} dispatch={dispatch.clone()} />
                     <div class="playhead" aria-hidden="true"
-                        style={format!("left: {}px", timeline::x_of(app.time, end, timeline_width))}></div>
+                        style={timeline::playhead_style(app.time, app.window, timeline_width)}></div>
                 </div>
                 <panels::Details app={app_rc(&app)} />
                 <Legend />
-                <CompareView app={app_rc(&app)} end={end} width={timeline_width} dispatch={dispatch.clone()} />
+                <CompareView app={app_rc(&app)} width={timeline_width} dispatch={dispatch.clone()} />
                 <OwnOrderView app={app_rc(&app)} dispatch={dispatch.clone()} />
                 <EventTable app={app_rc(&app)} />
             </section>

@@ -74,7 +74,7 @@ pub fn verdict_view(p: &OutcomeProps) -> Html {
                                 { for x.service_logs.iter().map(|l| html! {
                                     <div class="log">
                                         <p>{ format!("Service {}'s own log at the time:", l.service) }</p>
-                                        <pre>{ l.lines.join("\n") }</pre>
+                                        <pre tabindex="0">{ l.lines.join("\n") }</pre>
                                     </div>
                                 }) }
                             </li>
@@ -220,7 +220,6 @@ pub fn details(p: &DetailsProps) -> Html {
 #[derive(Properties)]
 pub struct CompareProps {
     pub app: Rc<ui::App>,
-    pub end: Micros,
     pub width: u32,
     pub dispatch: Dispatch,
 }
@@ -228,7 +227,8 @@ pub struct CompareProps {
 impl PartialEq for CompareProps {
     fn eq(&self, o: &Self) -> bool {
         Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
-            && self.end == o.end
+            && self.app.window == o.app.window
+            && self.app.time == o.app.time
             && self.width == o.width
             && match (&self.app.compare, &o.app.compare) {
                 (None, None) => true,
@@ -295,11 +295,11 @@ pub fn compare_view(p: &CompareProps) -> Html {
                 </p>
                 <div class="timeline-box">
                     <Timeline id="timeline-b" title={format!("Timeline of the run {}", c.label)}
-                        layout={Rc::clone(&b.layout)} end={p.end} width={p.width}
+                        layout={Rc::clone(&b.layout)} window={a.window} width={p.width}
                         diff={Some(Rc::new(diff.only_b.clone()))} divergence={diff.first_divergence}
                         dispatch={p.dispatch.clone()} />
                     <div class="playhead" aria-hidden="true"
-                        style={format!("left: {}px", super::timeline::x_of(a.time, p.end, p.width))}></div>
+                        style={super::timeline::playhead_style(a.time, a.window, p.width)}></div>
                 </div>
                 </>
             }
@@ -350,7 +350,8 @@ pub fn own_order_view(p: &AppProps) -> Html {
                         { for a.outcome.orders.iter().map(|o| html! {
                             <section class="order" aria-label={format!("Service {}'s own order", o.service)}>
                                 <h3>{ format!("service {}", o.service) }</h3>
-                                <ol>
+                                // The list scrolls, so it takes focus: keyboard users can scroll it too.
+                                <ol tabindex="0" aria-label={format!("Operations of service {} by its own instant", o.service)}>
                                     { for o.entries.iter().take(SHOWN).map(|e| html! {
                                         <li value={e.instant.to_string()} data-e={e.event.to_string()}
                                             class={classes!(e.grant.then_some("grant"), (e.event < a.cursor).then_some("past"))}>
@@ -408,7 +409,7 @@ pub fn event_table(p: &TableProps) -> Html {
         <details id="events" class="panel events">
             <summary>{ format!("Event list ({n} events; a text alternative to the timeline)") }</summary>
             <p class="hint">{ format!("Showing events {}–{} of {n}, around the playhead. Move the playhead to see others.", start + 1, stop) }</p>
-            <div class="table-scroll">
+            <div class="table-scroll" tabindex="0" role="region" aria-label="Event list, scrollable">
                 <table id="event-table">
                     <caption class="visually-hidden">{ "Events of the run in order" }</caption>
                     <thead><tr><th scope="col">{ "#" }</th><th scope="col">{ "Time" }</th><th scope="col">{ "What happened" }</th>

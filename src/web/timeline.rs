@@ -6,11 +6,13 @@
 
 use std::rc::Rc;
 
+use gloo::events::EventListener;
 use wasm_bindgen::JsCast;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, Path2d};
 use yew::prelude::*;
 
 use super::Dispatch;
-use crate::ui::timeline::{visible_marks, visible_spans, LaneKind, Layout, MarkKind, SpanKind};
+use crate::ui::timeline::{visible_marks, visible_spans, Layout, MarkKind, SpanKind, Window};
 use crate::ui::Action;
 use crate::world::Micros;
 
@@ -20,11 +22,15 @@ const RIGHT: u32 = 10;
 const AXIS: u32 = 24;
 const LANE: u32 = 30;
 
-/// The x coordinate of a time on a timeline of the given width.
-pub fn x_of(t: Micros, end: Micros, width: u32) -> f64 {
-    let span = width.saturating_sub(GUTTER + RIGHT).max(1) as f64;
-    GUTTER as f64 + span * (t as f64 / end.max(1) as f64)
+/// The playhead's position. It moves by a transform on its own layer, so that scrubbing
+/// never repaints the timeline under it.
+pub fn playhead_style(t: Micros, w: Window, width: u32) -> String {
+    format!("transform: translateX({:.1}px)", x_in(t, w, width))
 }
+
+/// Marks of one kind closer than this many pixels are drawn once: the shapes are wider than
+/// that, so the picture is the same and the page stays light.
+const MARK_COLUMN_PX: f64 = 3.0;
 
 /// The shape of each mark, centred on the origin. Every meaning has its own shape as well as
 /// its own colour, so that nothing depends on telling colours apart.
@@ -117,14 +123,12 @@ fn span_geometry(kind: SpanKind, top: u32) -> (f64, f64) {
     }
 }
 
-/// Evenly spaced, round times for the axis, about every 110 pixels.
-fn ticks(end: Micros, width: u32) -> Vec<Micros> {
+/// A round step for the axis, about every 110 pixels.
+fn tick_step(span: Micros, width: u32) -> Micros {
     let usable = width.saturating_sub(GUTTER + RIGHT).max(1) as f64;
-    let per_px = end.max(1) as f64 / usable;
-    let want = per_px * 110.0;
-    let mut step: Micros = 1_000;
-    for s in [
-        1_000u64,
+    let want = span.max(1) as f64 / usable * 110.0;
+    const STEPS: [Micros; 18] = [
+        1_000,
         2_000,
         5_000,
         10_000,
@@ -142,13 +146,11 @@ fn ticks(end: Micros, width: u32) -> Vec<Micros> {
         60_000_000,
         300_000_000,
         600_000_000,
-    ] {
-        step = s;
-        if s as f64 >= want {
-            break;
-        }
-    }
-    (0..=end / step).map(|i| i * step).collect()
+    ];
+    STEPS
+        .into_iter()
+        .find(|s| *s as f64 >= want)
+        .unwrap_or(600_000_000)
 }
 
 fn tick_label(t: Micros) -> String {
@@ -166,8 +168,8 @@ pub struct TimelineProps {
     pub id: AttrValue,
     pub title: AttrValue,
     pub layout: Rc<Layout>,
-    /// The end of the shared time axis (the longer of the runs when comparing).
-    pub end: Micros,
+    /// The stretch of time shown, shared by both timelines when comparing.
+    pub window: Window,
     pub width: u32,
     /// Events of this run that the compared run does not have.
     pub diff: Option<Rc<Vec<bool>>>,
@@ -176,140 +178,122 @@ pub struct TimelineProps {
     pub dispatch: Dispatch,
 }
 
+fn same_rc<T>(a: &Option<Rc<T>>, b: &Option<Rc<T>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
 impl PartialEq for TimelineProps {
     fn eq(&self, o: &Self) -> bool {
         Rc::ptr_eq(&self.layout, &o.layout)
             && self.id == o.id
-            && self.end == o.end
+            && self.title == o.title
+            && self.window == o.window
             && self.width == o.width
             && self.divergence == o.divergence
-            && match (&self.diff, &o.diff) {
-                (None, None) => true,
-                (Some(a), Some(b)) => a == b,
-                _ => false,
-            }
+            && same_rc(&self.diff, &o.diff)
     }
 }
 
-/// Reads the event index a hovered or focused element carries in `data-e`.
-fn event_of(target: Option<web_sys::EventTarget>) -> Option<usize> {
-    let el = target?.dyn_into::<web_sys::Element>().ok()?;
-    let holder = el.closest("[data-e]").ok()??;
-    holder.get_attribute("data-e")?.parse().ok()
+/// The height of a timeline with `lanes` lanes.
+pub fn height_of(lanes: usize) -> u32 {
+    AXIS + LANE * lanes as u32 + 4
 }
 
+/// The x coordinate of a time in a window, on a timeline of the given width.
+pub fn x_in(t: Micros, w: Window, width: u32) -> f64 {
+    let plot = width.saturating_sub(GUTTER + RIGHT).max(1) as f64;
+    GUTTER as f64 + plot * w.fraction(t)
+}
+
+/// The timeline. The lanes are painted on a canvas, because a run of thousands of events
+/// would otherwise be thousands of elements to create on every toggle; the pointer finds
+/// events through [`Layout::hit`]. The overlaps are also real elements on top, so that
+/// keyboard and screen-reader users can reach each one; the event table below the timeline
+/// holds everything else as text.
 #[function_component(Timeline)]
 pub fn timeline(p: &TimelineProps) -> Html {
-    let layout = &p.layout;
+    let canvas = use_node_ref();
+    let theme = use_state(|| 0u32);
+    let last_hit = use_mut_ref(|| None::<usize>);
     let width = p.width.max(300);
-    let height = AXIS + LANE * layout.lanes.len() as u32 + 4;
-    let x = |t: Micros| x_of(t, p.end, width);
-    let us_per_px = p.end.max(1) as f64 / width.saturating_sub(GUTTER + RIGHT).max(1) as f64;
+    let height = height_of(p.layout.lanes.len());
 
-    // One listener for the whole drawing: hovering or focusing anything that names an event
-    // shows that event's details.
-    let onmouseover = {
+    // Colours come from the style sheet, which follows the system's dark mode; repaint when
+    // that changes.
+    {
+        let theme = theme.clone();
+        use_effect_with((), move |_| {
+            let query = gloo::utils::window()
+                .match_media("(prefers-color-scheme: dark)")
+                .ok()
+                .flatten();
+            let listener =
+                query.map(|q| EventListener::new(&q, "change", move |_| theme.set(*theme + 1)));
+            move || drop(listener)
+        });
+    }
+
+    {
+        let canvas = canvas.clone();
+        let layout = Rc::clone(&p.layout);
+        let diff = p.diff.clone();
+        let deps = (
+            Rc::as_ptr(&p.layout) as usize,
+            p.window,
+            width,
+            p.diff.as_ref().map(|d| Rc::as_ptr(d) as usize),
+            p.divergence,
+            *theme,
+        );
+        let (window, divergence) = (p.window, p.divergence);
+        use_effect_with(deps, move |_| {
+            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
+                paint(
+                    &c,
+                    &layout,
+                    window,
+                    width,
+                    diff.as_deref().map(|d| d.as_slice()),
+                    divergence,
+                );
+            }
+        });
+    }
+
+    let onmousemove = {
+        let layout = Rc::clone(&p.layout);
         let d = p.dispatch.clone();
+        let window = p.window;
         Callback::from(move |e: MouseEvent| {
-            if let Some(i) = event_of(e.target()) {
-                d.dispatch(Action::Select(Some(i)));
+            let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
+            if y < f64::from(AXIS) || x < f64::from(GUTTER) {
+                return;
+            }
+            let lane = ((y - f64::from(AXIS)) / f64::from(LANE)) as usize;
+            let plot = f64::from(width.saturating_sub(GUTTER + RIGHT).max(1));
+            let t = window.time_at((x - f64::from(GUTTER)) / plot);
+            let tolerance = (6.0 * window.span() as f64 / plot) as Micros;
+            let hit = layout.hit(lane, t, tolerance);
+            let mut last = last_hit.borrow_mut();
+            if hit.is_some() && *last != hit {
+                *last = hit;
+                d.dispatch(Action::Select(hit));
             }
         })
     };
-    let onfocusin = {
-        let d = p.dispatch.clone();
-        Callback::from(move |e: FocusEvent| {
-            if let Some(i) = event_of(e.target()) {
-                d.dispatch(Action::Select(Some(i)));
-            }
-        })
-    };
 
-    let flagged = |event: usize| p.diff.as_ref().is_some_and(|d| d.get(event) == Some(&true));
-
-    let axis = html! {
-        <g class="axis">
-            { for ticks(p.end, width).into_iter().map(|t| {
-                let xt = x(t);
-                html! {
-                    <g>
-                        <line x1={xt.to_string()} x2={xt.to_string()} y1={(AXIS - 6).to_string()} y2={height.to_string()} class="gridline" />
-                        <text x={(xt + 2.0).to_string()} y={(AXIS - 10).to_string()} class="tick">{ tick_label(t) }</text>
-                    </g>
-                }
-            }) }
-        </g>
-    };
-
-    let lanes = layout.lanes.iter().enumerate().map(|(i, lane)| {
-        let top = AXIS + LANE * i as u32;
-        let mid = top as f64 + LANE as f64 / 2.0;
-        let kind = match lane.kind {
-            LaneKind::Client => "client",
-            LaneKind::Service => "service",
-            LaneKind::Resource => "resource",
-            LaneKind::Faults => "faults",
-        };
-        let spans = visible_spans(&lane.spans, us_per_px);
-        let marks = visible_marks(&lane.marks, us_per_px);
-        // A changed event in a busy column must still be seen, so flagged marks are drawn
-        // even where the thinning above dropped them.
-        let rings: Vec<(Micros, usize)> = match &p.diff {
-            Some(_) => {
-                let mut out: Vec<(Micros, usize)> = lane
-                    .marks
-                    .iter()
-                    .filter(|m| flagged(m.event))
-                    .map(|m| (m.at, m.event))
-                    .chain(lane.spans.iter().filter(|s| flagged(s.event)).map(|s| (s.from, s.event)))
-                    .collect();
-                out.sort_unstable();
-                out.dedup_by_key(|(at, _)| (*at as f64 / us_per_px / 3.0) as i64);
-                out
-            }
-            None => Vec::new(),
-        };
-        html! {
-            <g class={classes!("lane", format!("lane-{kind}"))} data-lane={lane.label.clone()}>
-                <rect x="0" y={top.to_string()} width={width.to_string()} height={LANE.to_string()} class={if i % 2 == 0 { "lane-bg even" } else { "lane-bg odd" }} />
-                <text x="6" y={(mid + 4.0).to_string()} class="lane-label">
-                    <title>{ &lane.label }</title>
-                    { shorten(&lane.label, 16) }
-                </text>
-                { for spans.iter().map(|s| {
-                    let (y, h) = span_geometry(s.kind, top);
-                    let x0 = x(s.from);
-                    let w = (x(s.to) - x0).max(1.5);
-                    let room = (w / 6.5) as usize;
-                    html! {
-                        <g data-e={s.event.to_string()}>
-                            <rect x={format!("{x0:.1}")} y={y.to_string()} width={format!("{w:.1}")} height={h.to_string()}
-                                class={classes!("span", format!("span-{}", s.kind.name()))} />
-                            if !s.label.is_empty() && room >= 6 && matches!(s.kind, SpanKind::Held) {
-                                <text x={format!("{:.1}", x0 + 3.0)} y={(y + h - 4.0).to_string()} class="span-label">{ shorten(&s.label, room) }</text>
-                            }
-                        </g>
-                    }
-                }) }
-                { for marks.iter().map(|m| html! {
-                    <use href={format!("#mk-{}", m.kind.name())} x={format!("{:.1}", x(m.at))} y={mid.to_string()}
-                        data-e={m.event.to_string()}
-                        class={classes!("mark", format!("mark-{}", m.kind.name()), outlined(m.kind).then_some("outlined"))} />
-                }) }
-                { for rings.iter().map(|(at, e)| html! {
-                    <circle cx={format!("{:.1}", x(*at))} cy={mid.to_string()} r="8" class="diff-ring" data-e={e.to_string()} />
-                }) }
-            </g>
-        }
-    });
-
-    let overlaps = layout.overlaps.iter().map(|o| {
+    let x = |t: Micros| x_in(t, p.window, width);
+    let overlaps = p.layout.overlaps.iter().filter(|o| o.to >= p.window.from && o.from <= p.window.to).map(|o| {
         let first = o.lanes.first().copied().unwrap_or(0) as u32;
         let last = o.lanes.last().copied().unwrap_or(0) as u32;
         let y0 = AXIS + LANE * first;
         let h = LANE * (last - first + 1);
-        let x0 = x(o.from);
-        let w = (x(o.to) - x0).max(4.0);
+        let x0 = x(o.from).max(f64::from(GUTTER));
+        let w = (x(o.to).min(f64::from(width - RIGHT)) - x0).max(4.0);
         let text = format!(
             "Exclusion broken from t={} to t={}: {}",
             crate::trace::seconds(o.from),
@@ -317,45 +301,429 @@ pub fn timeline(p: &TimelineProps) -> Html {
             o.text
         );
         html! {
-            <g class="violation" tabindex="0" role="img" aria-label={text.clone()}>
+            <rect class="violation" tabindex="0" role="img" aria-label={text.clone()}
+                x={format!("{x0:.1}")} y={y0.to_string()} width={format!("{w:.1}")} height={h.to_string()}>
                 <title>{ text }</title>
-                <rect x={format!("{x0:.1}")} y={y0.to_string()} width={format!("{w:.1}")} height={h.to_string()} class="violation-band" />
-                { for o.lanes.iter().map(|l| {
-                    let y = AXIS + LANE * *l as u32;
-                    html! { <rect x={format!("{x0:.1}")} y={(y + 1).to_string()} width={format!("{w:.1}")} height={(LANE - 2).to_string()} class="violation-lane" /> }
-                }) }
-                <text x={format!("{:.1}", x0 + 2.0)} y={(y0 + 10).to_string()} class="violation-label">{ "⚠" }</text>
-            </g>
-        }
-    });
-
-    let divergence = p.divergence.map(|t| {
-        let xt = x(t);
-        html! {
-            <g class="divergence">
-                <line x1={format!("{xt:.1}")} x2={format!("{xt:.1}")} y1="0" y2={height.to_string()} />
-                <text x={format!("{:.1}", xt + 3.0)} y="10" class="tick">{ "runs differ from here" }</text>
-            </g>
+            </rect>
         }
     });
 
     let summary = format!(
-        "{}: {} lanes over {}; {} overlapping hold(s) drawn. The event list below has the same content as text.",
+        "{}: {} lanes from t={} to t={}; {} overlapping hold(s) in the whole run. The event list below has the same content as text.",
         p.title,
-        layout.lanes.len(),
-        crate::trace::seconds(layout.end),
-        layout.overlaps.len()
+        p.layout.lanes.len(),
+        crate::trace::seconds(p.window.from),
+        crate::trace::seconds(p.window.to),
+        p.layout.overlaps.len()
     );
 
     html! {
-        <svg id={p.id.clone()} class="timeline" width={width.to_string()} height={height.to_string()}
-            viewBox={format!("0 0 {width} {height}")} role="group" aria-label={summary}
-            {onmouseover} {onfocusin}>
-            { axis }
-            { for lanes }
-            { for divergence }
-            { for overlaps }
-        </svg>
+        <div id={p.id.clone()} class="timeline" style={format!("width: {width}px; height: {height}px")}
+            data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlaps.len().to_string()}>
+            <canvas ref={canvas} role="img" aria-label={summary}
+                style={format!("width: {width}px; height: {height}px")} {onmousemove} />
+            <svg class="overlay" width={width.to_string()} height={height.to_string()} aria-hidden="false">
+                { for overlaps }
+            </svg>
+        </div>
+    }
+}
+
+/// The palette, read from the style sheet's custom properties once per paint.
+struct Palette {
+    fg: String,
+    muted: String,
+    lane_even: String,
+    lane_odd: String,
+    grid: String,
+    bg: String,
+    named: Vec<(&'static str, String)>,
+}
+
+/// Every colour variable the painting uses besides the fixed ones above.
+const COLOURS: [&str; 16] = [
+    "--waiting",
+    "--believed",
+    "--held",
+    "--paused",
+    "--outage",
+    "--partition",
+    "--violation",
+    "--violation-bg",
+    "--read",
+    "--write",
+    "--rejected",
+    "--lost",
+    "--service-mark",
+    "--diff",
+    "--broken",
+    "--fg",
+];
+
+impl Palette {
+    fn read(el: &web_sys::Element) -> Palette {
+        let style = gloo::utils::window().get_computed_style(el).ok().flatten();
+        let get = |name: &str, fallback: &str| {
+            style
+                .as_ref()
+                .and_then(|s| s.get_property_value(name).ok())
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| fallback.to_string())
+        };
+        let fg = get("--fg", "#1b1b1b");
+        Palette {
+            muted: get("--muted", "#555"),
+            lane_even: get("--lane-even", "#fafbfc"),
+            lane_odd: get("--lane-odd", "#f0f2f5"),
+            grid: get("--grid", "#dde0e4"),
+            bg: get("--bg", "#fff"),
+            named: COLOURS.iter().map(|n| (*n, get(n, &fg))).collect(),
+            fg,
+        }
+    }
+
+    fn of(&self, name: &str) -> &str {
+        self.named
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(self.fg.as_str(), |(_, v)| v.as_str())
+    }
+}
+
+/// The colour variable of each mark kind, and whether it is drawn as an outline.
+fn mark_colour(kind: MarkKind) -> &'static str {
+    match kind {
+        MarkKind::Request => "--waiting",
+        MarkKind::Aborted => "--broken",
+        MarkKind::Read => "--read",
+        MarkKind::Write => "--write",
+        MarkKind::Rejected => "--rejected",
+        MarkKind::LostUpdate => "--lost",
+        MarkKind::Expired => "--paused",
+        MarkKind::MessageLost => "--partition",
+        MarkKind::Migrated => "--fg",
+        MarkKind::Queued | MarkKind::Refused | MarkKind::Released | MarkKind::Superseded => {
+            "--service-mark"
+        }
+    }
+}
+
+/// A repeating hatch in one colour, for paused, outage, partition and overlap areas.
+fn hatch(
+    ctx: &CanvasRenderingContext2d,
+    colour: &str,
+    background: Option<&str>,
+    kind: &str,
+) -> Option<web_sys::CanvasPattern> {
+    let tile: HtmlCanvasElement = gloo::utils::document()
+        .create_element("canvas")
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    tile.set_width(8);
+    tile.set_height(8);
+    let t: CanvasRenderingContext2d = tile.get_context("2d").ok()??.dyn_into().ok()?;
+    if let Some(bg) = background {
+        t.set_fill_style_str(bg);
+        t.fill_rect(0.0, 0.0, 8.0, 8.0);
+    }
+    t.set_stroke_style_str(colour);
+    t.set_line_width(1.5);
+    t.begin_path();
+    match kind {
+        "cross" => {
+            t.move_to(0.0, 0.0);
+            t.line_to(8.0, 8.0);
+            t.move_to(8.0, 0.0);
+            t.line_to(0.0, 8.0);
+        }
+        "zigzag" => {
+            t.move_to(0.0, 5.0);
+            t.line_to(2.0, 3.0);
+            t.line_to(4.0, 5.0);
+            t.line_to(6.0, 3.0);
+            t.line_to(8.0, 5.0);
+        }
+        "back" => {
+            t.move_to(0.0, 8.0);
+            t.line_to(8.0, 0.0);
+            t.move_to(-2.0, 2.0);
+            t.line_to(2.0, -2.0);
+            t.move_to(6.0, 10.0);
+            t.line_to(10.0, 6.0);
+        }
+        _ => {
+            t.move_to(0.0, 0.0);
+            t.line_to(8.0, 8.0);
+            t.move_to(-2.0, 6.0);
+            t.line_to(2.0, 10.0);
+            t.move_to(6.0, -2.0);
+            t.line_to(10.0, 2.0);
+        }
+    }
+    t.stroke();
+    ctx.create_pattern_with_html_canvas_element(&tile, "repeat")
+        .ok()
+        .flatten()
+}
+
+/// Paints the lanes, spans, marks, differences and overlaps of a window onto the canvas.
+fn paint(
+    canvas: &HtmlCanvasElement,
+    layout: &Layout,
+    w: Window,
+    width: u32,
+    diff: Option<&[bool]>,
+    divergence: Option<Micros>,
+) {
+    let height = height_of(layout.lanes.len());
+    let dpr = gloo::utils::window().device_pixel_ratio().clamp(1.0, 3.0);
+    canvas.set_width((f64::from(width) * dpr) as u32);
+    canvas.set_height((f64::from(height) * dpr) as u32);
+    let Some(ctx) = canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+    else {
+        return;
+    };
+    let pal = Palette::read(canvas);
+    let base = |ctx: &CanvasRenderingContext2d| {
+        let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    };
+    base(&ctx);
+    let x = |t: Micros| x_in(t, w, width);
+    let plot = f64::from(width.saturating_sub(GUTTER + RIGHT).max(1));
+    let us_per_px = w.span() as f64 / plot;
+    let left = f64::from(GUTTER);
+    let right = f64::from(width - RIGHT);
+
+    ctx.set_fill_style_str(&pal.bg);
+    ctx.fill_rect(0.0, 0.0, f64::from(width), f64::from(height));
+    for (i, _) in layout.lanes.iter().enumerate() {
+        let top = f64::from(AXIS + LANE * i as u32);
+        ctx.set_fill_style_str(if i % 2 == 0 {
+            &pal.lane_even
+        } else {
+            &pal.lane_odd
+        });
+        ctx.fill_rect(0.0, top, f64::from(width), f64::from(LANE));
+    }
+
+    // The axis: round times with grid lines.
+    ctx.set_font("11px system-ui, sans-serif");
+    ctx.set_stroke_style_str(&pal.grid);
+    ctx.set_line_width(1.0);
+    let step = tick_step(w.span(), width);
+    let mut t = w.from.div_ceil(step) * step;
+    while t <= w.to {
+        let xt = x(t).round() + 0.5;
+        ctx.begin_path();
+        ctx.move_to(xt, f64::from(AXIS - 6));
+        ctx.line_to(xt, f64::from(height));
+        ctx.stroke();
+        ctx.set_fill_style_str(&pal.muted);
+        let _ = ctx.fill_text(&tick_label(t), xt + 2.0, f64::from(AXIS - 10));
+        t += step;
+    }
+
+    // Clip the plot so that spans and marks at the window's edges do not cover the labels.
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(left - 8.0, 0.0, right - left + 16.0, f64::from(height));
+    ctx.clip();
+
+    let patterns = [
+        (
+            SpanKind::Paused,
+            hatch(&ctx, pal.of("--paused"), None, "back"),
+        ),
+        (
+            SpanKind::Outage,
+            hatch(&ctx, pal.of("--outage"), None, "cross"),
+        ),
+        (
+            SpanKind::Partition,
+            hatch(&ctx, pal.of("--partition"), None, "zigzag"),
+        ),
+    ];
+    for (i, lane) in layout.lanes.iter().enumerate() {
+        let top = AXIS + LANE * i as u32;
+        let visible: Vec<_> = lane
+            .spans
+            .iter()
+            .filter(|s| s.to >= w.from && s.from <= w.to)
+            .cloned()
+            .collect();
+        for s in visible_spans(&visible, us_per_px) {
+            let (y, h) = span_geometry(s.kind, top);
+            let x0 = x(s.from).max(left - 8.0);
+            let wd = (x(s.to).min(right + 8.0) - x0).max(1.5);
+            match s.kind {
+                SpanKind::Waiting => ctx.set_fill_style_str(pal.of("--waiting")),
+                SpanKind::Believed => ctx.set_fill_style_str(pal.of("--believed")),
+                SpanKind::Held => ctx.set_fill_style_str(pal.of("--held")),
+                _ => {
+                    if let Some((_, Some(p))) = patterns.iter().find(|(k, _)| *k == s.kind) {
+                        ctx.set_fill_style_canvas_pattern(p);
+                    }
+                }
+            }
+            ctx.fill_rect(x0, y, wd, h);
+            let edge = match s.kind {
+                SpanKind::Held => Some("--believed"),
+                SpanKind::Paused => Some("--paused"),
+                SpanKind::Outage => Some("--outage"),
+                SpanKind::Partition => Some("--partition"),
+                _ => None,
+            };
+            if let Some(edge) = edge {
+                ctx.set_stroke_style_str(pal.of(edge));
+                ctx.set_line_width(1.0);
+                ctx.stroke_rect(x0 + 0.5, y + 0.5, (wd - 1.0).max(0.5), h - 1.0);
+            }
+            let room = (wd / 6.5) as usize;
+            if s.kind == SpanKind::Held && !s.label.is_empty() && room >= 6 {
+                ctx.set_fill_style_str("#0b0b0b");
+                ctx.set_font("10px system-ui, sans-serif");
+                let _ = ctx.fill_text(&shorten(&s.label, room), x0 + 3.0, y + h - 4.0);
+                ctx.set_font("11px system-ui, sans-serif");
+            }
+        }
+    }
+
+    // Marks, each kind with its own shape, thinned to what a pixel column can show.
+    let shapes: Vec<(MarkKind, Option<Path2d>)> = MarkKind::ALL
+        .iter()
+        .map(|k| (*k, Path2d::new_with_path_string(mark_path(*k)).ok()))
+        .collect();
+    ctx.set_line_width(1.6);
+    for (i, _) in layout.lanes.iter().enumerate() {
+        let mid = f64::from(AXIS + LANE * i as u32) + f64::from(LANE) / 2.0;
+        let marks = visible_marks(layout.marks_in(i, w), us_per_px * MARK_COLUMN_PX);
+        for m in &marks {
+            let Some((_, Some(path))) = shapes.iter().find(|(k, _)| *k == m.kind) else {
+                continue;
+            };
+            let colour = pal.of(mark_colour(m.kind));
+            let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, x(m.at) * dpr, mid * dpr);
+            if outlined(m.kind) {
+                ctx.set_stroke_style_str(colour);
+                ctx.stroke_with_path(path);
+            } else {
+                ctx.set_fill_style_str(colour);
+                ctx.fill_with_path_2d(path);
+                if m.kind == MarkKind::LostUpdate {
+                    ctx.set_stroke_style_str(&pal.bg);
+                    ctx.set_line_width(1.0);
+                    ctx.stroke_with_path(path);
+                    ctx.set_line_width(1.6);
+                }
+            }
+        }
+        base(&ctx);
+        // Events the other run lacks get a dashed ring, even where thinning dropped them.
+        if let Some(flags) = diff {
+            let lane = &layout.lanes[i];
+            let mut last = f64::NEG_INFINITY;
+            let mut flagged: Vec<Micros> = lane
+                .marks
+                .iter()
+                .filter(|m| flags.get(m.event) == Some(&true))
+                .map(|m| m.at)
+                .chain(
+                    lane.spans
+                        .iter()
+                        .filter(|s| flags.get(s.event) == Some(&true))
+                        .map(|s| s.from),
+                )
+                .filter(|t| *t >= w.from && *t <= w.to)
+                .collect();
+            flagged.sort_unstable();
+            ctx.set_stroke_style_str(pal.of("--diff"));
+            ctx.set_line_width(2.0);
+            let _ = ctx.set_line_dash(&js_sys::Array::of2(&3.0.into(), &2.0.into()));
+            for t in flagged {
+                let xt = x(t);
+                if xt - last < 3.0 {
+                    continue;
+                }
+                last = xt;
+                ctx.begin_path();
+                let _ = ctx.arc(xt, mid, 8.0, 0.0, std::f64::consts::TAU);
+                ctx.stroke();
+            }
+            let _ = ctx.set_line_dash(&js_sys::Array::new());
+        }
+    }
+
+    // Overlaps: a hatched band across every lane they span, outlined in each lane involved.
+    let band = hatch(
+        &ctx,
+        pal.of("--violation"),
+        Some(pal.of("--violation-bg")),
+        "diag",
+    );
+    for o in layout
+        .overlaps
+        .iter()
+        .filter(|o| o.to >= w.from && o.from <= w.to)
+    {
+        let first = o.lanes.first().copied().unwrap_or(0) as u32;
+        let last = o.lanes.last().copied().unwrap_or(0) as u32;
+        let y0 = f64::from(AXIS + LANE * first);
+        let h = f64::from(LANE * (last - first + 1));
+        let x0 = x(o.from);
+        let wd = (x(o.to) - x0).max(4.0);
+        if let Some(p) = &band {
+            ctx.set_fill_style_canvas_pattern(p);
+            ctx.fill_rect(x0, y0, wd, h);
+        }
+        ctx.set_stroke_style_str(pal.of("--violation"));
+        ctx.set_line_width(2.5);
+        for l in &o.lanes {
+            let y = f64::from(AXIS + LANE * *l as u32);
+            ctx.stroke_rect(x0, y + 1.0, wd, f64::from(LANE) - 2.0);
+        }
+        ctx.set_fill_style_str(pal.of("--violation"));
+        ctx.set_font("bold 11px system-ui, sans-serif");
+        let _ = ctx.fill_text("⚠", x0 + 2.0, y0 + 10.0);
+        ctx.set_font("11px system-ui, sans-serif");
+    }
+
+    if let Some(t) = divergence.filter(|t| *t >= w.from && *t <= w.to) {
+        let xt = x(t);
+        ctx.set_stroke_style_str(pal.of("--diff"));
+        ctx.set_line_width(2.0);
+        let _ = ctx.set_line_dash(&js_sys::Array::of2(&6.0.into(), &3.0.into()));
+        ctx.begin_path();
+        ctx.move_to(xt, 0.0);
+        ctx.line_to(xt, f64::from(height));
+        ctx.stroke();
+        let _ = ctx.set_line_dash(&js_sys::Array::new());
+        ctx.set_fill_style_str(pal.of("--diff"));
+        let _ = ctx.fill_text("runs differ from here", xt + 3.0, 10.0);
+    }
+    ctx.restore();
+
+    // Lane labels last, on their own background, so that nothing covers them.
+    ctx.set_font("600 11px system-ui, sans-serif");
+    for (i, lane) in layout.lanes.iter().enumerate() {
+        let top = f64::from(AXIS + LANE * i as u32);
+        ctx.set_fill_style_str(if i % 2 == 0 {
+            &pal.lane_even
+        } else {
+            &pal.lane_odd
+        });
+        ctx.fill_rect(0.0, top, left - 8.0, f64::from(LANE));
+        ctx.set_fill_style_str(&pal.fg);
+        let _ = ctx.fill_text(
+            &shorten(&lane.label, 16),
+            6.0,
+            top + f64::from(LANE) / 2.0 + 4.0,
+        );
     }
 }
 
