@@ -5,10 +5,13 @@
 //
 // (a) navigation -> ready (data-ready="true" on <html>), median of 5 fresh page loads;
 // (b) toggle -> new picture for benches/app-5000.toml (about 5,000 events), median of 10;
-// (c) frame interval while #scrub moves one input event per animation frame, median and p95;
+// (c) scrubbing, one #scrub input event per animation frame: the work each step costs (input to
+//     re-rendered, styled and laid out page), median and p95, against the 16 ms frame budget;
+//     and the frame interval it leaves (16.7 ms at 60 Hz when no frame is dropped);
 // (d) gzip -9 size of dist/*.wasm + dist/*.js.
-// Targets can be changed with BENCH_READY_MS, BENCH_TOGGLE_MS, BENCH_FRAME_MEDIAN_MS,
-// BENCH_FRAME_P95_MS and BENCH_GZIP_KB.
+// Targets (interactive < 1 s, toggle < 100 ms, scrub < 16 ms a frame, < 400 KB gzipped) can be
+// changed with BENCH_READY_MS, BENCH_TOGGLE_MS, BENCH_FRAME_MEDIAN_MS, BENCH_FRAME_P95_MS and
+// BENCH_GZIP_KB.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -18,9 +21,9 @@ import { ROOT, LOCKSTEP, cliHeadline } from './lib/cli.mjs';
 
 const TARGET = {
   readyMs: Number(process.env.BENCH_READY_MS || 1000),
-  toggleMs: Number(process.env.BENCH_TOGGLE_MS || 200),
-  frameMedianMs: Number(process.env.BENCH_FRAME_MEDIAN_MS || 20),
-  frameP95Ms: Number(process.env.BENCH_FRAME_P95_MS || 34),
+  toggleMs: Number(process.env.BENCH_TOGGLE_MS || 100),
+  frameMedianMs: Number(process.env.BENCH_FRAME_MEDIAN_MS || 16),
+  frameP95Ms: Number(process.env.BENCH_FRAME_P95_MS || 16),
   gzipKB: Number(process.env.BENCH_GZIP_KB || 400),
 };
 const LOADS = 5;
@@ -173,14 +176,22 @@ async function scrubFrames(browser, url) {
       const min = Number(el.min || 0);
       const max = Number(el.max || 100);
       const stamps = [];
+      const work = [];
       const before = document.querySelector('#playhead-verdict')?.textContent;
+      // A macrotask boundary: the app renders in a microtask after the input event, so this
+      // resolves once the new picture is in the DOM.
+      const macrotask = () => new Promise((r) => { const c = new MessageChannel(); c.port1.onmessage = () => r(); c.port2.postMessage(0); });
       await new Promise((resolve) => {
         let i = 0;
-        const tick = (ts) => {
+        const tick = async (ts) => {
           stamps.push(ts);
           if (i >= frames) return resolve();
           el.value = String(min + ((max - min) * i) / (frames - 1));
+          const t0 = performance.now();
           el.dispatchEvent(new Event('input', { bubbles: true }));
+          await macrotask();
+          void document.body.offsetHeight; // style and layout, as the frame would do them
+          work.push(performance.now() - t0);
           i++;
           requestAnimationFrame(tick);
         };
@@ -188,7 +199,7 @@ async function scrubFrames(browser, url) {
       });
       const intervals = stamps.slice(1).map((t, i) => t - stamps[i]);
       const after = document.querySelector('#playhead-verdict')?.textContent;
-      return { intervals, moved: before !== after, range: [min, max] };
+      return { intervals, work, moved: before !== after, range: [min, max] };
     }, SCRUB_FRAMES);
   } finally {
     await context.close();
@@ -234,11 +245,12 @@ async function main() {
       report('(b) toggle -> new picture (app-5000)', 'error', `<= ${TARGET.toggleMs} ms`, false, e.message.split('\n')[0]);
     }
     try {
-      const { intervals, moved } = await scrubFrames(browser, server.url);
-      const m = median(intervals);
-      const p95 = percentile(intervals, 95);
-      report(`(c) scrub frame interval, median of ${intervals.length}`, ms(m), `<= ${TARGET.frameMedianMs} ms`, m <= TARGET.frameMedianMs, moved ? '' : '(playhead text did not change!)');
-      report(`(c) scrub frame interval, p95`, ms(p95), `<= ${TARGET.frameP95Ms} ms`, p95 <= TARGET.frameP95Ms, `max ${ms(Math.max(...intervals))}`);
+      const { intervals, work, moved } = await scrubFrames(browser, server.url);
+      const wm = median(work);
+      const w95 = percentile(work, 95);
+      report(`(c) scrub work per frame, median of ${work.length}`, ms(wm), `<= ${TARGET.frameMedianMs} ms`, wm <= TARGET.frameMedianMs, moved ? '' : '(playhead text did not change!)');
+      report(`(c) scrub work per frame, p95`, ms(w95), `<= ${TARGET.frameP95Ms} ms`, w95 <= TARGET.frameP95Ms, `max ${ms(Math.max(...work))}`);
+      report(`(c) scrub frame interval, median`, ms(median(intervals)), '60 Hz = 16.7 ms', null, `p95 ${ms(percentile(intervals, 95))}`);
     } catch (e) {
       report('(c) scrub frame interval', 'error', `<= ${TARGET.frameMedianMs} ms`, false, e.message.split('\n')[0]);
     }
