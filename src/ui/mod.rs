@@ -61,6 +61,9 @@ pub const DEFAULT_SOURCE: &str = "01-two-services.toml";
 pub const SPEEDS: [f64; 5] = [0.05, 0.1, 0.25, 0.5, 1.0];
 const DEFAULT_SPEED: f64 = 0.25;
 
+/// The most events the app simulates in one run.
+pub const APP_EVENTS_MAX: u64 = 200_000;
+
 /// The deepest zoom: a window of 1/64 of the run.
 pub const ZOOM_MAX: u32 = 64;
 
@@ -83,12 +86,27 @@ pub struct Outcome {
     pub headline: String,
     /// Defects and warnings of the static inventory check.
     pub inventory: Vec<String>,
+    /// The scenario's own event budget when the app ran fewer events than it allows.
+    pub capped_from: Option<u64>,
 }
 
 impl Outcome {
     /// Runs a validated scenario with its own seed.
     pub fn compute(scenario: &Scenario) -> Result<Outcome, Vec<ScenarioError>> {
-        let run = crate::sim::run(scenario, scenario.seed).map_err(|e| e.0)?;
+        scenario.validate().map_err(|e| e.0)?;
+        // A page must answer within a moment whatever is typed, so the app runs at most
+        // APP_EVENTS_MAX events; the run then says it stopped early, as the engine does for
+        // any budget, and the page says the command line runs the rest.
+        let budget = scenario.event_budget();
+        let capped_from = (budget > APP_EVENTS_MAX).then_some(budget);
+        let run = if capped_from.is_some() {
+            let mut smaller = scenario.clone();
+            smaller.max_events = Some(APP_EVENTS_MAX);
+            crate::sim::run(&smaller, scenario.seed)
+        } else {
+            crate::sim::run(scenario, scenario.seed)
+        }
+        .map_err(|e| e.0)?;
         let verdict = monitor::verdict(&run);
         let layout = Layout::build(&run.world, &run.events, &verdict, run.end);
         let orders = timeline::own_orders(&run.world, &run.events);
@@ -122,6 +140,7 @@ impl Outcome {
             orders: Rc::new(orders),
             headline,
             inventory,
+            capped_from,
         })
     }
 

@@ -175,6 +175,8 @@ pub struct Overlap {
     pub lanes: Vec<usize>,
     /// Who held what, and which service granted each, in words.
     pub text: String,
+    /// The grants in brief, drawn beside the overlap: `old #11 × new #1`.
+    pub short: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -513,10 +515,22 @@ impl Layout {
                         format!("{} (granted by {})", h.client, grants.join(" and "))
                     }
                 };
+                let brief = |h: &crate::monitor::Holder| {
+                    if h.grants.is_empty() {
+                        "no lock".to_string()
+                    } else {
+                        h.grants
+                            .iter()
+                            .map(|g| format!("{} #{}", g.service, g.instant))
+                            .collect::<Vec<_>>()
+                            .join("+")
+                    }
+                };
                 Overlap {
                     from: v.from_us,
                     to: v.to_us,
                     lanes: spanned,
+                    short: format!("{} × {}", brief(&v.holders[0]), brief(&v.holders[1])),
                     text: format!(
                         "{} and {} both held {}[{}]",
                         who(&v.holders[0]),

@@ -53,6 +53,9 @@ pub fn verdict_view(p: &OutcomeProps) -> Html {
                 <p id="verdict-headline">{ &o.headline }</p>
                 { count_items(text::counts(v)) }
             </div>
+            if let Some(budget) = o.capped_from {
+                <p class="hint">{ format!("The page runs at most {} events; this scenario allows {budget}. `lockstep run` runs them all.", ui::APP_EVENTS_MAX) }</p>
+            }
             if v.truncated {
                 <p class="hint">{ format!("The run stopped at t={}: it reached its event budget.", seconds(v.end_us)) }</p>
             }

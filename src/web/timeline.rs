@@ -690,6 +690,21 @@ fn paint(
         ctx.set_fill_style_str(pal.of("--violation"));
         ctx.set_font("bold 11px system-ui, sans-serif");
         let _ = ctx.fill_text("⚠", x0 + 2.0, y0 + 10.0);
+        // The grants that overlap, by each service's own instant, beside the band when the
+        // next overlap leaves room for them.
+        let room = layout
+            .overlaps
+            .iter()
+            .filter(|n| n.from > o.from)
+            .map(|n| x(n.from) - (x0 + wd))
+            .fold(right - (x0 + wd), f64::min);
+        let label_width = ctx.measure_text(&o.short).map_or(f64::MAX, |m| m.width());
+        if label_width + 8.0 < room {
+            ctx.set_fill_style_str(&pal.bg);
+            ctx.fill_rect(x0 + wd + 2.0, y0 + 1.0, label_width + 4.0, 13.0);
+            ctx.set_fill_style_str(pal.of("--violation"));
+            let _ = ctx.fill_text(&o.short, x0 + wd + 4.0, y0 + 11.0);
+        }
         ctx.set_font("11px system-ui, sans-serif");
     }
 

@@ -1043,3 +1043,94 @@ fn each_services_own_order_counts_its_instants_from_one() {
         }
     }
 }
+
+#[test]
+fn zoomed_windows_keep_the_playhead_in_view_and_stay_put_while_they_can() {
+    use lockstep::ui::timeline::Window as View;
+    let end = 10_000_000;
+    let all = View::all(end);
+    assert_eq!(
+        View::follow(all, end, 1, 7_000_000),
+        all,
+        "zoom 1 shows the whole run"
+    );
+    let mut w = View::follow(all, end, 4, 0);
+    assert_eq!((w.from, w.to), (0, 2_500_000));
+    // Scrubbing across the whole run: the playhead is always in view, the window keeps its
+    // span and its bounds, and it moves only when the playhead nears an edge.
+    let mut moves = 0;
+    for t in (0..=end).step_by(50_000) {
+        let next = View::follow(w, end, 4, t);
+        assert!(next.from <= t && t <= next.to, "t={t} outside {next:?}");
+        assert_eq!(next.span(), 2_500_000);
+        assert!(next.to <= end);
+        if next != w {
+            moves += 1;
+        }
+        w = next;
+    }
+    assert!(
+        (3..=40).contains(&moves),
+        "{moves} moves for 200 playhead positions"
+    );
+    // Through the reducer: zooming in follows the playhead, zooming out shows everything.
+    let app = App::open(STAGGERED).reduce(Action::Seek(8_000_000));
+    let zoomed = app.reduce(Action::Zoom(8));
+    assert!(zoomed.window.from <= 8_000_000 && 8_000_000 <= zoomed.window.to);
+    assert_eq!(zoomed.window.span(), zoomed.outcome.end / 8);
+    let out = zoomed.reduce(Action::Zoom(1));
+    assert_eq!(out.window, View::all(out.outcome.end));
+}
+
+#[test]
+fn the_pointer_finds_the_event_drawn_under_it() {
+    for b in builtin::ALL {
+        let app = App::open(b.file);
+        let layout = &app.outcome.layout;
+        for (i, lane) in layout.lanes.iter().enumerate() {
+            // Exactly on a mark: that mark's event (or one at the same instant).
+            for m in &lane.marks {
+                let hit = layout.hit(i, m.at, 0).expect("a mark is hit");
+                assert_eq!(app.outcome.events[hit].at, m.at, "{}", b.file);
+            }
+            // Inside a span with no mark nearby: the span's event.
+            for s in &lane.spans {
+                let mid = s.from + (s.to - s.from) / 2;
+                if lane.marks.iter().all(|m| m.at.abs_diff(mid) > 1) {
+                    let hit = layout.hit(i, mid, 1).expect("a span is hit");
+                    let covering = lane
+                        .spans
+                        .iter()
+                        .filter(|x| x.from <= mid && mid <= x.to)
+                        .max_by_key(|x| x.from)
+                        .unwrap();
+                    assert_eq!(hit, covering.event, "{}", b.file);
+                }
+            }
+        }
+        assert_eq!(layout.hit(layout.lanes.len(), 0, 1_000), None);
+    }
+}
+
+#[test]
+fn a_run_too_long_for_the_page_is_cut_and_says_so() {
+    let mut app = App::open("blank");
+    let mut s = app.scenario.clone();
+    s.duration_ms = 3_600_000;
+    s.clients[0].count = 8;
+    s.max_events = Some(5_000_000);
+    app = app.reduce(Action::Edit(s.to_toml_string()));
+    assert!(app.errors.is_empty(), "{:?}", app.errors);
+    assert_eq!(app.outcome.capped_from, Some(5_000_000));
+    assert_eq!(
+        app.outcome.events.len() as u64,
+        lockstep::ui::APP_EVENTS_MAX
+    );
+    assert!(app.outcome.verdict.truncated);
+    // The events the page shows are the command line's first events, not different ones.
+    let full = lockstep::run(&s, s.seed).unwrap();
+    assert_eq!(
+        &full.events[..app.outcome.events.len()],
+        &app.outcome.events[..]
+    );
+}
