@@ -13,14 +13,14 @@ use crate::world::{Micros, World};
 pub type Values = SmallVec<[i64; 2]>;
 
 /// A token as presented to a resource: which service issued it, and its number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Token {
     pub service: u32,
     pub value: u64,
 }
 
 /// One grant a client holds when it starts to believe it has the lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct GrantRef {
     pub service: u32,
     pub token: u64,
@@ -29,7 +29,7 @@ pub struct GrantRef {
 }
 
 /// Why an acquisition attempt was abandoned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AbortReason {
     Timeout,
@@ -39,7 +39,7 @@ pub enum AbortReason {
 }
 
 /// Why a client stopped believing it held the lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BeliefEnd {
     /// The operation finished and the client released.
@@ -51,7 +51,7 @@ pub enum BeliefEnd {
 }
 
 /// Why a service refused a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefuseReason {
     /// A subordinate received no authority token.
@@ -63,7 +63,7 @@ pub enum RefuseReason {
 }
 
 /// What a lock service did, at one of its own instants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum ServiceOp {
     Granted {
@@ -164,7 +164,7 @@ pub enum Endpoint {
 }
 
 /// Why a message was not delivered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LossReason {
     /// A partition cut the path, or the service's majority was out of reach.
@@ -174,7 +174,7 @@ pub enum LossReason {
 }
 
 /// What happened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum What {
     PartitionStarted {
@@ -283,7 +283,7 @@ pub enum What {
 }
 
 /// One event of a run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Event {
     /// Simulated time in microseconds.
     pub at: Micros,
@@ -611,6 +611,14 @@ impl Event {
             What::ClientStopped { client: c } => format!("{:<8} stops", client(c)),
         };
         format!("{} {}", stamp(self.at), text)
+    }
+
+    /// What happened, in words, without the time stamp and the column padding of a trace
+    /// line: for event details and tables that show the time on their own.
+    pub fn describe(&self, world: &World) -> String {
+        let line = self.render(world);
+        let what = line.trim_start().split_once(' ').map_or("", |(_, w)| w);
+        what.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 }
 

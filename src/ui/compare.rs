@@ -2,12 +2,30 @@
 //!
 //! The simulator draws its random numbers per entity, so the two traces agree event for event
 //! until the flipped toggle first makes a difference. An event counts as shared when the other
-//! run has an event at the same time that reads the same; everything else is marked.
+//! run has an equal event (same time, same happening); everything else is marked.
 
 use std::collections::BTreeMap;
 
 use crate::trace::Event;
-use crate::world::{Micros, World};
+use crate::world::Micros;
+
+/// For each event of `these`, whether `others` lacks it, matching equal events one to one.
+fn unmatched(these: &[Event], others: &[Event]) -> Vec<bool> {
+    let mut counts: BTreeMap<&Event, usize> = BTreeMap::new();
+    for e in others {
+        *counts.entry(e).or_default() += 1;
+    }
+    these
+        .iter()
+        .map(|e| match counts.get_mut(e) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect()
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diff {
@@ -20,37 +38,11 @@ pub struct Diff {
 }
 
 impl Diff {
-    pub fn of(world_a: &World, a: &[Event], world_b: &World, b: &[Event]) -> Diff {
-        let lines_a: Vec<(Micros, String)> = a.iter().map(|e| (e.at, e.render(world_a))).collect();
-        let lines_b: Vec<(Micros, String)> = b.iter().map(|e| (e.at, e.render(world_b))).collect();
-        let mut counts: BTreeMap<&(Micros, String), i64> = BTreeMap::new();
-        for l in &lines_b {
-            *counts.entry(l).or_default() += 1;
-        }
-        let only_a: Vec<bool> = lines_a
-            .iter()
-            .map(|l| match counts.get_mut(l) {
-                Some(n) if *n > 0 => {
-                    *n -= 1;
-                    false
-                }
-                _ => true,
-            })
-            .collect();
-        let mut counts: BTreeMap<&(Micros, String), i64> = BTreeMap::new();
-        for l in &lines_a {
-            *counts.entry(l).or_default() += 1;
-        }
-        let only_b: Vec<bool> = lines_b
-            .iter()
-            .map(|l| match counts.get_mut(l) {
-                Some(n) if *n > 0 => {
-                    *n -= 1;
-                    false
-                }
-                _ => true,
-            })
-            .collect();
+    /// The difference between two runs of worlds that name the same entities in the same
+    /// order (one toggle apart), so that equal events mean the same thing in both.
+    pub fn of(a: &[Event], b: &[Event]) -> Diff {
+        let only_a = unmatched(a, b);
+        let only_b = unmatched(b, a);
         let first = |flags: &[bool], events: &[Event]| {
             flags
                 .iter()

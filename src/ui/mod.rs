@@ -182,6 +182,12 @@ pub struct App {
     pub text: String,
     /// The problems with `text`; empty when it is the scenario that ran.
     pub errors: Vec<ScenarioError>,
+    /// The editor's text as the user wrote it, before a toggle rewrote it in canonical form
+    /// (dropping comments and layout); kept so that it can be restored.
+    pub replaced_text: Option<String>,
+    /// Counts every change of the scenario or the text, so that views of the controls redraw
+    /// even when a change left the scenario as it was.
+    pub revision: u64,
     /// The last valid scenario: the one that ran.
     pub scenario: Scenario,
     pub memory: Memory,
@@ -195,6 +201,9 @@ pub struct App {
     pub speed: f64,
     /// The event whose details are shown.
     pub selected: Option<usize>,
+    /// The event of the compared (flipped) run whose details are shown, if one was picked
+    /// on its timeline; the two selections exclude each other.
+    pub selected_flipped: Option<usize>,
     pub own_order: bool,
     /// Horizontal zoom of the timeline, 1 = fit the width.
     pub zoom: u32,
@@ -210,6 +219,10 @@ pub enum Action {
     Pick(String),
     Toggle(Toggle),
     Edit(String),
+    /// Puts back the text a toggle rewrote (which also undoes that toggle).
+    RestoreText,
+    /// Drops an invalid edit: the editor shows the scenario that ran.
+    DiscardEdit,
     NewSeed,
     StepForward,
     StepBack,
@@ -224,6 +237,8 @@ pub enum Action {
     SpeedStep(i32),
     Compare(Option<Toggle>),
     Select(Option<usize>),
+    /// Selects an event of the compared run.
+    SelectFlipped(Option<usize>),
     OwnOrder(bool),
     Zoom(u32),
     DismissNotice,
@@ -280,6 +295,8 @@ impl App {
             source: source.to_string(),
             text: text.to_string(),
             errors: Vec::new(),
+            replaced_text: None,
+            revision: 0,
             scenario,
             memory: Memory::default(),
             outcome: Rc::new(outcome),
@@ -289,6 +306,7 @@ impl App {
             playing: false,
             speed: DEFAULT_SPEED,
             selected: None,
+            selected_flipped: None,
             own_order: false,
             zoom: 1,
             window: timeline::Window::all(outcome_end),
@@ -321,6 +339,11 @@ impl App {
         }
     }
 
+    /// True when the text is no longer the picked source's own text.
+    pub fn edited(&self) -> bool {
+        source_text(&self.source) != Some(self.text.as_str())
+    }
+
     /// What to save: the picker source and the editor text, even if the text is invalid.
     pub fn saved(&self) -> Saved {
         Saved {
@@ -331,6 +354,14 @@ impl App {
 
     /// Applies an action. The engine re-runs whenever the scenario changes.
     pub fn reduce(&self, action: Action) -> App {
+        let mut next = self.reduce_inner(action);
+        if next.text != self.text || !Rc::ptr_eq(&next.outcome, &self.outcome) {
+            next.revision = self.revision.wrapping_add(1);
+        }
+        next
+    }
+
+    fn reduce_inner(&self, action: Action) -> App {
         let mut next = self.clone();
         match action {
             Action::Pick(source) => {
@@ -338,26 +369,47 @@ impl App {
                 opened.speed = self.speed;
                 opened.own_order = self.own_order;
                 opened.zoom = self.zoom;
+                opened.revision = self.revision;
                 opened.follow();
                 return opened;
             }
             Action::Toggle(t) => {
+                // Toggles act on the scenario that ran. While the text has errors they would
+                // overwrite the user's unfinished edit, so they wait until it is fixed or
+                // discarded (the page disables them and says why).
+                if !next.errors.is_empty() {
+                    return next;
+                }
                 let mut memory = next.memory.clone();
                 let scenario = toggles::apply(&next.scenario, &t, &mut memory);
                 next.memory = memory;
+                let canonical = next.scenario.to_toml_string();
+                if next.text != canonical {
+                    next.replaced_text = Some(std::mem::take(&mut next.text));
+                }
                 next.text = scenario.to_toml_string();
                 next.set_scenario(scenario);
             }
             Action::Edit(text) => {
                 next.text = text;
+                next.replaced_text = None;
                 match Scenario::from_toml_str(&next.text) {
                     Ok(scenario) => next.set_scenario(scenario),
                     Err(e) => next.errors = e.0,
                 }
             }
+            Action::RestoreText => {
+                if let Some(text) = next.replaced_text.take() {
+                    return next.reduce_inner(Action::Edit(text));
+                }
+            }
+            Action::DiscardEdit => {
+                next.text = next.scenario.to_toml_string();
+                next.errors.clear();
+            }
             Action::NewSeed => {
                 let seed = toggles::next_seed(next.scenario.seed);
-                return next.reduce(Action::Toggle(Toggle::Seed(seed)));
+                return next.reduce_inner(Action::Toggle(Toggle::Seed(seed)));
             }
             Action::StepForward => {
                 next.playing = false;
@@ -419,9 +471,20 @@ impl App {
                         .unwrap_or_else(|| format!("{t:?}"));
                     next.comparison(t, label)
                 });
+                next.selected_flipped = None;
             }
             Action::Select(e) => {
                 next.selected = e.filter(|i| *i < next.outcome.events.len());
+                next.selected_flipped = None;
+            }
+            Action::SelectFlipped(e) => {
+                let n = next
+                    .compare
+                    .as_ref()
+                    .and_then(|c| c.result.as_ref().ok())
+                    .map_or(0, |(b, _)| b.events.len());
+                next.selected_flipped = e.filter(|i| *i < n);
+                next.selected = None;
             }
             Action::OwnOrder(on) => next.own_order = on,
             Action::Zoom(z) => {
@@ -441,6 +504,7 @@ impl App {
                 self.scenario = scenario;
                 self.outcome = Rc::new(outcome);
                 self.selected = None;
+                self.selected_flipped = None;
                 let t = self.time.min(self.outcome.end);
                 self.seek(t);
                 if let Some(c) = self.compare.take() {
@@ -462,7 +526,7 @@ impl App {
         let flipped = toggles::apply(&self.scenario, &toggle, &mut memory);
         let result = Outcome::compute(&flipped).map(|b| {
             let a = &self.outcome;
-            let diff = Diff::of(&a.world, &a.events, &b.world, &b.events);
+            let diff = Diff::of(&a.events, &b.events);
             (Rc::new(b), Rc::new(diff))
         });
         Rc::new(Comparison {
@@ -476,6 +540,7 @@ impl App {
         self.cursor = cursor.min(self.outcome.events.len());
         self.time = self.outcome.time_of(self.cursor);
         self.selected = self.cursor.checked_sub(1);
+        self.selected_flipped = None;
         self.follow();
     }
 

@@ -1,8 +1,9 @@
 //! The words the page uses for engine data: verdict counts, the playhead sentence, an event's
 //! details. Each is a direct reading of a verdict, snapshot or event; none adds a judgement.
 
-use crate::monitor::{Exclusion, Snapshot, Verdict};
+use crate::monitor::{Exclusion, Integrity, Snapshot, Verdict};
 use crate::trace::{seconds, Event};
+use crate::ui::compare::Diff;
 use crate::world::{Micros, World};
 
 /// One count under the verdict: a stable key (for styling and tests), its words and number.
@@ -125,18 +126,85 @@ pub fn playhead(s: &Snapshot, time: Micros, cursor: usize, total: usize) -> Stri
     head + &body
 }
 
-/// The details of one event: its time and its line of the trace.
+/// The details of one event: its time and what happened.
 pub fn event_details(world: &World, events: &[Event], index: usize) -> Option<String> {
     let e = events.get(index)?;
-    let line = e.render(world);
-    // The rendered line starts with its own time stamp and pads columns; the details say the
-    // time once and need no columns.
-    let what = line.trim_start().split_once(' ').map_or("", |(_, w)| w);
-    let words: Vec<&str> = what.split_whitespace().collect();
     Some(format!(
         "Event {} at t={}: {}",
         index + 1,
         seconds(e.at),
-        words.join(" ")
+        e.describe(world)
     ))
+}
+
+/// What flipping one toggle changed, line by line: each verdict figure as "x → y" or "x in
+/// both", then how many events differ and from when.
+pub fn compare_summary(a: &Verdict, b: &Verdict, diff: &Diff) -> Vec<String> {
+    let change = |name: &str, x: String, y: String| {
+        if x == y {
+            format!("{name}: {x} in both")
+        } else {
+            format!("{name}: {x} → {y}")
+        }
+    };
+    let exclusion = |v: &Verdict| {
+        if v.violation_count > 0 {
+            format!("broken ({} overlap(s))", v.violation_count)
+        } else {
+            "holds".to_string()
+        }
+    };
+    let overlaps = |v: &Verdict| {
+        v.violations
+            .iter()
+            .map(|x| {
+                (
+                    x.from_us,
+                    x.to_us,
+                    x.holders[0].client.clone(),
+                    x.holders[1].client.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut exclusion_line = change("Exclusion", exclusion(a), exclusion(b));
+    if a.violation_count == b.violation_count && a.violation_count > 0 && overlaps(a) != overlaps(b)
+    {
+        exclusion_line = format!(
+            "Exclusion: broken ({} overlap(s)) in both, but not the same overlaps",
+            a.violation_count
+        );
+    }
+    let integrity = |v: &Verdict| match v.integrity {
+        Integrity::Intact => "intact".to_string(),
+        Integrity::Corrupted => "corrupted".to_string(),
+    };
+    let idle = |v: &Verdict| {
+        let us: u64 = v.resources.iter().map(|r| r.idle_while_waiting_us).sum();
+        format!("{} ms", us / 1_000)
+    };
+    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+    vec![
+        exclusion_line,
+        change("Integrity", integrity(a), integrity(b)),
+        change("Lost updates", a.lost_updates.to_string(), b.lost_updates.to_string()),
+        change(
+            "Writes inside another's critical section",
+            a.interleaved_writes.to_string(),
+            b.interleaved_writes.to_string(),
+        ),
+        change("Rejected writes", a.rejected_writes.to_string(), b.rejected_writes.to_string()),
+        change("Rejected reads", a.rejected_reads.to_string(), b.rejected_reads.to_string()),
+        change("Idle while clients waited", idle(a), idle(b)),
+        change("Deadlock", yes_no(a.deadlock), yes_no(b.deadlock)),
+        match diff.first_divergence {
+            Some(t) => format!(
+                "{} event(s) only in this run, {} only in the flipped run; the runs first differ at t={}.",
+                diff.count_a(),
+                diff.count_b(),
+                seconds(t)
+            ),
+            None => "The two traces are identical.".to_string(),
+        },
+    ]
 }

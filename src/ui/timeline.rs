@@ -220,7 +220,7 @@ impl Layout {
         let mut waiting: Vec<Option<(Micros, usize)>> = vec![None; clients];
         let mut believed: Vec<Option<(Micros, usize)>> = vec![None; clients];
         let mut paused: Vec<Option<(Micros, usize)>> = vec![None; clients];
-        let mut held: Vec<Vec<(u32, Micros, usize, String)>> = vec![Vec::new(); services];
+        let mut held: Vec<Vec<OpenHold>> = vec![Vec::new(); services];
         let mut outages: Vec<Option<(Micros, usize)>> = vec![None; services];
         let mut partitions: Vec<Option<(Micros, usize)>> = vec![None; world.partitions.len()];
 
@@ -259,34 +259,30 @@ impl Layout {
                 What::OutageStarted { service } => outages[*service as usize] = Some((at, i)),
                 What::OutageEnded { service } => {
                     let s = *service as usize;
-                    if let Some((from, event)) = outages[s].take() {
-                        let label = format!("{} down", world.services[s].name);
-                        for l in [service_lane(*service), faults] {
-                            lanes[l].spans.push(Span {
-                                from,
-                                to: at,
-                                kind: SpanKind::Outage,
-                                label: label.clone(),
-                                event,
-                            });
-                        }
-                    }
+                    let label = format!("{} down", world.services[s].name);
+                    let into = [service_lane(*service), faults];
+                    close_into(
+                        &mut lanes,
+                        &into,
+                        &mut outages[s],
+                        SpanKind::Outage,
+                        at,
+                        &label,
+                    );
                 }
                 What::PauseStarted { client } => paused[*client as usize] = Some((at, i)),
                 What::PauseEnded { client } => {
                     let c = *client as usize;
-                    if let Some((from, event)) = paused[c].take() {
-                        let label = format!("{} paused", world.clients[c].name);
-                        for l in [client_lane(*client), faults] {
-                            lanes[l].spans.push(Span {
-                                from,
-                                to: at,
-                                kind: SpanKind::Paused,
-                                label: label.clone(),
-                                event,
-                            });
-                        }
-                    }
+                    let label = format!("{} paused", world.clients[c].name);
+                    let into = [client_lane(*client), faults];
+                    close_into(
+                        &mut lanes,
+                        &into,
+                        &mut paused[c],
+                        SpanKind::Paused,
+                        at,
+                        &label,
+                    );
                 }
                 What::Migrated { .. } => mark(&mut lanes[faults], at, MarkKind::Migrated, i),
                 What::OpStarted { client, .. } => {
@@ -332,22 +328,28 @@ impl Layout {
                 What::Service {
                     service,
                     instant,
+                    resource,
                     op,
-                    ..
                 } => {
                     let s = *service as usize;
                     let l = service_lane(*service);
+                    let r = *resource;
                     match op.hold_change() {
-                        Some(HoldChange::Begins { client, token }) => {
+                        // A service confirms a hold to a client that asks again; that is the
+                        // same hold, not a new one (as the monitors count it).
+                        Some(HoldChange::Begins { client, token })
+                            if !held[s].iter().any(|h| h.0 == r && h.1 == client) =>
+                        {
                             let label = format!(
                                 "{} #{} t{}",
                                 world.clients[client as usize].name, instant, token
                             );
-                            held[s].push((client, at, i, label));
+                            held[s].push((r, client, at, i, label));
                         }
                         Some(HoldChange::Ends { client, .. }) => {
-                            if let Some(k) = held[s].iter().position(|h| h.0 == client) {
-                                let (_, from, event, label) = held[s].remove(k);
+                            if let Some(k) = held[s].iter().position(|h| h.0 == r && h.1 == client)
+                            {
+                                let (_, _, from, event, label) = held[s].remove(k);
                                 lanes[l].spans.push(Span {
                                     from,
                                     to: at,
@@ -357,7 +359,7 @@ impl Layout {
                                 });
                             }
                         }
-                        None => {}
+                        _ => {}
                     }
                     let kind = match op {
                         ServiceOp::Queued { .. } => Some(MarkKind::Queued),
@@ -419,21 +421,18 @@ impl Layout {
                 end,
                 String::new(),
             );
-            if let Some((from, event)) = paused[c].take() {
-                let label = format!("{} paused", world.clients[c].name);
-                for l in [c, faults] {
-                    lanes[l].spans.push(Span {
-                        from,
-                        to: end,
-                        kind: SpanKind::Paused,
-                        label: label.clone(),
-                        event,
-                    });
-                }
-            }
+            let label = format!("{} paused", world.clients[c].name);
+            close_into(
+                &mut lanes,
+                &[c, faults],
+                &mut paused[c],
+                SpanKind::Paused,
+                end,
+                &label,
+            );
         }
         for (s, open) in held.into_iter().enumerate() {
-            for (_, from, event, label) in open {
+            for (_, _, from, event, label) in open {
                 lanes[clients + s].spans.push(Span {
                     from,
                     to: end,
@@ -444,18 +443,9 @@ impl Layout {
             }
         }
         for (s, open) in outages.iter_mut().enumerate() {
-            if let Some((from, event)) = open.take() {
-                let label = format!("{} down", world.services[s].name);
-                for l in [clients + s, faults] {
-                    lanes[l].spans.push(Span {
-                        from,
-                        to: end,
-                        kind: SpanKind::Outage,
-                        label: label.clone(),
-                        event,
-                    });
-                }
-            }
+            let label = format!("{} down", world.services[s].name);
+            let into = [clients + s, faults];
+            close_into(&mut lanes, &into, open, SpanKind::Outage, end, &label);
         }
         for (p, open) in partitions.iter_mut().enumerate() {
             let label = partition_label(world, p as u32);
@@ -555,6 +545,32 @@ fn lane(kind: LaneKind, label: &str) -> Lane {
         label: label.to_string(),
         spans: Vec::new(),
         marks: Vec::new(),
+    }
+}
+
+/// A hold a service has granted and not yet ended: (resource, client, since, event, label).
+type OpenHold = (u32, u32, Micros, usize, String);
+
+/// Closes an open span into each of the given lanes (a pause or an outage shows both in its
+/// own lane and in the fault lane).
+fn close_into(
+    lanes: &mut [Lane],
+    into: &[usize],
+    open: &mut Option<(Micros, usize)>,
+    kind: SpanKind,
+    to: Micros,
+    label: &str,
+) {
+    if let Some((from, event)) = open.take() {
+        for l in into {
+            lanes[*l].spans.push(Span {
+                from,
+                to,
+                kind,
+                label: label.to_string(),
+                event,
+            });
+        }
     }
 }
 

@@ -58,10 +58,10 @@ pub enum Toggle {
 /// Faults the learner turned off, kept so that turning them on again restores them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
-    partition: Option<Partition>,
+    partitions: Vec<Partition>,
     outages: BTreeMap<String, Vec<Window>>,
-    pause: Option<Pause>,
-    migration: Option<Migration>,
+    pauses: Vec<Pause>,
+    migrations: Vec<Migration>,
 }
 
 /// A choice in a select control: its value and the words shown for it.
@@ -150,13 +150,74 @@ pub fn protocol_options(s: &Scenario) -> Vec<Choice> {
         out.push(choice("all_ordered", "Lock in all, fixed order"));
     }
     if let Some((authority, subordinate)) = chain_pair(s) {
+        let already = s
+            .services
+            .iter()
+            .any(|x| x.name == subordinate && x.subordinate_to.as_deref() == Some(&authority));
+        // Choosing a chain also makes the subordinate defer to the authority, which changes
+        // every class that uses it; the label says so.
         out.push(choice(
             "token_chain",
-            format!("Token from {authority}, shown to {subordinate}"),
+            if already {
+                format!("Token from {authority}, shown to {subordinate}")
+            } else {
+                format!(
+                    "Token from {authority}, shown to {subordinate} (makes {subordinate} subordinate to {authority})"
+                )
+            },
         ));
     }
     out.push(choice("no_lock", "No lock (last writer wins)"));
     out
+}
+
+/// The protocols a control offers one class: those of [`protocol_options`] that give a valid
+/// scenario, and the class's current one. A choice that can only produce errors is not shown.
+pub fn protocol_choices(s: &Scenario, class: &str) -> Vec<Choice> {
+    let current = s
+        .clients
+        .iter()
+        .find(|c| c.name == class)
+        .map(|c| protocol_value(&c.protocol));
+    protocol_options(s)
+        .into_iter()
+        .filter(|o| {
+            Some(&o.value) == current.as_ref() || {
+                let t = Toggle::Protocol {
+                    class: class.to_string(),
+                    choice: o.value.clone(),
+                };
+                apply(s, &t, &mut Memory::default()).validate().is_ok()
+            }
+        })
+        .collect()
+}
+
+/// The roles a control offers one service: those of [`role_options`] that give a valid
+/// scenario, and the service's current role.
+pub fn role_choices(s: &Scenario, service: &str) -> Vec<Choice> {
+    let current = s
+        .services
+        .iter()
+        .find(|x| x.name == service)
+        .map(|x| role_value(x.subordinate_to.as_deref()));
+    role_options(s, service)
+        .into_iter()
+        .filter(|o| {
+            Some(&o.value) == current.as_ref() || {
+                let t = Toggle::Role {
+                    service: service.to_string(),
+                    authority: o.value.strip_prefix("subordinate:").map(str::to_string),
+                };
+                apply(s, &t, &mut Memory::default()).validate().is_ok()
+            }
+        })
+        .collect()
+}
+
+/// The value of a role in the role select.
+pub fn role_value(authority: Option<&str>) -> String {
+    authority.map_or("independent".to_string(), |a| format!("subordinate:{a}"))
 }
 
 /// The roles a service can take: independent, or subordinate to another independent service.
@@ -191,17 +252,18 @@ pub fn apply(s: &Scenario, toggle: &Toggle, memory: &mut Memory) -> Scenario {
         Toggle::Partition(on) => {
             if *on {
                 if s.partitions.is_empty() && s.regions.len() >= 2 {
-                    let p = memory.partition.take().unwrap_or_else(|| Partition {
-                        start_ms: quarter,
-                        duration_ms: quarter,
-                        groups: vec![vec![s.regions[0].clone()], s.regions[1..].to_vec()],
-                        mode: PartitionMode::default(),
-                    });
-                    s.partitions.push(p);
+                    s.partitions = std::mem::take(&mut memory.partitions);
+                    if s.partitions.is_empty() {
+                        s.partitions.push(Partition {
+                            start_ms: quarter,
+                            duration_ms: quarter,
+                            groups: vec![vec![s.regions[0].clone()], s.regions[1..].to_vec()],
+                            mode: PartitionMode::default(),
+                        });
+                    }
                 }
             } else if !s.partitions.is_empty() {
-                memory.partition = Some(s.partitions.remove(0));
-                s.partitions.clear();
+                memory.partitions = std::mem::take(&mut s.partitions);
             }
         }
         Toggle::PartitionStart(ms) => {
@@ -315,18 +377,18 @@ pub fn apply(s: &Scenario, toggle: &Toggle, memory: &mut Memory) -> Scenario {
         Toggle::Pause(on) => {
             if *on {
                 if s.pauses.is_empty() {
-                    let first = s.client_instance_names().into_iter().next();
-                    if let Some(p) = memory.pause.take().or(first.map(|client| Pause {
-                        client,
-                        start_ms: third,
-                        duration_ms: quarter,
-                    })) {
-                        s.pauses.push(p);
+                    s.pauses = std::mem::take(&mut memory.pauses);
+                    if s.pauses.is_empty() {
+                        let first = s.client_instance_names().into_iter().next();
+                        s.pauses.extend(first.map(|client| Pause {
+                            client,
+                            start_ms: third,
+                            duration_ms: quarter,
+                        }));
                     }
                 }
             } else if !s.pauses.is_empty() {
-                memory.pause = Some(s.pauses.remove(0));
-                s.pauses.clear();
+                memory.pauses = std::mem::take(&mut s.pauses);
             }
         }
         Toggle::PauseClient(client) => {
@@ -347,13 +409,13 @@ pub fn apply(s: &Scenario, toggle: &Toggle, memory: &mut Memory) -> Scenario {
         Toggle::Migration(on) => {
             if *on {
                 if s.migrations.is_empty() {
-                    if let Some(m) = memory.migration.take().or_else(|| default_migration(&s)) {
-                        s.migrations.push(m);
+                    s.migrations = std::mem::take(&mut memory.migrations);
+                    if s.migrations.is_empty() {
+                        s.migrations.extend(default_migration(&s));
                     }
                 }
             } else if !s.migrations.is_empty() {
-                memory.migration = Some(s.migrations.remove(0));
-                s.migrations.clear();
+                memory.migrations = std::mem::take(&mut s.migrations);
             }
         }
         Toggle::MigrationMode(mode) => {

@@ -3,6 +3,7 @@
 
 use std::rc::Rc;
 
+use gloo::timers::callback::Timeout;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -63,12 +64,19 @@ fn on_ms(dispatch: &Dispatch, f: impl Fn(u64) -> Toggle + 'static) -> Callback<E
 pub struct PickerProps {
     pub source: String,
     pub description: String,
+    /// True when the scenario is no longer the picked one's own text.
+    pub edited: bool,
     pub dispatch: Dispatch,
 }
 
 #[function_component(Picker)]
 pub fn picker(p: &PickerProps) -> Html {
     let onchange = on_change(&p.dispatch, |e| Some(Action::Pick(value_of(e))));
+    let reset = {
+        let d = p.dispatch.clone();
+        let source = p.source.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(Action::Pick(source.clone())))
+    };
     html! {
         <section class="panel picker" aria-labelledby="picker-h">
             <h2 id="picker-h">{ "Scenario" }</h2>
@@ -79,6 +87,12 @@ pub fn picker(p: &PickerProps) -> Html {
                 }) }
             </select>
             <p class="description">{ &p.description }</p>
+            if p.edited {
+                <p class="edited">
+                    { "Changed from the built-in by your toggles or edits. " }
+                    <button id="reset" type="button" onclick={reset}>{ "Reset to the built-in" }</button>
+                </p>
+            }
         </section>
     }
 }
@@ -91,7 +105,11 @@ pub struct ControlsProps {
 
 impl PartialEq for ControlsProps {
     fn eq(&self, other: &Self) -> bool {
-        self.app.scenario == other.app.scenario && self.dispatch == other.dispatch
+        // The revision, not the scenario: a toggle that gave an invalid scenario leaves the
+        // scenario as it was, and the controls must still redraw to show the values in force.
+        self.app.revision == other.app.revision
+            && Rc::ptr_eq(&self.app.outcome, &other.app.outcome)
+            && self.dispatch == other.dispatch
     }
 }
 
@@ -123,7 +141,6 @@ pub fn controls(p: &ControlsProps) -> Html {
         </fieldset>
     };
 
-    let protocol_options = toggles::protocol_options(s);
     let protocols = html! {
         <fieldset>
             <legend>{ "How each client class locks" }</legend>
@@ -131,11 +148,12 @@ pub fn controls(p: &ControlsProps) -> Html {
                 let id = format!("protocol-{}", c.name);
                 let current = toggles::protocol_value(&c.protocol);
                 let class = c.name.clone();
+                let options = toggles::protocol_choices(s, &c.name);
                 html! {
                     <span class="field">
                         <label for={id.clone()}>{ format!("{} ({}×)", c.name, c.count) }</label>
                         <select id={id} onchange={on_change(d, move |e| Some(Action::Toggle(Toggle::Protocol { class: class.clone(), choice: value_of(e) })))}>
-                            { for protocol_options.iter().map(|o| html! {
+                            { for options.iter().map(|o| html! {
                                 <option value={o.value.clone()} selected={o.value == current}>{ &o.label }</option>
                             }) }
                         </select>
@@ -186,7 +204,7 @@ pub fn controls(p: &ControlsProps) -> Html {
             <legend>{ "Role of each service" }</legend>
             { for s.services.iter().map(|x| {
                 let id = format!("role-{}", x.name);
-                let current = x.subordinate_to.as_ref().map_or("independent".to_string(), |a| format!("subordinate:{a}"));
+                let current = toggles::role_value(x.subordinate_to.as_deref());
                 let service = x.name.clone();
                 html! {
                     <span class="field">
@@ -196,7 +214,7 @@ pub fn controls(p: &ControlsProps) -> Html {
                             let authority = v.strip_prefix("subordinate:").map(str::to_string);
                             Some(Action::Toggle(Toggle::Role { service: service.clone(), authority }))
                         })}>
-                            { for toggles::role_options(s, &x.name).into_iter().map(|o| html! {
+                            { for toggles::role_choices(s, &x.name).into_iter().map(|o| html! {
                                 <option value={o.value.clone()} selected={o.value == current}>{ o.label }</option>
                             }) }
                         </select>
@@ -284,14 +302,36 @@ pub fn controls(p: &ControlsProps) -> Html {
         </fieldset>
     };
 
+    let blocked = !p.app.errors.is_empty();
+    let discard = {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(Action::DiscardEdit))
+    };
+    let o = &p.app.outcome;
+    let broken = o.verdict.violation_count > 0;
     html! {
         <section class="panel controls" aria-labelledby="controls-h">
             <h2 id="controls-h">{ "Toggles" }</h2>
-            { protocols }
-            { fencing }
-            { for roles }
-            { faults }
-            { seed }
+            // On a narrow screen the verdict is far above; this line echoes it beside the
+            // toggles so that a change is seen where it is made.
+            <p class={classes!("echo", if broken { "broken" } else { "holds" })}>
+                { format!("Now: exclusion {}; {} lost update(s), {} rejected write(s).",
+                    if broken { "broken" } else { "holds" }, o.verdict.lost_updates, o.verdict.rejected_writes) }
+            </p>
+            if blocked {
+                <div class="errors has-errors">
+                    <p>{ "The scenario's text has an error (see the editor below), so the toggles wait until it is fixed or discarded: changing one now would overwrite your edit." }</p>
+                    <button id="discard-edit" type="button" onclick={discard}>{ "Discard the edit" }</button>
+                </div>
+            }
+            <fieldset class="plain" disabled={blocked}>
+                <legend class="visually-hidden">{ "Toggles" }</legend>
+                { protocols }
+                { fencing }
+                { for roles }
+                { faults }
+                { seed }
+            </fieldset>
         </section>
     }
 }
@@ -300,6 +340,10 @@ pub fn controls(p: &ControlsProps) -> Html {
 pub struct EditorProps {
     pub text: String,
     pub errors: Vec<ScenarioError>,
+    /// True when a toggle rewrote text the user had written, which can be put back.
+    pub can_restore: bool,
+    /// True when the current run is large enough that re-running on every keystroke would lag.
+    pub heavy: bool,
     pub dispatch: Dispatch,
 }
 
@@ -307,11 +351,23 @@ pub struct EditorProps {
 /// engine's located errors and leaves the last good run on screen.
 #[function_component(Editor)]
 pub fn editor(p: &EditorProps) -> Html {
+    let pending = use_mut_ref(|| None::<Timeout>);
     let oninput = {
         let d = p.dispatch.clone();
+        let heavy = p.heavy;
         Callback::from(move |e: InputEvent| {
             let e: Event = e.into();
-            d.dispatch(Action::Edit(value_of(&e)));
+            let text = value_of(&e);
+            // A small run re-runs on every keystroke; a heavy one waits for a pause in the
+            // typing, so that typing stays responsive.
+            if heavy {
+                let d = d.clone();
+                *pending.borrow_mut() =
+                    Some(Timeout::new(300, move || d.dispatch(Action::Edit(text))));
+            } else {
+                pending.borrow_mut().take();
+                d.dispatch(Action::Edit(text));
+            }
         })
     };
     html! {
@@ -320,6 +376,14 @@ pub fn editor(p: &EditorProps) -> Html {
             <label for="editor">{ "Scenario (TOML): counts, timings, rows, leases" }</label>
             <textarea id="editor" spellcheck="false" rows="16" aria-describedby="editor-errors editor-help"
                 value={p.text.clone()} {oninput} />
+            if p.can_restore {
+                <p class="hint">
+                    { "A toggle rewrote your text in canonical form, without its comments and layout. " }
+                    <button id="restore-text" type="button" onclick={ let d = p.dispatch.clone(); move |_| d.dispatch(Action::RestoreText) }>
+                        { "Restore my text (undoes the toggle)" }
+                    </button>
+                </p>
+            }
             <p id="editor-help" class="hint">{ "Checked as you type. While the text has an error, the last valid run stays on screen. The format is documented in docs/scenario-format.md." }</p>
             <div id="editor-errors" role="alert" class={classes!("errors", (!p.errors.is_empty()).then_some("has-errors"))}>
                 if !p.errors.is_empty() {

@@ -63,18 +63,25 @@ fn save(app: &ui::App) {
     }
 }
 
-/// True when a key press belongs to a form control rather than to the page's shortcuts.
-fn typing_in_a_control(event: &web_sys::KeyboardEvent) -> bool {
-    event
+/// True when a key press belongs to what has focus rather than to the page's shortcuts: every
+/// key in a field, Space and Enter on a button (they press it), and the scrolling keys in a
+/// region that scrolls.
+fn key_belongs_to_focus(event: &web_sys::KeyboardEvent) -> bool {
+    let Some(el) = event
         .target()
         .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .map(|el| {
-            matches!(
-                el.tag_name().to_ascii_lowercase().as_str(),
-                "input" | "textarea" | "select" | "button" | "summary"
-            )
-        })
-        .unwrap_or(false)
+    else {
+        return false;
+    };
+    match el.tag_name().to_ascii_lowercase().as_str() {
+        "input" | "textarea" | "select" => true,
+        "button" | "summary" => matches!(event.key().as_str(), " " | "Enter"),
+        _ => el
+            .closest(".table-scroll, .order ol, pre")
+            .ok()
+            .flatten()
+            .is_some(),
+    }
 }
 
 fn now_ms() -> f64 {
@@ -141,7 +148,7 @@ pub fn root() -> Html {
                     if event.ctrl_key() || event.meta_key() || event.alt_key() {
                         return;
                     }
-                    if typing_in_a_control(event) {
+                    if key_belongs_to_focus(event) {
                         return;
                     }
                     let action = match event.key().as_str() {
@@ -181,6 +188,7 @@ pub fn root() -> Html {
     }
 
     let timeline_width = (*width).max(300);
+    let shared = app_rc(&app);
     let diff_a = app
         .compare
         .as_ref()
@@ -201,10 +209,10 @@ pub fn root() -> Html {
             </div>
         }
         <main class="layout">
-            <Picker source={app.source.clone()} description={app.scenario.description.clone()} dispatch={dispatch.clone()} />
+            <Picker source={app.source.clone()} description={app.scenario.description.clone()} edited={app.edited()} dispatch={dispatch.clone()} />
             <section class="stage" aria-label="Run">
                 <VerdictView outcome={Rc::clone(&app.outcome)} />
-                <Playback app={app_rc(&app)} dispatch={dispatch.clone()} />
+                <Playback app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
                 <div class="timeline-box" ref={timeline_box}>
                     <Timeline id="timeline" title="Timeline of the run"
                         layout={Rc::clone(&app.outcome.layout)} window={app.window} width={timeline_width}
@@ -212,14 +220,14 @@ pub fn root() -> Html {
                     <div class="playhead" aria-hidden="true"
                         style={timeline::playhead_style(app.time, app.window, timeline_width)}></div>
                 </div>
-                <panels::Details app={app_rc(&app)} />
+                <panels::Details app={Rc::clone(&shared)} />
                 <Legend />
-                <CompareView app={app_rc(&app)} width={timeline_width} dispatch={dispatch.clone()} />
-                <OwnOrderView app={app_rc(&app)} dispatch={dispatch.clone()} />
-                <EventTable app={app_rc(&app)} />
+                <CompareView app={Rc::clone(&shared)} width={timeline_width} dispatch={dispatch.clone()} />
+                <OwnOrderView app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+                <EventTable app={Rc::clone(&shared)} />
             </section>
-            <Controls app={app_rc(&app)} dispatch={dispatch.clone()} />
-            <Editor text={app.text.clone()} errors={app.errors.clone()} dispatch={dispatch.clone()} />
+            <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+            <Editor text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />
         </main>
         </>
     }

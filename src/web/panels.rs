@@ -6,7 +6,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use super::controls::value_of;
-use super::timeline::Timeline;
+use super::timeline::{same_rc, Timeline};
 use super::Dispatch;
 use crate::trace::seconds;
 use crate::ui::text::{self, Count};
@@ -105,11 +105,7 @@ impl PartialEq for AppProps {
             && self.app.own_order == o.app.own_order
             && self.app.zoom == o.app.zoom
             && self.app.selected == o.app.selected
-            && match (&self.app.compare, &o.app.compare) {
-                (None, None) => true,
-                (Some(a), Some(b)) => Rc::ptr_eq(a, b),
-                _ => false,
-            }
+            && same_rc(&self.app.compare, &o.app.compare)
     }
 }
 
@@ -187,7 +183,8 @@ pub fn playback(p: &AppProps) -> Html {
                 </span>
             </div>
             <p class="shortcuts">{ "Keys: Space play/pause · ← → step · Home/End · [ ] speed" }</p>
-            <p id="playhead-verdict" class={classes!("playhead-verdict", if broken { "broken" } else { "holds" })} aria-live="polite">
+            <p id="playhead-verdict" class={classes!("playhead-verdict", if broken { "broken" } else { "holds" })}
+                aria-live={if a.playing { "off" } else { "polite" }}>
                 { sentence }
             </p>
         </section>
@@ -201,7 +198,10 @@ pub struct DetailsProps {
 
 impl PartialEq for DetailsProps {
     fn eq(&self, o: &Self) -> bool {
-        Rc::ptr_eq(&self.app.outcome, &o.app.outcome) && self.app.selected == o.app.selected
+        Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
+            && self.app.selected == o.app.selected
+            && self.app.selected_flipped == o.app.selected_flipped
+            && same_rc(&self.app.compare, &o.app.compare)
     }
 }
 
@@ -209,10 +209,21 @@ impl PartialEq for DetailsProps {
 #[function_component(Details)]
 pub fn details(p: &DetailsProps) -> Html {
     let o = &p.app.outcome;
-    let text = p
+    let flipped = p
         .app
-        .selected
-        .and_then(|i| text::event_details(&o.world, &o.events, i))
+        .selected_flipped
+        .zip(p.app.compare.as_ref())
+        .and_then(|(i, c)| {
+            let (b, _) = c.result.as_ref().ok()?;
+            let text = text::event_details(&b.world, &b.events, i)?;
+            Some(format!("Flipped run ({}): {text}", c.label))
+        });
+    let text = flipped
+        .or_else(|| {
+            p.app
+                .selected
+                .and_then(|i| text::event_details(&o.world, &o.events, i))
+        })
         .unwrap_or_else(|| {
             "Hover over the timeline, or step with the arrow keys, to see an event's details."
                 .to_string()
@@ -233,11 +244,7 @@ impl PartialEq for CompareProps {
             && self.app.window == o.app.window
             && self.app.time == o.app.time
             && self.width == o.width
-            && match (&self.app.compare, &o.app.compare) {
-                (None, None) => true,
-                (Some(a), Some(b)) => Rc::ptr_eq(a, b),
-                _ => false,
-            }
+            && same_rc(&self.app.compare, &o.app.compare)
     }
 }
 
@@ -245,14 +252,19 @@ impl PartialEq for CompareProps {
 #[function_component(CompareView)]
 pub fn compare_view(p: &CompareProps) -> Html {
     let a = &p.app;
-    let flips = toggles::flips(&a.scenario);
+    // Listing the flips runs validation for each; do it once per scenario, not on every
+    // frame of playback.
+    let flips = {
+        let scenario = a.scenario.clone();
+        use_memo(a.revision, move |_| toggles::flips(&scenario))
+    };
     let current = a
         .compare
         .as_ref()
         .and_then(|c| flips.iter().position(|(_, t)| *t == c.toggle));
     let onchange = {
         let d = p.dispatch.clone();
-        let flips = flips.clone();
+        let flips = Rc::clone(&flips);
         Callback::from(move |e: Event| {
             let v = value_of(&e);
             let t = v
@@ -271,23 +283,8 @@ pub fn compare_view(p: &CompareProps) -> Html {
             </div>
         },
         Ok((b, diff)) => {
-            let va = &a.outcome.verdict;
-            let vb = &b.verdict;
             let broken = b.headline.starts_with("Exclusion broken");
-            let change = |name: &str, x: String, y: String| {
-                if x == y { format!("{name}: {x} in both") } else { format!("{name}: {x} → {y}") }
-            };
-            let exclusion = |v: &crate::monitor::Verdict| if v.violation_count > 0 { format!("broken ({} overlaps)", v.violation_count) } else { "holds".to_string() };
-            let summary = vec![
-                change("Exclusion", exclusion(va), exclusion(vb)),
-                change("Lost updates", va.lost_updates.to_string(), vb.lost_updates.to_string()),
-                change("Rejected writes", va.rejected_writes.to_string(), vb.rejected_writes.to_string()),
-                change("Deadlock", if va.deadlock { "yes".into() } else { "no".into() }, if vb.deadlock { "yes".into() } else { "no".into() }),
-                match diff.first_divergence {
-                    Some(t) => format!("{} event(s) only in this run, {} only in the flipped run; the runs first differ at t={}.", diff.count_a(), diff.count_b(), seconds(t)),
-                    None => "The two traces are identical.".to_string(),
-                },
-            ];
+            let summary = text::compare_summary(&a.outcome.verdict, &b.verdict, diff);
             html! {
                 <>
                 <ul id="compare-summary" class="compare-summary">
@@ -300,7 +297,7 @@ pub fn compare_view(p: &CompareProps) -> Html {
                     <Timeline id="timeline-b" title={format!("Timeline of the run {}", c.label)}
                         layout={Rc::clone(&b.layout)} window={a.window} width={p.width}
                         diff={Some(Rc::new(diff.only_b.clone()))} divergence={diff.first_divergence}
-                        dispatch={p.dispatch.clone()} />
+                        flipped=true dispatch={p.dispatch.clone()} />
                     <div class="playhead" aria-hidden="true"
                         style={super::timeline::playhead_style(a.time, a.window, p.width)}></div>
                 </div>
@@ -383,11 +380,7 @@ impl PartialEq for TableProps {
     fn eq(&self, o: &Self) -> bool {
         Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
             && self.app.cursor == o.app.cursor
-            && match (&self.app.compare, &o.app.compare) {
-                (None, None) => true,
-                (Some(a), Some(b)) => Rc::ptr_eq(a, b),
-                _ => false,
-            }
+            && same_rc(&self.app.compare, &o.app.compare)
     }
 }
 
@@ -420,8 +413,7 @@ pub fn event_table(p: &TableProps) -> Html {
                     <tbody>
                         { for (start..stop).map(|i| {
                             let e = &o.events[i];
-                            let line = e.render(&o.world);
-                            let what = line.trim_start().split_once(' ').map_or("", |(_, w)| w).split_whitespace().collect::<Vec<_>>().join(" ");
+                            let what = e.describe(&o.world);
                             let current = i + 1 == a.cursor;
                             html! {
                                 <tr class={classes!(current.then_some("current"), (i >= a.cursor).then_some("future"))}

@@ -1,8 +1,10 @@
-//! The timeline drawn as SVG from [`Layout`]: one lane per client, service and resource, a
-//! fault lane, and the exclusion violations drawn across the lanes they span.
+//! The timeline, painted from [`Layout`] on a canvas: one lane per client, service and
+//! resource, a fault lane, and the exclusion violations drawn across the lanes they span, with
+//! focusable twins of the violations on top for keyboard and screen-reader users.
 //!
-//! The drawing depends only on the layout, the width and the diff flags, so moving the
-//! playhead (a separate element) never redraws it.
+//! The painting depends only on the layout, the window, the width, the diff flags and the
+//! colour scheme, so moving the playhead (a separate element on its own layer) never repaints
+//! it.
 
 use std::rc::Rc;
 
@@ -175,10 +177,15 @@ pub struct TimelineProps {
     pub diff: Option<Rc<Vec<bool>>>,
     /// Where the compared runs first differ.
     pub divergence: Option<Micros>,
+    /// True for the compared run's timeline: its events are that run's, not the shown one's.
+    #[prop_or_default]
+    pub flipped: bool,
     pub dispatch: Dispatch,
 }
 
-fn same_rc<T>(a: &Option<Rc<T>>, b: &Option<Rc<T>>) -> bool {
+/// Whether two optional shared values are the same allocation (props compare by identity,
+/// because comparing whole runs by value would cost more than redrawing).
+pub fn same_rc<T>(a: &Option<Rc<T>>, b: &Option<Rc<T>>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => Rc::ptr_eq(a, b),
@@ -194,6 +201,7 @@ impl PartialEq for TimelineProps {
             && self.window == o.window
             && self.width == o.width
             && self.divergence == o.divergence
+            && self.flipped == o.flipped
             && same_rc(&self.diff, &o.diff)
     }
 }
@@ -268,6 +276,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let layout = Rc::clone(&p.layout);
         let d = p.dispatch.clone();
         let window = p.window;
+        let flipped = p.flipped;
         Callback::from(move |e: MouseEvent| {
             let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
             if y < f64::from(AXIS) || x < f64::from(GUTTER) {
@@ -281,7 +290,11 @@ pub fn timeline(p: &TimelineProps) -> Html {
             let mut last = last_hit.borrow_mut();
             if hit.is_some() && *last != hit {
                 *last = hit;
-                d.dispatch(Action::Select(hit));
+                d.dispatch(if flipped {
+                    Action::SelectFlipped(hit)
+                } else {
+                    Action::Select(hit)
+                });
             }
         })
     };
@@ -295,7 +308,8 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let x0 = x(o.from).max(f64::from(GUTTER));
         let w = (x(o.to).min(f64::from(width - RIGHT)) - x0).max(4.0);
         let text = format!(
-            "Exclusion broken from t={} to t={}: {}",
+            "{}Exclusion broken from t={} to t={}: {}",
+            if p.flipped { "In the flipped run: " } else { "" },
             crate::trace::seconds(o.from),
             crate::trace::seconds(o.to),
             o.text
@@ -391,7 +405,7 @@ impl Palette {
     }
 }
 
-/// The colour variable of each mark kind, and whether it is drawn as an outline.
+/// The colour variable of each mark kind (the legend's style sheet uses the same ones).
 fn mark_colour(kind: MarkKind) -> &'static str {
     match kind {
         MarkKind::Request => "--waiting",
@@ -490,6 +504,20 @@ fn paint(
         return;
     };
     let pal = Palette::read(canvas);
+    // Text on the canvas follows the page's root font size (larger on a projector), within
+    // what the lanes have room for.
+    let scale = gloo::utils::document()
+        .document_element()
+        .and_then(|root| {
+            gloo::utils::window()
+                .get_computed_style(&root)
+                .ok()
+                .flatten()
+        })
+        .and_then(|st| st.get_property_value("font-size").ok())
+        .and_then(|v| v.trim_end_matches("px").parse::<f64>().ok())
+        .map_or(1.0, |px| (px / 16.0).clamp(1.0, 1.4));
+    let font = |px: f64, weight: &str| format!("{weight}{:.1}px system-ui, sans-serif", px * scale);
     let base = |ctx: &CanvasRenderingContext2d| {
         let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     };
@@ -513,7 +541,7 @@ fn paint(
     }
 
     // The axis: round times with grid lines.
-    ctx.set_font("11px system-ui, sans-serif");
+    ctx.set_font(&font(11.0, ""));
     ctx.set_stroke_style_str(&pal.grid);
     ctx.set_line_width(1.0);
     let step = tick_step(w.span(), width);
@@ -587,9 +615,9 @@ fn paint(
             let room = (wd / 6.5) as usize;
             if s.kind == SpanKind::Held && !s.label.is_empty() && room >= 6 {
                 ctx.set_fill_style_str("#0b0b0b");
-                ctx.set_font("10px system-ui, sans-serif");
+                ctx.set_font(&font(10.0, ""));
                 let _ = ctx.fill_text(&shorten(&s.label, room), x0 + 3.0, y + h - 4.0);
-                ctx.set_font("11px system-ui, sans-serif");
+                ctx.set_font(&font(11.0, ""));
             }
         }
     }
@@ -688,7 +716,7 @@ fn paint(
             ctx.stroke_rect(x0, y + 1.0, wd, f64::from(LANE) - 2.0);
         }
         ctx.set_fill_style_str(pal.of("--violation"));
-        ctx.set_font("bold 11px system-ui, sans-serif");
+        ctx.set_font(&font(11.0, "bold "));
         let _ = ctx.fill_text("⚠", x0 + 2.0, y0 + 10.0);
         // The grants that overlap, by each service's own instant, beside the band when the
         // next overlap leaves room for them.
@@ -705,7 +733,7 @@ fn paint(
             ctx.set_fill_style_str(pal.of("--violation"));
             let _ = ctx.fill_text(&o.short, x0 + wd + 4.0, y0 + 11.0);
         }
-        ctx.set_font("11px system-ui, sans-serif");
+        ctx.set_font(&font(11.0, ""));
     }
 
     if let Some(t) = divergence.filter(|t| *t >= w.from && *t <= w.to) {
@@ -719,12 +747,12 @@ fn paint(
         ctx.stroke();
         let _ = ctx.set_line_dash(&js_sys::Array::new());
         ctx.set_fill_style_str(pal.of("--diff"));
-        let _ = ctx.fill_text("runs differ from here", xt + 3.0, 10.0);
+        let _ = ctx.fill_text("runs differ from here", xt + 3.0, f64::from(height) - 4.0);
     }
     ctx.restore();
 
     // Lane labels last, on their own background, so that nothing covers them.
-    ctx.set_font("600 11px system-ui, sans-serif");
+    ctx.set_font(&font(11.0, "600 "));
     for (i, lane) in layout.lanes.iter().enumerate() {
         let top = f64::from(AXIS + LANE * i as u32);
         ctx.set_fill_style_str(if i % 2 == 0 {

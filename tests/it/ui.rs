@@ -732,7 +732,7 @@ fn compare_marks_what_the_flip_changed_and_follows_the_scenario() {
     // A run compared with itself differs nowhere.
     let app = App::open(FENCING);
     let o = &app.outcome;
-    let same = Diff::of(&o.world, &o.events, &o.world, &o.events);
+    let same = Diff::of(&o.events, &o.events);
     assert_eq!(same.first_divergence, None);
     assert_eq!((same.count_a(), same.count_b()), (0, 0));
     let seed = app.scenario.seed;
@@ -1133,4 +1133,208 @@ fn a_run_too_long_for_the_page_is_cut_and_says_so() {
         &full.events[..app.outcome.events.len()],
         &app.outcome.events[..]
     );
+}
+
+#[test]
+fn each_hold_is_drawn_once_on_its_service_lane_even_when_the_grant_is_confirmed() {
+    // 03 with these seeds has clients that ask a service again for a lock it already granted
+    // them; the service confirms the grant, which is the same hold.
+    for (file, seeds) in [
+        ("03-fixed-order.toml", [0u64, 1, 2]),
+        (STAGGERED, [1, 2, 3]),
+    ] {
+        for seed in seeds {
+            let app = App::open(file).reduce(Action::Toggle(Toggle::Seed(seed)));
+            let o = &app.outcome;
+            let world = &o.world;
+            for (i, lane) in o.layout.lanes.iter().enumerate() {
+                if lane.kind != LaneKind::Service {
+                    continue;
+                }
+                let holds: Vec<_> = lane
+                    .spans
+                    .iter()
+                    .filter(|s| s.kind == lockstep::ui::timeline::SpanKind::Held)
+                    .collect();
+                // One span per hold the service began, and no two spans of one client overlap.
+                let service = (i - world.clients.len()) as u32;
+                let mut open: BTreeSet<(u32, u32)> = BTreeSet::new();
+                let mut began = 0;
+                for e in &o.events {
+                    if let What::Service {
+                        service: s,
+                        resource,
+                        op,
+                        ..
+                    } = &e.what
+                    {
+                        if *s != service {
+                            continue;
+                        }
+                        match op.hold_change() {
+                            Some(lockstep::trace::HoldChange::Begins { client, .. }) => {
+                                if open.insert((*resource, client)) {
+                                    began += 1;
+                                }
+                            }
+                            Some(lockstep::trace::HoldChange::Ends { client, .. }) => {
+                                open.remove(&(*resource, client));
+                            }
+                            None => {}
+                        }
+                    }
+                }
+                assert_eq!(holds.len(), began, "{file} seed {seed} {}", lane.label);
+                for (k, a) in holds.iter().enumerate() {
+                    for b in &holds[k + 1..] {
+                        let same_client = a.label.split(' ').next() == b.label.split(' ').next();
+                        assert!(
+                            !(same_client && a.from < b.to && b.from < a.to),
+                            "{file} seed {seed} {}: {a:?} overlaps {b:?}",
+                            lane.label
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn details_come_from_the_run_whose_timeline_was_pointed_at() {
+    let app = App::open(PARTITION);
+    let flip = toggles::flips(&app.scenario)
+        .into_iter()
+        .find(|(_, t)| matches!(t, Toggle::Seed(_)))
+        .map(|(_, t)| t)
+        .expect("a seed flip");
+    let compared = app.reduce(Action::Compare(Some(flip)));
+    let (b, _) = compared.compare.as_ref().unwrap().result.as_ref().unwrap();
+    let picked = compared.reduce(Action::SelectFlipped(Some(25)));
+    assert_eq!(picked.selected_flipped, Some(25));
+    assert_eq!(picked.selected, None);
+    assert_eq!(
+        text::event_details(&b.world, &b.events, 25).unwrap(),
+        format!(
+            "Event 26 at t={}: {}",
+            lockstep::trace::seconds(b.events[25].at),
+            b.events[25].describe(&b.world)
+        )
+    );
+    // Pointing at the shown run's timeline moves the selection back to it.
+    let back = picked.reduce(Action::Select(Some(3)));
+    assert_eq!((back.selected, back.selected_flipped), (Some(3), None));
+    // Out of range selects nothing; without a comparison there is nothing to select.
+    assert_eq!(
+        picked
+            .reduce(Action::SelectFlipped(Some(b.events.len())))
+            .selected_flipped,
+        None
+    );
+    assert_eq!(
+        app.reduce(Action::SelectFlipped(Some(0))).selected_flipped,
+        None
+    );
+}
+
+#[test]
+fn controls_offer_only_choices_that_run_and_say_what_a_chain_changes() {
+    for b in builtin::ALL {
+        let app = App::open(b.file);
+        let s = &app.scenario;
+        for c in &s.clients {
+            let choices = toggles::protocol_choices(s, &c.name);
+            assert!(choices
+                .iter()
+                .any(|o| o.value == toggles::protocol_value(&c.protocol)));
+            for o in choices {
+                let next = app.reduce(protocol(&c.name, &o.value));
+                assert!(next.errors.is_empty(), "{} {} {}", b.file, c.name, o.value);
+                if o.value == "token_chain" {
+                    let sub = next
+                        .scenario
+                        .services
+                        .iter()
+                        .find(|x| x.subordinate_to.is_some());
+                    let was = s.services.iter().find(|x| x.subordinate_to.is_some());
+                    if was.is_none() {
+                        let sub = sub.expect("the chain made a subordinate");
+                        assert!(o.label.contains(&format!("makes {} subordinate", sub.name)));
+                    }
+                }
+            }
+        }
+        for x in &s.services {
+            for o in toggles::role_choices(s, &x.name) {
+                let authority = o.value.strip_prefix("subordinate:").map(str::to_string);
+                let next = app.reduce(Action::Toggle(Toggle::Role {
+                    service: x.name.clone(),
+                    authority,
+                }));
+                assert!(next.errors.is_empty(), "{} {} {}", b.file, x.name, o.value);
+            }
+        }
+    }
+}
+
+#[test]
+fn an_unfinished_edit_is_never_overwritten_and_a_rewritten_text_can_be_restored() {
+    let app = App::open(STAGGERED);
+    assert!(!app.edited());
+    // With an error in the text, toggles wait: the text stays as typed.
+    let half = format!("{}\n[[clients]]\nname = \"half", app.text);
+    let typing = app.reduce(Action::Edit(half.clone()));
+    assert!(!typing.errors.is_empty());
+    let toggled = typing.reduce(Action::Toggle(Toggle::Outage {
+        service: "old".into(),
+        on: true,
+    }));
+    assert_eq!(toggled.text, half);
+    assert_eq!(toggled.scenario, app.scenario);
+    // Discarding the edit shows the scenario that ran, and the toggles work again.
+    let discarded = toggled.reduce(Action::DiscardEdit);
+    assert!(discarded.errors.is_empty());
+    assert_eq!(
+        Scenario::from_toml_str(&discarded.text).unwrap(),
+        app.scenario
+    );
+    // A toggle on text with the user's comments rewrites it, and can be undone.
+    let commented = format!("# my notes\n{}", app.text);
+    let noted = app.reduce(Action::Edit(commented.clone()));
+    assert!(noted.edited());
+    let rewritten = noted.reduce(Action::Toggle(Toggle::Outage {
+        service: "old".into(),
+        on: true,
+    }));
+    assert!(!rewritten.text.contains("# my notes"));
+    assert_eq!(rewritten.replaced_text.as_deref(), Some(commented.as_str()));
+    let restored = rewritten.reduce(Action::RestoreText);
+    assert_eq!(restored.text, commented);
+    assert_eq!(restored.scenario, app.scenario);
+    assert!(restored.replaced_text.is_none());
+    // Every change of text or run moves the revision the controls redraw on.
+    assert!(rewritten.revision > noted.revision && restored.revision > rewritten.revision);
+}
+
+#[test]
+fn a_comparison_summary_names_every_figure_that_changed() {
+    let app = App::open(STAGGERED);
+    let flip = fence("orders", Fencing::OneSource, FencingChecks::AllAccesses);
+    let compared = app.reduce(Action::Compare(Some(flip)));
+    let (b, diff) = compared.compare.as_ref().unwrap().result.as_ref().unwrap();
+    let lines = text::compare_summary(&app.outcome.verdict, &b.verdict, diff);
+    let line = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {lines:?}"))
+            .clone()
+    };
+    assert_eq!(
+        line("Rejected reads"),
+        format!("Rejected reads: 0 → {}", b.verdict.rejected_reads)
+    );
+    assert!(b.verdict.rejected_reads > 0);
+    assert_eq!(line("Integrity"), "Integrity: corrupted → intact");
+    assert!(line("Lost updates").ends_with("→ 0"));
 }
