@@ -1172,15 +1172,15 @@ fn each_hold_is_drawn_once_on_its_service_lane_even_when_the_grant_is_confirmed(
                             continue;
                         }
                         match op.hold_change() {
-                            Some(lockstep::trace::HoldChange::Begins { client, .. }) => {
-                                if open.insert((*resource, client)) {
-                                    began += 1;
-                                }
+                            Some(lockstep::trace::HoldChange::Begins { client, .. })
+                                if open.insert((*resource, client)) =>
+                            {
+                                began += 1;
                             }
                             Some(lockstep::trace::HoldChange::Ends { client, .. }) => {
                                 open.remove(&(*resource, client));
                             }
-                            None => {}
+                            _ => {}
                         }
                     }
                 }
