@@ -229,6 +229,10 @@ pub enum Action {
     ToStart,
     ToEnd,
     Seek(Micros),
+    /// Moves the playhead to just after the given number of events.
+    Cursor(usize),
+    /// Jumps the playhead a tenth of the run forward (positive) or back (negative).
+    Jump(i32),
     PlayPause,
     /// Real milliseconds have passed while playing.
     Tick(f64),
@@ -434,6 +438,15 @@ impl App {
                 next.time = next.outcome.end;
             }
             Action::Seek(t) => next.seek(t),
+            Action::Cursor(k) => {
+                next.playing = false;
+                next.set_cursor(k);
+            }
+            Action::Jump(d) => {
+                let tenth = (next.outcome.end / 10).max(1) as i128;
+                let t = (next.time as i128 + tenth * i128::from(d)).max(0);
+                next.seek(t.min(i128::from(u64::MAX)) as Micros);
+            }
             Action::PlayPause => {
                 next.playing = !next.playing;
                 if next.playing && next.time >= next.outcome.end {

@@ -158,6 +158,8 @@ pub fn root() -> Html {
                         "Home" => Some(Action::ToStart),
                         "End" => Some(Action::ToEnd),
                         "]" => Some(Action::SpeedStep(1)),
+                        "PageDown" => Some(Action::Jump(1)),
+                        "PageUp" => Some(Action::Jump(-1)),
                         "[" => Some(Action::SpeedStep(-1)),
                         _ => None,
                     };
@@ -224,7 +226,7 @@ pub fn root() -> Html {
                 <Legend />
                 <CompareView app={Rc::clone(&shared)} width={timeline_width} dispatch={dispatch.clone()} />
                 <OwnOrderView app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
-                <EventTable app={Rc::clone(&shared)} />
+                <EventTable app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             </section>
             <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             <Editor text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />

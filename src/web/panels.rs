@@ -182,7 +182,7 @@ pub fn playback(p: &AppProps) -> Html {
                     </select>
                 </span>
             </div>
-            <p class="shortcuts">{ "Keys: Space play/pause · ← → step · Home/End · [ ] speed" }</p>
+            <p class="shortcuts">{ "Keys: Space play/pause · ← → step · PageUp/PageDown a tenth of the run · Home/End · [ ] speed" }</p>
             <p id="playhead-verdict" class={classes!("playhead-verdict", if broken { "broken" } else { "holds" })}
                 aria-live={if a.playing { "off" } else { "polite" }}>
                 { sentence }
@@ -374,11 +374,13 @@ pub fn own_order_view(p: &AppProps) -> Html {
 #[derive(Properties)]
 pub struct TableProps {
     pub app: Rc<ui::App>,
+    pub dispatch: Dispatch,
 }
 
 impl PartialEq for TableProps {
     fn eq(&self, o: &Self) -> bool {
-        Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
+        self.dispatch == o.dispatch
+            && Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
             && self.app.cursor == o.app.cursor
             && same_rc(&self.app.compare, &o.app.compare)
     }
@@ -404,7 +406,17 @@ pub fn event_table(p: &TableProps) -> Html {
     html! {
         <details id="events" class="panel events">
             <summary>{ format!("Event list ({n} events; a text alternative to the timeline)") }</summary>
-            <p class="hint">{ format!("Showing events {}–{} of {n}, around the playhead. Move the playhead to see others.", start + 1, stop) }</p>
+            <p class="hint">{ format!("Showing events {}–{} of {n}, around the playhead. Paging moves the playhead with it.", start + 1, stop) }</p>
+            <div class="buttons">
+                <button id="events-earlier" type="button" disabled={start == 0}
+                    onclick={ let d = p.dispatch.clone(); let k = a.cursor.saturating_sub(WINDOW); move |_| d.dispatch(Action::Cursor(k)) }>
+                    { format!("◀ {WINDOW} earlier") }
+                </button>
+                <button id="events-later" type="button" disabled={stop >= n}
+                    onclick={ let d = p.dispatch.clone(); let k = (a.cursor + WINDOW).min(n); move |_| d.dispatch(Action::Cursor(k)) }>
+                    { format!("{WINDOW} later ▶") }
+                </button>
+            </div>
             <div class="table-scroll" tabindex="0" role="region" aria-label="Event list, scrollable">
                 <table id="event-table">
                     <caption class="visually-hidden">{ "Events of the run in order" }</caption>

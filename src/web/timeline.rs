@@ -334,7 +334,10 @@ pub fn timeline(p: &TimelineProps) -> Html {
     html! {
         <div id={p.id.clone()} class="timeline" style={format!("width: {width}px; height: {height}px")}
             data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlaps.len().to_string()}>
-            <canvas ref={canvas} role="img" aria-label={summary}
+            // The drawing takes focus so that the arrow keys, which step through the events,
+            // have somewhere to be pressed; each step shows the event's details below.
+            <canvas ref={canvas} role="img" tabindex="0" aria-label={summary}
+                aria-describedby="event-details"
                 style={format!("width: {width}px; height: {height}px")} {onmousemove} />
             <svg class="overlay" width={width.to_string()} height={height.to_string()} aria-hidden="false">
                 { for overlaps }

@@ -1338,3 +1338,20 @@ fn a_comparison_summary_names_every_figure_that_changed() {
     assert_eq!(line("Integrity"), "Integrity: corrupted → intact");
     assert!(line("Lost updates").ends_with("→ 0"));
 }
+
+#[test]
+fn paging_and_jumping_move_the_playhead_by_events_and_by_tenths() {
+    let app = App::open(STAGGERED);
+    let n = app.outcome.events.len();
+    let at = app.reduce(Action::Cursor(100));
+    assert_eq!(at.cursor, 100);
+    assert_eq!(at.time, app.outcome.events[99].at);
+    assert_eq!(at.selected, Some(99));
+    assert_eq!(app.reduce(Action::Cursor(n + 50)).cursor, n);
+    let tenth = app.outcome.end / 10;
+    let jumped = app.reduce(Action::Jump(3));
+    assert_eq!(jumped.time, 3 * tenth);
+    assert_eq!(jumped.cursor, app.outcome.cursor_at(3 * tenth));
+    assert_eq!(jumped.reduce(Action::Jump(-5)).time, 0);
+    assert_eq!(jumped.reduce(Action::Jump(20)).time, app.outcome.end);
+}
