@@ -301,6 +301,10 @@ pub fn compare_view(p: &CompareProps) -> Html {
                     <div class="playhead" aria-hidden="true"
                         style={super::timeline::playhead_style(a.time, a.window, p.width)}></div>
                 </div>
+                <details id="events-b" class="events">
+                    <summary>{ format!("Event list of the flipped run ({} events)", b.events.len()) }</summary>
+                    { event_rows("event-table-b", "Events of the flipped run in order", b, b.cursor_at(a.time), Some(diff.only_b.as_slice())) }
+                </details>
                 </>
             }
         }
@@ -392,12 +396,7 @@ pub fn event_table(p: &TableProps) -> Html {
     let a = &p.app;
     let o = &a.outcome;
     let n = o.events.len();
-    const WINDOW: usize = 100;
-    let start = a
-        .cursor
-        .saturating_sub(WINDOW / 2)
-        .min(n.saturating_sub(WINDOW));
-    let stop = (start + WINDOW).min(n);
+    let (start, stop) = table_window(a.cursor, n);
     let diff = a
         .compare
         .as_ref()
@@ -409,39 +408,58 @@ pub fn event_table(p: &TableProps) -> Html {
             <p class="hint">{ format!("Showing events {}–{} of {n}, around the playhead. Paging moves the playhead with it.", start + 1, stop) }</p>
             <div class="buttons">
                 <button id="events-earlier" type="button" disabled={start == 0}
-                    onclick={ let d = p.dispatch.clone(); let k = a.cursor.saturating_sub(WINDOW); move |_| d.dispatch(Action::Cursor(k)) }>
-                    { format!("◀ {WINDOW} earlier") }
+                    onclick={ let d = p.dispatch.clone(); let k = a.cursor.saturating_sub(TABLE_ROWS); move |_| d.dispatch(Action::Cursor(k)) }>
+                    { format!("◀ {TABLE_ROWS} earlier") }
                 </button>
                 <button id="events-later" type="button" disabled={stop >= n}
-                    onclick={ let d = p.dispatch.clone(); let k = (a.cursor + WINDOW).min(n); move |_| d.dispatch(Action::Cursor(k)) }>
-                    { format!("{WINDOW} later ▶") }
+                    onclick={ let d = p.dispatch.clone(); let k = (a.cursor + TABLE_ROWS).min(n); move |_| d.dispatch(Action::Cursor(k)) }>
+                    { format!("{TABLE_ROWS} later ▶") }
                 </button>
             </div>
-            <div class="table-scroll" tabindex="0" role="region" aria-label="Event list, scrollable">
-                <table id="event-table">
-                    <caption class="visually-hidden">{ "Events of the run in order" }</caption>
-                    <thead><tr><th scope="col">{ "#" }</th><th scope="col">{ "Time" }</th><th scope="col">{ "What happened" }</th>
-                        if diff.is_some() { <th scope="col">{ "Compared" }</th> }</tr></thead>
-                    <tbody>
-                        { for (start..stop).map(|i| {
-                            let e = &o.events[i];
-                            let what = e.describe(&o.world);
-                            let current = i + 1 == a.cursor;
-                            html! {
-                                <tr class={classes!(current.then_some("current"), (i >= a.cursor).then_some("future"))}
-                                    aria-current={current.then_some("step")}>
-                                    <td>{ i + 1 }</td>
-                                    <td>{ seconds(e.at) }</td>
-                                    <td>{ what }</td>
-                                    if let Some(d) = &diff {
-                                        <td>{ if d.only_a.get(i) == Some(&true) { "only in this run" } else { "" } }</td>
-                                    }
-                                </tr>
-                            }
-                        }) }
-                    </tbody>
-                </table>
-            </div>
+            { event_rows("event-table", "Events of the run in order", o, a.cursor, diff.as_ref().map(|d| d.only_a.as_slice())) }
         </details>
+    }
+}
+
+/// How many events a table shows at once.
+const TABLE_ROWS: usize = 100;
+
+/// The rows a table shows: `TABLE_ROWS` events around the playhead.
+fn table_window(cursor: usize, n: usize) -> (usize, usize) {
+    let start = cursor
+        .saturating_sub(TABLE_ROWS / 2)
+        .min(n.saturating_sub(TABLE_ROWS));
+    (start, (start + TABLE_ROWS).min(n))
+}
+
+/// A run's events around the playhead as a table, with a column marking the events the other
+/// run of a comparison does not have.
+fn event_rows(id: &str, caption: &str, o: &Outcome, cursor: usize, only: Option<&[bool]>) -> Html {
+    let (start, stop) = table_window(cursor, o.events.len());
+    html! {
+        <div class="table-scroll" tabindex="0" role="region" aria-label={format!("{caption}, scrollable")}>
+            <table id={id.to_string()}>
+                <caption class="visually-hidden">{ caption }</caption>
+                <thead><tr><th scope="col">{ "#" }</th><th scope="col">{ "Time" }</th><th scope="col">{ "What happened" }</th>
+                    if only.is_some() { <th scope="col">{ "Compared" }</th> }</tr></thead>
+                <tbody>
+                    { for (start..stop).map(|i| {
+                        let e = &o.events[i];
+                        let current = i + 1 == cursor;
+                        html! {
+                            <tr class={classes!(current.then_some("current"), (i >= cursor).then_some("future"))}
+                                aria-current={current.then_some("step")}>
+                                <td>{ i + 1 }</td>
+                                <td>{ seconds(e.at) }</td>
+                                <td>{ e.describe(&o.world) }</td>
+                                if let Some(flags) = only {
+                                    <td>{ if flags.get(i) == Some(&true) { "only in this run" } else { "" } }</td>
+                                }
+                            </tr>
+                        }
+                    }) }
+                </tbody>
+            </table>
+        </div>
     }
 }
