@@ -368,3 +368,42 @@ async fn an_unreadable_saved_state_is_set_aside_with_a_notice() {
     page.until("the notice dismissed", |p| p.find("#notice").is_none())
         .await;
 }
+
+#[wasm_bindgen_test]
+async fn toggles_wait_while_the_text_has_an_error_and_discarding_brings_them_back() {
+    clear_storage();
+    let page = Page::mount().await;
+    page.choose("#scenario", STAGGERED);
+    page.until("08 is shown", |p| {
+        p.text("#verdict-headline").starts_with("Exclusion broken")
+    })
+    .await;
+    let disabled = |p: &Page| {
+        p.get("#protocol-online")
+            .closest("fieldset[disabled]")
+            .ok()
+            .flatten()
+            .is_some()
+    };
+    assert!(!disabled(&page));
+    assert!(page.find("#reset").is_none(), "not edited yet");
+    page.type_into("#editor", MALFORMED);
+    page.until("the toggles are disabled", disabled).await;
+    assert!(page.find("#discard-edit").is_some());
+    page.click("#discard-edit");
+    page.until("the toggles work again", |p| !disabled(p)).await;
+    assert_eq!(page.text("#editor-errors"), "");
+    // A toggle marks the scenario as changed, and "Reset" brings back the built-in.
+    page.choose("#protocol-online", "single:old");
+    page.until("the fix is shown", |p| {
+        p.text("#verdict-headline").starts_with("Exclusion holds")
+    })
+    .await;
+    page.until("the reset button appears", |p| p.find("#reset").is_some())
+        .await;
+    page.click("#reset");
+    page.until("the built-in is back", |p| {
+        p.text("#verdict-headline").starts_with("Exclusion broken") && p.find("#reset").is_none()
+    })
+    .await;
+}
