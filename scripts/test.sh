@@ -104,5 +104,5 @@ run_tests e2e node tests/e2e/run.mjs
 STEP="summary"
 print_results
 echo
-echo "test.sh: fmt, clippy, native tests, browser tests and release site build all passed in $((SECONDS - START_TIME)) s"
+echo "test.sh: fmt, clippy, native tests, browser tests, release site build and end-to-end tests all passed in $((SECONDS - START_TIME)) s"
 echo "summary: $(totals)"
