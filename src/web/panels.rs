@@ -143,7 +143,9 @@ pub fn playback(p: &AppProps) -> Html {
             }
         })
     };
-    let end_ms = a.outcome.end / 1_000;
+    // Rounded up, so that the slider's far end reaches the last event of a run cut short
+    // between two whole milliseconds.
+    let end_ms = a.outcome.end.div_ceil(1_000);
     let sentence = a.playhead_text();
     let broken = sentence.contains("Exclusion broken");
     html! {
