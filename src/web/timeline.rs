@@ -54,6 +54,13 @@ fn mark_path(kind: MarkKind) -> &'static str {
     }
 }
 
+/// The hatches of areas, as the path of one 8 by 8 tile: the canvas and the legend's SVG
+/// patterns draw the same lines.
+const HATCH_PAUSED: &str = "M0,8 L8,0 M-2,2 L2,-2 M6,10 L10,6";
+const HATCH_OUTAGE: &str = "M0,0 L8,8 M8,0 L0,8";
+const HATCH_PARTITION: &str = "M0,5 L2,3 L4,5 L6,3 L8,5";
+const HATCH_VIOLATION: &str = "M0,0 L8,8 M-2,6 L2,10 M6,-2 L10,2";
+
 /// Marks drawn as outlines rather than filled shapes.
 fn outlined(kind: MarkKind) -> bool {
     matches!(
@@ -77,18 +84,18 @@ pub fn defs() -> Html {
             { for MarkKind::ALL.iter().map(|k| html! {
                 <path id={format!("mk-{}", k.name())} d={mark_path(*k)} />
             }) }
-            <pattern id="hatch-violation" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
-                <rect width="6" height="6" class="hatch-bg-violation" />
-                <line x1="0" y1="0" x2="0" y2="6" class="hatch-line-violation" stroke-width="3" />
+            <pattern id="hatch-violation" width="8" height="8" patternUnits="userSpaceOnUse">
+                <rect width="8" height="8" class="hatch-bg-violation" />
+                <path d={HATCH_VIOLATION} class="hatch-line-violation" fill="none" stroke-width="1.5" />
             </pattern>
-            <pattern id="hatch-outage" width="6" height="6" patternUnits="userSpaceOnUse">
-                <path d="M0,0 L6,6 M6,0 L0,6" class="hatch-line-outage" stroke-width="1" />
+            <pattern id="hatch-outage" width="8" height="8" patternUnits="userSpaceOnUse">
+                <path d={HATCH_OUTAGE} class="hatch-line-outage" fill="none" stroke-width="1.5" />
             </pattern>
             <pattern id="hatch-partition" width="8" height="8" patternUnits="userSpaceOnUse">
-                <path d="M0,4 L2,2 L4,4 L6,2 L8,4" class="hatch-line-partition" fill="none" stroke-width="1.2" />
+                <path d={HATCH_PARTITION} class="hatch-line-partition" fill="none" stroke-width="1.5" />
             </pattern>
-            <pattern id="hatch-paused" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)">
-                <line x1="0" y1="0" x2="0" y2="5" class="hatch-line-paused" stroke-width="2" />
+            <pattern id="hatch-paused" width="8" height="8" patternUnits="userSpaceOnUse">
+                <path d={HATCH_PAUSED} class="hatch-line-paused" fill="none" stroke-width="1.5" />
             </pattern>
         </defs>
         </svg>
@@ -426,12 +433,13 @@ fn mark_colour(kind: MarkKind) -> &'static str {
     }
 }
 
-/// A repeating hatch in one colour, for paused, outage, partition and overlap areas.
+/// A repeating hatch in one colour, for paused, outage, partition and overlap areas; `path`
+/// is one of the `HATCH_*` tiles.
 fn hatch(
     ctx: &CanvasRenderingContext2d,
     colour: &str,
     background: Option<&str>,
-    kind: &str,
+    path: &str,
 ) -> Option<web_sys::CanvasPattern> {
     let tile: HtmlCanvasElement = gloo::utils::document()
         .create_element("canvas")
@@ -447,39 +455,7 @@ fn hatch(
     }
     t.set_stroke_style_str(colour);
     t.set_line_width(1.5);
-    t.begin_path();
-    match kind {
-        "cross" => {
-            t.move_to(0.0, 0.0);
-            t.line_to(8.0, 8.0);
-            t.move_to(8.0, 0.0);
-            t.line_to(0.0, 8.0);
-        }
-        "zigzag" => {
-            t.move_to(0.0, 5.0);
-            t.line_to(2.0, 3.0);
-            t.line_to(4.0, 5.0);
-            t.line_to(6.0, 3.0);
-            t.line_to(8.0, 5.0);
-        }
-        "back" => {
-            t.move_to(0.0, 8.0);
-            t.line_to(8.0, 0.0);
-            t.move_to(-2.0, 2.0);
-            t.line_to(2.0, -2.0);
-            t.move_to(6.0, 10.0);
-            t.line_to(10.0, 6.0);
-        }
-        _ => {
-            t.move_to(0.0, 0.0);
-            t.line_to(8.0, 8.0);
-            t.move_to(-2.0, 6.0);
-            t.line_to(2.0, 10.0);
-            t.move_to(6.0, -2.0);
-            t.line_to(10.0, 2.0);
-        }
-    }
-    t.stroke();
+    t.stroke_with_path(&Path2d::new_with_path_string(path).ok()?);
     ctx.create_pattern_with_html_canvas_element(&tile, "repeat")
         .ok()
         .flatten()
@@ -569,15 +545,15 @@ fn paint(
     let patterns = [
         (
             SpanKind::Paused,
-            hatch(&ctx, pal.of("--paused"), None, "back"),
+            hatch(&ctx, pal.of("--paused"), None, HATCH_PAUSED),
         ),
         (
             SpanKind::Outage,
-            hatch(&ctx, pal.of("--outage"), None, "cross"),
+            hatch(&ctx, pal.of("--outage"), None, HATCH_OUTAGE),
         ),
         (
             SpanKind::Partition,
-            hatch(&ctx, pal.of("--partition"), None, "zigzag"),
+            hatch(&ctx, pal.of("--partition"), None, HATCH_PARTITION),
         ),
     ];
     for (i, lane) in layout.lanes.iter().enumerate() {
@@ -695,7 +671,7 @@ fn paint(
         &ctx,
         pal.of("--violation"),
         Some(pal.of("--violation-bg")),
-        "diag",
+        HATCH_VIOLATION,
     );
     for o in layout
         .overlaps
