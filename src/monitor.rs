@@ -351,10 +351,27 @@ pub fn verdict_of(
     }
 }
 
-fn exclusion_violations(world: &World, events: &[Event], end: Micros) -> (u64, Vec<Violation>) {
+/// One overlap of two clients' beliefs on shared rows, in the trace's own indices: every
+/// overlap the exclusion verdict counts, without the details it keeps for the first few.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overlap {
+    pub resource: u32,
+    /// The rows both believed they held, as a bit set.
+    pub rows: u64,
+    pub from: Micros,
+    pub to: Micros,
+    /// The two clients, the earlier believer first.
+    pub clients: [u32; 2],
+    /// When each began to believe.
+    pub since: [Micros; 2],
+    /// The grants each held.
+    pub grants: [Vec<GrantRef>; 2],
+}
+
+/// Every overlap of two clients' beliefs in a run, in the order the verdict counts them.
+pub fn overlaps(events: &[Event], end: Micros) -> Vec<Overlap> {
     let spans = belief_spans(events, end);
-    let mut violations = Vec::new();
-    let mut count = 0u64;
+    let mut out = Vec::new();
     let mut active: Vec<&BeliefSpan> = Vec::new();
     for span in &spans {
         active.retain(|a| a.end > span.start);
@@ -370,41 +387,50 @@ fn exclusion_violations(world: &World, events: &[Event], end: Micros) -> (u64, V
             if from >= to {
                 continue;
             }
-            count += 1;
-            if violations.len() >= VIOLATIONS_DETAILED_MAX {
-                continue;
-            }
-            let first = *other;
-            let second = span;
-            let services: BTreeSet<u32> = first
-                .grants
-                .iter()
-                .chain(second.grants.iter())
-                .map(|g| g.service)
-                .collect();
-            let since = first.start.min(second.start);
-            violations.push(Violation {
-                resource: world.resources[span.resource as usize].name.clone(),
-                rows: row_names(world, span.resource, first.rows & second.rows),
-                from_us: from,
-                to_us: to,
-                holders: [first, second].map(|s| Holder {
-                    client: world.clients[s.client as usize].name.clone(),
-                    since_us: s.start,
-                    grants: named(world, &s.grants),
+            out.push(Overlap {
+                resource: span.resource,
+                rows: other.rows & span.rows,
+                from,
+                to,
+                clients: [other.client, span.client],
+                since: [other.start, span.start],
+                grants: [other.grants.clone(), span.grants.clone()],
+            });
+        }
+        active.push(span);
+    }
+    out
+}
+
+fn exclusion_violations(world: &World, events: &[Event], end: Micros) -> (u64, Vec<Violation>) {
+    let all = overlaps(events, end);
+    let violations = all
+        .iter()
+        .take(VIOLATIONS_DETAILED_MAX)
+        .map(|o| {
+            let services: BTreeSet<u32> = o.grants.iter().flatten().map(|g| g.service).collect();
+            let since = o.since[0].min(o.since[1]);
+            Violation {
+                resource: world.resources[o.resource as usize].name.clone(),
+                rows: row_names(world, o.resource, o.rows),
+                from_us: o.from,
+                to_us: o.to,
+                holders: [0, 1].map(|k| Holder {
+                    client: world.clients[o.clients[k] as usize].name.clone(),
+                    since_us: o.since[k],
+                    grants: named(world, &o.grants[k]),
                 }),
                 service_logs: services
                     .iter()
                     .map(|s| ServiceExcerpt {
                         service: world.services[*s as usize].name.clone(),
-                        lines: service_excerpt(world, events, *s, span.resource, since, to),
+                        lines: service_excerpt(world, events, *s, o.resource, since, o.to),
                     })
                     .collect(),
-            });
-        }
-        active.push(span);
-    }
-    (count, violations)
+            }
+        })
+        .collect();
+    (all.len() as u64, violations)
 }
 
 /// A service's log lines for one lock between two times, including the grants that led in.

@@ -108,7 +108,7 @@ impl Outcome {
         }
         .map_err(|e| e.0)?;
         let verdict = monitor::verdict(&run);
-        let layout = Layout::build(&run.world, &run.events, &verdict, run.end);
+        let layout = Layout::build(&run.world, &run.events, run.end);
         let orders = timeline::own_orders(&run.world, &run.events);
         let headline = verdict
             .summary()
@@ -182,6 +182,10 @@ pub struct App {
     pub text: String,
     /// The problems with `text`; empty when it is the scenario that ran.
     pub errors: Vec<ScenarioError>,
+    /// The last text that was valid: the text of the run shown, as the user wrote it.
+    pub valid_text: String,
+    /// Why the last toggle changed nothing, when it would have made the scenario invalid.
+    pub toggle_errors: Vec<ScenarioError>,
     /// The editor's text as the user wrote it, before a toggle rewrote it in canonical form
     /// (dropping comments and layout); kept so that it can be restored.
     pub replaced_text: Option<String>,
@@ -299,6 +303,8 @@ impl App {
             source: source.to_string(),
             text: text.to_string(),
             errors: Vec::new(),
+            valid_text: text.to_string(),
+            toggle_errors: Vec::new(),
             replaced_text: None,
             revision: 0,
             scenario,
@@ -386,6 +392,14 @@ impl App {
                 }
                 let mut memory = next.memory.clone();
                 let scenario = toggles::apply(&next.scenario, &t, &mut memory);
+                // A toggle that would break a rule (a number out of range, a chain without its
+                // subordinate) changes nothing: its errors are shown beside the toggles, and
+                // the text and the run stay as they were.
+                if let Err(e) = scenario.validate() {
+                    next.toggle_errors = e.0;
+                    return next;
+                }
+                next.toggle_errors.clear();
                 next.memory = memory;
                 let canonical = next.scenario.to_toml_string();
                 if next.text != canonical {
@@ -397,6 +411,7 @@ impl App {
             Action::Edit(text) => {
                 next.text = text;
                 next.replaced_text = None;
+                next.toggle_errors.clear();
                 match Scenario::from_toml_str(&next.text) {
                     Ok(scenario) => next.set_scenario(scenario),
                     Err(e) => next.errors = e.0,
@@ -408,7 +423,7 @@ impl App {
                 }
             }
             Action::DiscardEdit => {
-                next.text = next.scenario.to_toml_string();
+                next.text = next.valid_text.clone();
                 next.errors.clear();
             }
             Action::NewSeed => {
@@ -514,6 +529,7 @@ impl App {
         match Outcome::compute(&scenario) {
             Ok(outcome) => {
                 self.errors.clear();
+                self.valid_text = self.text.clone();
                 self.scenario = scenario;
                 self.outcome = Rc::new(outcome);
                 self.selected = None;

@@ -2,8 +2,8 @@
 //! verdict. The view only draws what this says; every span and mark points back to the event
 //! that made it.
 
-use crate::monitor::Verdict;
-use crate::trace::{Event, HoldChange, ServiceOp, What};
+use crate::monitor;
+use crate::trace::{rows_text, Event, GrantRef, HoldChange, ServiceOp, What};
 use crate::world::{Micros, World};
 
 /// What a lane stands for.
@@ -189,7 +189,7 @@ pub struct Layout {
 impl Layout {
     /// Builds the lanes: one per client, one per service, one per resource, and one for
     /// faults, in that order.
-    pub fn build(world: &World, events: &[Event], verdict: &Verdict, end: Micros) -> Layout {
+    pub fn build(world: &World, events: &[Event], end: Micros) -> Layout {
         let clients = world.clients.len();
         let services = world.services.len();
         let resources = world.resources.len();
@@ -455,78 +455,61 @@ impl Layout {
             l.spans.sort_by_key(|s| (s.from, s.to));
         }
 
-        let lane_of_client = |name: &str| world.clients.iter().position(|c| c.name == name);
-        let lane_of_service = |name: &str| {
-            world
-                .services
-                .iter()
-                .position(|s| s.name == name)
-                .map(|s| clients + s)
-        };
-        let lane_of_resource = |name: &str| {
-            world
-                .resources
-                .iter()
-                .position(|r| r.name == name)
-                .map(|r| clients + services + r)
-        };
-        let overlaps = verdict
-            .violations
-            .iter()
-            .map(|v| {
-                let mut spanned: Vec<usize> = v
-                    .holders
+        // Every overlap the verdict counts, not only the ones it details.
+        let overlaps = monitor::overlaps(events, end)
+            .into_iter()
+            .map(|o| {
+                let mut spanned: Vec<usize> = o
+                    .clients
                     .iter()
-                    .filter_map(|h| lane_of_client(&h.client))
-                    .chain(
-                        v.holders
-                            .iter()
-                            .flat_map(|h| h.grants.iter())
-                            .filter_map(|g| lane_of_service(&g.service)),
-                    )
-                    .chain(lane_of_resource(&v.resource))
+                    .map(|c| client_lane(*c))
+                    .chain(o.grants.iter().flatten().map(|g| service_lane(g.service)))
+                    .chain(std::iter::once(resource_lane(o.resource)))
                     .collect();
                 spanned.sort_unstable();
                 spanned.dedup();
-                let who = |h: &crate::monitor::Holder| {
-                    let grants: Vec<String> = h
-                        .grants
-                        .iter()
-                        .map(|g| {
-                            format!(
-                                "{} at its instant {} (token {})",
-                                g.service, g.instant, g.token
-                            )
-                        })
-                        .collect();
-                    if grants.is_empty() {
-                        format!("{} (no lock)", h.client)
+                let name = |k: usize| world.clients[o.clients[k] as usize].name.as_str();
+                let service = |g: &GrantRef| world.services[g.service as usize].name.as_str();
+                let who = |k: usize| {
+                    if o.grants[k].is_empty() {
+                        format!("{} (no lock)", name(k))
                     } else {
-                        format!("{} (granted by {})", h.client, grants.join(" and "))
+                        let grants: Vec<String> = o.grants[k]
+                            .iter()
+                            .map(|g| {
+                                format!(
+                                    "{} at its instant {} (token {})",
+                                    service(g),
+                                    g.instant,
+                                    g.token
+                                )
+                            })
+                            .collect();
+                        format!("{} (granted by {})", name(k), grants.join(" and "))
                     }
                 };
-                let brief = |h: &crate::monitor::Holder| {
-                    if h.grants.is_empty() {
+                let brief = |k: usize| {
+                    if o.grants[k].is_empty() {
                         "no lock".to_string()
                     } else {
-                        h.grants
+                        o.grants[k]
                             .iter()
-                            .map(|g| format!("{} #{}", g.service, g.instant))
+                            .map(|g| format!("{} #{}", service(g), g.instant))
                             .collect::<Vec<_>>()
                             .join("+")
                     }
                 };
                 Overlap {
-                    from: v.from_us,
-                    to: v.to_us,
+                    from: o.from,
+                    to: o.to,
                     lanes: spanned,
-                    short: format!("{} × {}", brief(&v.holders[0]), brief(&v.holders[1])),
+                    short: format!("{} × {}", brief(0), brief(1)),
                     text: format!(
                         "{} and {} both held {}[{}]",
-                        who(&v.holders[0]),
-                        who(&v.holders[1]),
-                        v.resource,
-                        v.rows.join(",")
+                        who(0),
+                        who(1),
+                        world.resources[o.resource as usize].name,
+                        rows_text(world, o.resource, o.rows)
                     ),
                 }
             })

@@ -35,6 +35,21 @@ fn checked_of(e: &Event) -> bool {
         .is_some_and(|i| i.checked())
 }
 
+/// Moves focus to an element once the page has redrawn: after a button that disappears with
+/// its own click (Reset, Discard, Restore), focus goes where the user's attention goes next
+/// instead of falling back to the page.
+pub(crate) fn focus_after_render(id: &'static str) {
+    Timeout::new(0, move || {
+        if let Some(el) = gloo::utils::document()
+            .get_element_by_id(id)
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = el.focus();
+        }
+    })
+    .forget();
+}
+
 /// A callback that turns a change event into an action, or into nothing.
 fn on_change(
     dispatch: &Dispatch,
@@ -75,7 +90,10 @@ pub fn picker(p: &PickerProps) -> Html {
     let reset = {
         let d = p.dispatch.clone();
         let source = p.source.clone();
-        Callback::from(move |_: MouseEvent| d.dispatch(Action::Pick(source.clone())))
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(Action::Pick(source.clone()));
+            focus_after_render("scenario");
+        })
     };
     html! {
         <section class="panel picker" aria-labelledby="picker-h">
@@ -108,6 +126,8 @@ impl PartialEq for ControlsProps {
         // The revision, not the scenario: a toggle that gave an invalid scenario leaves the
         // scenario as it was, and the controls must still redraw to show the values in force.
         self.app.revision == other.app.revision
+            && self.app.toggle_errors == other.app.toggle_errors
+            && self.app.errors.is_empty() == other.app.errors.is_empty()
             && Rc::ptr_eq(&self.app.outcome, &other.app.outcome)
             && self.dispatch == other.dispatch
     }
@@ -118,7 +138,7 @@ fn ms_field(id: &str, label: &str, value: u64, onchange: Callback<Event>) -> Htm
     html! {
         <span class="field">
             <label for={id.to_string()}>{ label }</label>
-            <input id={id.to_string()} type="number" min="0" step="10" inputmode="numeric"
+            <input id={id.to_string()} type="number" min="0" max={crate::scenario::limits::SPAN_MS_MAX.to_string()} step="10" inputmode="numeric"
                 value={value.to_string()} {onchange} />
         </span>
     }
@@ -305,7 +325,10 @@ pub fn controls(p: &ControlsProps) -> Html {
     let blocked = !p.app.errors.is_empty();
     let discard = {
         let d = d.clone();
-        Callback::from(move |_: MouseEvent| d.dispatch(Action::DiscardEdit))
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(Action::DiscardEdit);
+            focus_after_render("editor");
+        })
     };
     let o = &p.app.outcome;
     let broken = o.verdict.violation_count > 0;
@@ -318,6 +341,14 @@ pub fn controls(p: &ControlsProps) -> Html {
                 { format!("Now: exclusion {}; {} lost update(s), {} rejected write(s).",
                     if broken { "broken" } else { "holds" }, o.verdict.lost_updates, o.verdict.rejected_writes) }
             </p>
+            if !p.app.toggle_errors.is_empty() {
+                <div id="toggle-errors" class="errors has-errors" role="alert">
+                    <p>{ "That change was not made: it would break a rule of the scenario." }</p>
+                    <ul>
+                        { for p.app.toggle_errors.iter().take(5).map(|e| html! { <li><strong>{ &e.location }</strong>{ ": " }{ &e.message }</li> }) }
+                    </ul>
+                </div>
+            }
             if blocked {
                 <div class="errors has-errors">
                     <p>{ "The scenario's text has an error (see the editor below), so the toggles wait until it is fixed or discarded: changing one now would overwrite your edit." }</p>
@@ -352,6 +383,14 @@ pub struct EditorProps {
 #[function_component(Editor)]
 pub fn editor(p: &EditorProps) -> Html {
     let pending = use_mut_ref(|| None::<Timeout>);
+    // When the text changes from elsewhere (a toggle, a pick), an edit still waiting for a
+    // pause in the typing is older than it, so it is dropped rather than applied on top.
+    {
+        let pending = pending.clone();
+        use_effect_with(p.text.clone(), move |_| {
+            pending.borrow_mut().take();
+        });
+    }
     let oninput = {
         let d = p.dispatch.clone();
         let heavy = p.heavy;
@@ -379,7 +418,7 @@ pub fn editor(p: &EditorProps) -> Html {
             if p.can_restore {
                 <p class="hint">
                     { "A toggle rewrote your text in canonical form, without its comments and layout. " }
-                    <button id="restore-text" type="button" onclick={ let d = p.dispatch.clone(); move |_| d.dispatch(Action::RestoreText) }>
+                    <button id="restore-text" type="button" onclick={ let d = p.dispatch.clone(); move |_| { d.dispatch(Action::RestoreText); focus_after_render("editor"); } }>
                         { "Restore my text (undoes the toggle)" }
                     </button>
                 </p>

@@ -84,6 +84,32 @@ fn key_belongs_to_focus(event: &web_sys::KeyboardEvent) -> bool {
     }
 }
 
+/// Makes every select on the page show the option its `selected` attribute names.
+fn sync_selects() {
+    let Ok(list) = gloo::utils::document().query_selector_all("select") else {
+        return;
+    };
+    for i in 0..list.length() {
+        let Some(select) = list
+            .item(i)
+            .and_then(|n| n.dyn_into::<web_sys::HtmlSelectElement>().ok())
+        else {
+            continue;
+        };
+        let options = select.options();
+        for j in 0..options.length() {
+            if let Some(option) = options
+                .item(j)
+                .and_then(|o| o.dyn_into::<web_sys::HtmlOptionElement>().ok())
+            {
+                if option.default_selected() && !option.selected() {
+                    option.set_selected(true);
+                }
+            }
+        }
+    }
+}
+
 fn now_ms() -> f64 {
     gloo::utils::window()
         .performance()
@@ -106,6 +132,10 @@ pub fn root() -> Html {
             save(&app);
         });
     }
+
+    // A select shows what the user last picked, not what its `selected` attribute says, once
+    // the user has touched it; after every render the attribute (the state in force) wins.
+    use_effect(sync_selects);
 
     // Tell tests and benchmarks that the page can be used.
     use_effect_with((), |_| {
@@ -151,6 +181,21 @@ pub fn root() -> Html {
                     if key_belongs_to_focus(event) {
                         return;
                     }
+                    // Keys that scroll the page (Space, PageUp, PageDown, Home, End) drive the
+                    // playhead only while focus is in the run's part of the page; elsewhere
+                    // they keep scrolling, so a keyboard user can still move down the page.
+                    let in_stage = event
+                        .target()
+                        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                        .and_then(|el| el.closest(".stage").ok().flatten())
+                        .is_some();
+                    let scrolls = matches!(
+                        event.key().as_str(),
+                        " " | "PageUp" | "PageDown" | "Home" | "End"
+                    );
+                    if scrolls && !in_stage {
+                        return;
+                    }
                     let action = match event.key().as_str() {
                         " " | "k" => Some(Action::PlayPause),
                         "ArrowRight" | "l" => Some(Action::StepForward),
@@ -191,11 +236,11 @@ pub fn root() -> Html {
 
     let timeline_width = (*width).max(300);
     let shared = app_rc(&app);
-    let diff_a = app
+    let diff = app
         .compare
         .as_ref()
         .and_then(|c| c.result.as_ref().ok())
-        .map(|(_, d)| Rc::new(d.only_a.clone()));
+        .map(|(_, d)| Rc::clone(d));
 
     html! {
         <>
@@ -218,7 +263,8 @@ pub fn root() -> Html {
                 <div class="timeline-box" ref={timeline_box}>
                     <Timeline id="timeline" title="Timeline of the run"
                         layout={Rc::clone(&app.outcome.layout)} window={app.window} width={timeline_width}
-                        diff={diff_a} divergence={None::<u64>} dispatch={dispatch.clone()} />
+                        diff={diff} divergence={None::<u64>} selected={app.selected}
+                        dispatch={dispatch.clone()} />
                     <div class="playhead" aria-hidden="true"
                         style={timeline::playhead_style(app.time, app.window, timeline_width)}></div>
                 </div>

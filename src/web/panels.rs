@@ -184,7 +184,7 @@ pub fn playback(p: &AppProps) -> Html {
                     </select>
                 </span>
             </div>
-            <p class="shortcuts">{ "Keys: Space play/pause · ← → step · PageUp/PageDown a tenth of the run · Home/End · [ ] speed" }</p>
+            <p class="shortcuts">{ "Keys: ← → step · [ ] speed; with focus in this part of the page (the timeline, say): Space play/pause · PageUp/PageDown a tenth of the run · Home/End" }</p>
             <p id="playhead-verdict" class={classes!("playhead-verdict", if broken { "broken" } else { "holds" })}
                 aria-live={if a.playing { "off" } else { "polite" }}>
                 { sentence }
@@ -245,6 +245,7 @@ impl PartialEq for CompareProps {
         Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
             && self.app.window == o.app.window
             && self.app.time == o.app.time
+            && self.app.selected_flipped == o.app.selected_flipped
             && self.width == o.width
             && same_rc(&self.app.compare, &o.app.compare)
     }
@@ -298,8 +299,8 @@ pub fn compare_view(p: &CompareProps) -> Html {
                 <div class="timeline-box">
                     <Timeline id="timeline-b" title={format!("Timeline of the run {}", c.label)}
                         layout={Rc::clone(&b.layout)} window={a.window} width={p.width}
-                        diff={Some(Rc::new(diff.only_b.clone()))} divergence={diff.first_divergence}
-                        flipped=true dispatch={p.dispatch.clone()} />
+                        diff={Some(Rc::clone(diff))} divergence={diff.first_divergence}
+                        flipped=true selected={a.selected_flipped} dispatch={p.dispatch.clone()} />
                     <div class="playhead" aria-hidden="true"
                         style={super::timeline::playhead_style(a.time, a.window, p.width)}></div>
                 </div>
@@ -326,6 +327,15 @@ pub fn compare_view(p: &CompareProps) -> Html {
             { for body }
         </section>
     }
+}
+
+/// The first entry of a service's order to show: the list is long, so it shows the entries
+/// around the playhead.
+fn shown_from(entries: &[crate::ui::timeline::OrderEntry], cursor: usize) -> usize {
+    const SHOWN: usize = 300;
+    let at = entries.partition_point(|e| e.event < cursor);
+    at.saturating_sub(SHOWN / 2)
+        .min(entries.len().saturating_sub(SHOWN))
 }
 
 /// Each service's own order: its instants, one list per service, with nothing between them.
@@ -358,7 +368,7 @@ pub fn own_order_view(p: &AppProps) -> Html {
                                 <h3>{ format!("service {}", o.service) }</h3>
                                 // The list scrolls, so it takes focus: keyboard users can scroll it too.
                                 <ol tabindex="0" aria-label={format!("Operations of service {} by its own instant", o.service)}>
-                                    { for o.entries.iter().take(SHOWN).map(|e| html! {
+                                    { for o.entries.iter().skip(shown_from(&o.entries, a.cursor)).take(SHOWN).map(|e| html! {
                                         <li value={e.instant.to_string()} data-e={e.event.to_string()}
                                             class={classes!(e.grant.then_some("grant"), (e.event < a.cursor).then_some("past"))}>
                                             { format!("instant {}: {}", e.instant, e.text) }
@@ -366,7 +376,10 @@ pub fn own_order_view(p: &AppProps) -> Html {
                                     }) }
                                 </ol>
                                 if o.entries.len() > SHOWN {
-                                    <p class="hint">{ format!("… and {} more.", o.entries.len() - SHOWN) }</p>
+                                    <p class="hint">{ {
+                                        let from = shown_from(&o.entries, a.cursor);
+                                        format!("Entries {}–{} of {}, around the playhead.", from + 1, (from + SHOWN).min(o.entries.len()), o.entries.len())
+                                    } }</p>
                                 }
                             </section>
                         }) }

@@ -14,9 +14,13 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, Path2d};
 use yew::prelude::*;
 
 use super::Dispatch;
+use crate::ui::compare::Diff;
 use crate::ui::timeline::{visible_marks, visible_spans, Layout, MarkKind, SpanKind, Window};
 use crate::ui::Action;
 use crate::world::Micros;
+
+/// The most overlaps in view that get a focusable element.
+const OVERLAYS_MAX: usize = 100;
 
 /// Width of the lane labels on the left.
 pub const GUTTER: u32 = 112;
@@ -181,12 +185,15 @@ pub struct TimelineProps {
     pub window: Window,
     pub width: u32,
     /// Events of this run that the compared run does not have.
-    pub diff: Option<Rc<Vec<bool>>>,
+    pub diff: Option<Rc<Diff>>,
     /// Where the compared runs first differ.
     pub divergence: Option<Micros>,
-    /// True for the compared run's timeline: its events are that run's, not the shown one's.
+    /// True for the compared run's timeline: its events are that run's, not the shown one's,
+    /// and its side of the diff is the flipped run's.
     #[prop_or_default]
     pub flipped: bool,
+    /// The event of this run whose details are shown.
+    pub selected: Option<usize>,
     pub dispatch: Dispatch,
 }
 
@@ -209,6 +216,7 @@ impl PartialEq for TimelineProps {
             && self.width == o.width
             && self.divergence == o.divergence
             && self.flipped == o.flipped
+            && self.selected == o.selected
             && same_rc(&self.diff, &o.diff)
     }
 }
@@ -233,7 +241,6 @@ pub fn x_in(t: Micros, w: Window, width: u32) -> f64 {
 pub fn timeline(p: &TimelineProps) -> Html {
     let canvas = use_node_ref();
     let theme = use_state(|| 0u32);
-    let last_hit = use_mut_ref(|| None::<usize>);
     let width = p.width.max(300);
     let height = height_of(p.layout.lanes.len());
 
@@ -256,6 +263,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let canvas = canvas.clone();
         let layout = Rc::clone(&p.layout);
         let diff = p.diff.clone();
+        let flipped = p.flipped;
         let deps = (
             Rc::as_ptr(&p.layout) as usize,
             p.window,
@@ -272,7 +280,13 @@ pub fn timeline(p: &TimelineProps) -> Html {
                     &layout,
                     window,
                     width,
-                    diff.as_deref().map(|d| d.as_slice()),
+                    diff.as_deref().map(|d| {
+                        if flipped {
+                            d.only_b.as_slice()
+                        } else {
+                            d.only_a.as_slice()
+                        }
+                    }),
                     divergence,
                 );
             }
@@ -284,6 +298,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let d = p.dispatch.clone();
         let window = p.window;
         let flipped = p.flipped;
+        let selected = p.selected;
         Callback::from(move |e: MouseEvent| {
             let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
             if y < f64::from(AXIS) || x < f64::from(GUTTER) {
@@ -294,9 +309,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
             let t = window.time_at((x - f64::from(GUTTER)) / plot);
             let tolerance = (6.0 * window.span() as f64 / plot) as Micros;
             let hit = layout.hit(lane, t, tolerance);
-            let mut last = last_hit.borrow_mut();
-            if hit.is_some() && *last != hit {
-                *last = hit;
+            if hit.is_some() && hit != selected {
                 d.dispatch(if flipped {
                     Action::SelectFlipped(hit)
                 } else {
@@ -307,7 +320,15 @@ pub fn timeline(p: &TimelineProps) -> Html {
     };
 
     let x = |t: Micros| x_in(t, p.window, width);
-    let overlaps = p.layout.overlaps.iter().filter(|o| o.to >= p.window.from && o.from <= p.window.to).map(|o| {
+    // Each overlap in view can be reached with Tab (up to a bound, so that a run with
+    // thousands of overlaps does not become thousands of tab stops); focusing one moves the
+    // playhead into it, where the playhead's sentence says who believes what.
+    let overlaps = p.layout.overlaps.iter().filter(|o| o.to >= p.window.from && o.from <= p.window.to).take(OVERLAYS_MAX).map(|o| {
+        let mid = o.from + (o.to - o.from) / 2;
+        let onfocus = {
+            let d = p.dispatch.clone();
+            Callback::from(move |_: FocusEvent| d.dispatch(Action::Seek(mid)))
+        };
         let first = o.lanes.first().copied().unwrap_or(0) as u32;
         let last = o.lanes.last().copied().unwrap_or(0) as u32;
         let y0 = AXIS + LANE * first;
@@ -322,7 +343,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
             o.text
         );
         html! {
-            <rect class="violation" tabindex="0" role="img" aria-label={text.clone()}
+            <rect class="violation" tabindex="0" role="img" aria-label={text.clone()} {onfocus}
                 x={format!("{x0:.1}")} y={y0.to_string()} width={format!("{w:.1}")} height={h.to_string()}>
                 <title>{ text }</title>
             </rect>

@@ -202,7 +202,7 @@ fn every_offered_flip_runs_and_its_comparison_is_the_toggled_run() {
 }
 
 #[test]
-fn a_toggle_that_breaks_a_rule_shows_located_errors_and_keeps_the_last_run() {
+fn a_toggle_that_breaks_a_rule_changes_nothing_and_says_why() {
     for (file, toggle) in invalid_toggles() {
         let what = format!("{file} / {toggle:?}");
         let app = App::open(file);
@@ -215,18 +215,27 @@ fn a_toggle_that_breaks_a_rule_shows_located_errors_and_keeps_the_last_run() {
         let applied = toggles::apply(&app.scenario, &toggle, &mut app.memory.clone());
         let errors = applied.validate().expect_err(&what);
         let next = app.reduce(Action::Toggle(toggle.clone()));
-        assert_eq!(next.errors, errors.0, "{what}");
+        // The reasons are shown beside the toggles, located like the editor's errors ...
+        assert_eq!(next.toggle_errors, errors.0, "{what}");
         assert!(
-            next.errors.iter().all(|e| !e.location.is_empty()),
+            next.toggle_errors.iter().all(|e| !e.location.is_empty()),
             "{what}: every error is located: {:?}",
-            next.errors
+            next.toggle_errors
         );
+        // ... and nothing else changes: not the text, not the run, and the toggles still work.
+        assert!(next.errors.is_empty(), "{what}");
+        assert_eq!(next.text, app.text, "{what}");
         assert!(Rc::ptr_eq(&next.outcome, &app.outcome), "{what}: same run");
         assert_eq!(next.scenario, app.scenario, "{what}");
-        assert_eq!(next.outcome.headline, app.outcome.headline, "{what}");
-        // The editor holds what the toggle wrote, so the user sees what is wrong.
-        assert_eq!(next.text, applied.to_toml_string(), "{what}");
+        let seeded = next.reduce(Action::NewSeed);
+        assert_ne!(seeded.scenario.seed, app.scenario.seed, "{what}");
+        assert!(seeded.toggle_errors.is_empty(), "{what}");
     }
+    // A number out of range is refused the same way.
+    let app = App::open(PARTITION);
+    let next = app.reduce(Action::Toggle(Toggle::PartitionLength(10_000_000)));
+    assert!(!next.toggle_errors.is_empty());
+    assert_eq!(next.text, app.text);
 }
 
 #[test]
@@ -924,7 +933,7 @@ fn every_built_in_lays_out_its_run_faithfully() {
         assert!(lost_marks <= o.verdict.lost_updates, "{file}");
         assert_eq!(lost_marks > 0, o.verdict.lost_updates > 0, "{file}");
 
-        assert_eq!(l.overlaps.len(), o.verdict.violations.len(), "{file}");
+        assert_eq!(l.overlaps.len() as u64, o.verdict.violation_count, "{file}");
         for (ov, v) in l.overlaps.iter().zip(&o.verdict.violations) {
             assert_eq!((ov.from, ov.to), (v.from_us, v.to_us), "{file}");
             assert!(ov.from <= ov.to && ov.to <= o.end, "{file}");
@@ -1295,6 +1304,10 @@ fn an_unfinished_edit_is_never_overwritten_and_a_rewritten_text_can_be_restored(
     let discarded = toggled.reduce(Action::DiscardEdit);
     assert!(discarded.errors.is_empty());
     assert_eq!(
+        discarded.text, app.text,
+        "the last valid text, as it was written"
+    );
+    assert_eq!(
         Scenario::from_toml_str(&discarded.text).unwrap(),
         app.scenario
     );
@@ -1354,4 +1367,33 @@ fn paging_and_jumping_move_the_playhead_by_events_and_by_tenths() {
     assert_eq!(jumped.cursor, app.outcome.cursor_at(3 * tenth));
     assert_eq!(jumped.reduce(Action::Jump(-5)).time, 0);
     assert_eq!(jumped.reduce(Action::Jump(20)).time, app.outcome.end);
+}
+
+#[test]
+fn every_overlap_is_drawn_not_only_those_the_verdict_details() {
+    let mut app = App::open("01-two-services.toml");
+    let mut s = app.scenario.clone();
+    s.duration_ms = 100_000;
+    app = app.reduce(Action::Edit(s.to_toml_string()));
+    let v = &app.outcome.verdict;
+    assert!(
+        v.violation_count > v.violations.len() as u64,
+        "more than detailed"
+    );
+    let drawn = &app.outcome.layout.overlaps;
+    assert_eq!(drawn.len() as u64, v.violation_count);
+    // The detailed ones are the first drawn, interval for interval.
+    for (d, x) in drawn.iter().zip(&v.violations) {
+        assert_eq!((d.from, d.to), (x.from_us, x.to_us));
+    }
+    // The playhead says "broken" in the middle of every band, the last ones included.
+    for o in drawn.iter().rev().take(5) {
+        let mid = o.from + (o.to - o.from) / 2;
+        let at = app.reduce(Action::Seek(mid));
+        assert!(
+            at.playhead_text().contains("Exclusion broken"),
+            "{}",
+            at.playhead_text()
+        );
+    }
 }

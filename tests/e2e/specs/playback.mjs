@@ -49,8 +49,11 @@ export const tests = [
       await ctx.blurToBody();
       await changes(ctx, () => ctx.page.keyboard.press('ArrowRight'), 'ArrowRight on the body');
       await changes(ctx, () => ctx.page.keyboard.press('ArrowLeft'), 'ArrowLeft on the body');
-      await changes(ctx, () => ctx.page.keyboard.press('End'), 'End on the body');
-      const home = await changes(ctx, () => ctx.page.keyboard.press('Home'), 'Home on the body');
+      // Keys that scroll the page drive the playhead only with focus in the run's part of the
+      // page, here the timeline.
+      await ctx.page.focus('#timeline canvas');
+      await changes(ctx, () => ctx.page.keyboard.press('End'), 'End on the timeline');
+      const home = await changes(ctx, () => ctx.page.keyboard.press('Home'), 'Home on the timeline');
       assert(home === start, `Home should return to the start (${JSON.stringify(start)}), shows ${JSON.stringify(home)}`);
       await changes(ctx, () => ctx.page.click('#to-end'), '#to-end');
       await changes(ctx, () => ctx.page.click('#to-start'), '#to-start');
@@ -121,12 +124,12 @@ export const tests = [
       await until(async () => (await label()).includes('pause'), '#play to say Pause after a click');
       await ctx.page.click('#play');
       await until(async () => (await label()).includes('play') && !(await label()).includes('pause'), '#play to say Play again');
-      // Space on the body toggles too.
-      await ctx.blurToBody();
+      // Space on the timeline toggles too.
+      await ctx.page.focus('#timeline canvas');
       await ctx.page.keyboard.press('Space');
-      await until(async () => (await label()).includes('pause'), 'Space on the body to start playing');
+      await until(async () => (await label()).includes('pause'), 'Space on the timeline to start playing');
       await ctx.page.keyboard.press('Space');
-      await until(async () => !(await label()).includes('pause'), 'Space on the body to pause');
+      await until(async () => !(await label()).includes('pause'), 'Space on the timeline to pause');
     },
   },
 ];
