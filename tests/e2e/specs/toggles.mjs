@@ -71,4 +71,39 @@ export const tests = [
       await ctx.screenshot('one-lock-holds');
     },
   },
+  {
+    name: 'toggle::controls_show_the_scenario_in_force_after_reset_and_refusals',
+    async run(ctx) {
+      await ctx.open();
+      await ctx.pickScenario('05-fencing.toml');
+      // Pick values by hand, then reset: every select must show the built-in's values again,
+      // not the ones last picked.
+      for (const v of ['one_source', 'off', 'one_source']) {
+        const before = await ctx.snapshot();
+        await ctx.page.selectOption('#fencing-accounts', v);
+        await ctx.waitChange(before, `the run to change after #fencing-accounts = ${v}`, ['counts', 'editor']);
+      }
+      await ctx.page.selectOption('#protocol-fast', 'no_lock');
+      await ctx.page.waitForSelector('#reset');
+      await ctx.page.click('#reset');
+      await ctx.page.waitForFunction(() => !document.querySelector('#reset'));
+      assertEqual(await ctx.value('#fencing-accounts'), 'off', '#fencing-accounts after reset');
+      assertEqual(await ctx.value('#protocol-fast'), 'single:locks', '#protocol-fast after reset');
+      assert((await ctx.value('#editor')).includes('fencing = "off"') || !(await ctx.value('#editor')).includes('fencing ='), 'the editor holds the built-in');
+      const focused = await ctx.page.evaluate(() => document.activeElement && document.activeElement.id);
+      assertEqual(focused, 'scenario', 'focus after Reset');
+      await checkHeadlineMatchesEditor(ctx, '05 after reset');
+
+      // A number out of range is refused beside the toggles; the text and the run stay.
+      await ctx.pickScenario('06-partition.toml');
+      const text = await ctx.value('#editor');
+      await ctx.page.fill('#partition-length', '10000000');
+      await ctx.page.press('#partition-length', 'Tab');
+      await ctx.page.waitForSelector('#toggle-errors');
+      assertEqual(await ctx.value('#editor'), text, 'the editor text after a refused toggle');
+      assertEqual(await ctx.text('#editor-errors'), '', 'no editor error after a refused toggle');
+      assert(!(await ctx.page.isDisabled('#partition')), 'the toggles still work');
+      await ctx.screenshot('toggle-refused');
+    },
+  },
 ];
