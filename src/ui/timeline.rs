@@ -786,3 +786,49 @@ impl Layout {
         &lane.marks[a..b]
     }
 }
+
+/// Overlaps as drawn: overlaps closer than a pixel merge into one band over the union of
+/// their lanes, so that a run with thousands of overlaps paints a few hundred bands at most.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Band {
+    pub from: Micros,
+    pub to: Micros,
+    /// Every lane any merged overlap spans, ascending.
+    pub lanes: Vec<usize>,
+    /// The overlaps merged into the band, as indices into `Layout::overlaps`, in time order.
+    pub overlaps: Vec<usize>,
+}
+
+impl Layout {
+    /// The bands to draw in a window at a scale.
+    pub fn bands(&self, w: Window, us_per_px: f64) -> Vec<Band> {
+        let mut shown: Vec<usize> = (0..self.overlaps.len())
+            .filter(|i| {
+                let o = &self.overlaps[*i];
+                o.to >= w.from && o.from <= w.to
+            })
+            .collect();
+        shown.sort_by_key(|i| (self.overlaps[*i].from, *i));
+        let gap = us_per_px.max(0.0) as Micros;
+        let mut out: Vec<Band> = Vec::new();
+        for i in shown {
+            let o = &self.overlaps[i];
+            match out.last_mut() {
+                Some(b) if o.from <= b.to.saturating_add(gap) => {
+                    b.to = b.to.max(o.to);
+                    b.lanes.extend(&o.lanes);
+                    b.lanes.sort_unstable();
+                    b.lanes.dedup();
+                    b.overlaps.push(i);
+                }
+                _ => out.push(Band {
+                    from: o.from,
+                    to: o.to,
+                    lanes: o.lanes.clone(),
+                    overlaps: vec![i],
+                }),
+            }
+        }
+        out
+    }
+}

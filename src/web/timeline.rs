@@ -694,47 +694,56 @@ fn paint(
         Some(pal.of("--violation-bg")),
         HATCH_VIOLATION,
     );
-    for o in layout
-        .overlaps
-        .iter()
-        .filter(|o| o.to >= w.from && o.from <= w.to)
-    {
-        let first = o.lanes.first().copied().unwrap_or(0) as u32;
-        let last = o.lanes.last().copied().unwrap_or(0) as u32;
-        let y0 = f64::from(AXIS + LANE * first);
-        let h = f64::from(LANE * (last - first + 1));
-        let x0 = x(o.from);
-        let wd = (x(o.to) - x0).max(4.0);
+    let bands = layout.bands(w, us_per_px);
+    let geometry = |b: &crate::ui::timeline::Band| {
+        let first = b.lanes.first().copied().unwrap_or(0) as u32;
+        let last = b.lanes.last().copied().unwrap_or(0) as u32;
+        let x0 = x(b.from);
+        (
+            x0,
+            (x(b.to) - x0).max(4.0),
+            f64::from(AXIS + LANE * first),
+            f64::from(LANE * (last - first + 1)),
+        )
+    };
+    ctx.set_stroke_style_str(pal.of("--violation"));
+    ctx.set_line_width(2.5);
+    for b in &bands {
+        let (x0, wd, y0, h) = geometry(b);
         if let Some(p) = &band {
             ctx.set_fill_style_canvas_pattern(p);
             ctx.fill_rect(x0, y0, wd, h);
         }
-        ctx.set_stroke_style_str(pal.of("--violation"));
-        ctx.set_line_width(2.5);
-        for l in &o.lanes {
+        for l in &b.lanes {
             let y = f64::from(AXIS + LANE * *l as u32);
             ctx.stroke_rect(x0, y + 1.0, wd, f64::from(LANE) - 2.0);
         }
-        ctx.set_fill_style_str(pal.of("--violation"));
-        ctx.set_font(&font(11.0, "bold "));
-        let _ = ctx.fill_text("⚠", x0 + 2.0, y0 + 10.0);
-        // The grants that overlap, by each service's own instant, beside the band when the
-        // next overlap leaves room for them.
-        let room = layout
-            .overlaps
-            .iter()
-            .filter(|n| n.from > o.from)
-            .map(|n| x(n.from) - (x0 + wd))
-            .fold(right - (x0 + wd), f64::min);
-        let label_width = ctx.measure_text(&o.short).map_or(f64::MAX, |m| m.width());
-        if label_width + 8.0 < room {
-            ctx.set_fill_style_str(&pal.bg);
-            ctx.fill_rect(x0 + wd + 2.0, y0 + 1.0, label_width + 4.0, 13.0);
-            ctx.set_fill_style_str(pal.of("--violation"));
-            let _ = ctx.fill_text(&o.short, x0 + wd + 4.0, y0 + 11.0);
-        }
-        ctx.set_font(&font(11.0, ""));
     }
+    // A warning sign on each band, and beside a band of one overlap the grants that overlap,
+    // by each service's own instant, when the next band leaves room.
+    ctx.set_font(&font(11.0, "bold "));
+    for (k, b) in bands.iter().enumerate() {
+        let (x0, wd, y0, _) = geometry(b);
+        ctx.set_fill_style_str(pal.of("--violation"));
+        let _ = ctx.fill_text("⚠", x0 + 2.0, y0 + 10.0);
+        let next = bands.get(k + 1).map_or(right, |n| x(n.from));
+        let room = next.min(right) - (x0 + wd);
+        let label = match b.overlaps.as_slice() {
+            [one] => layout.overlaps[*one].short.clone(),
+            many => format!("{} overlaps", many.len()),
+        };
+        // Measuring text is costly on a crowded run, so only where a label could fit.
+        if room > 40.0 {
+            let label_width = ctx.measure_text(&label).map_or(f64::MAX, |m| m.width());
+            if label_width + 8.0 < room {
+                ctx.set_fill_style_str(&pal.bg);
+                ctx.fill_rect(x0 + wd + 2.0, y0 + 1.0, label_width + 4.0, 13.0);
+                ctx.set_fill_style_str(pal.of("--violation"));
+                let _ = ctx.fill_text(&label, x0 + wd + 4.0, y0 + 11.0);
+            }
+        }
+    }
+    ctx.set_font(&font(11.0, ""));
 
     if let Some(t) = divergence.filter(|t| *t >= w.from && *t <= w.to) {
         let xt = x(t);

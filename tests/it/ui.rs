@@ -1397,3 +1397,33 @@ fn every_overlap_is_drawn_not_only_those_the_verdict_details() {
         );
     }
 }
+
+#[test]
+fn crowded_overlaps_merge_into_bands_that_still_cover_every_one() {
+    use lockstep::ui::timeline::Window as View;
+    let mut app = App::open("01-two-services.toml");
+    let mut s = app.scenario.clone();
+    s.duration_ms = 100_000;
+    app = app.reduce(Action::Edit(s.to_toml_string()));
+    let layout = &app.outcome.layout;
+    let w = View::all(app.outcome.end);
+    for width_px in [300.0, 1200.0, 20_000.0] {
+        let us_per_px = w.span() as f64 / width_px;
+        let bands = layout.bands(w, us_per_px);
+        assert!(bands.len() as f64 <= width_px, "{} bands", bands.len());
+        let mut seen: Vec<usize> = bands.iter().flat_map(|b| b.overlaps.clone()).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..layout.overlaps.len()).collect::<Vec<_>>());
+        for b in &bands {
+            for i in &b.overlaps {
+                let o = &layout.overlaps[*i];
+                assert!(b.from <= o.from && o.to <= b.to);
+                assert!(o.lanes.iter().all(|l| b.lanes.contains(l)));
+            }
+        }
+        // Bands do not touch: each starts more than a pixel after the previous one ends.
+        for pair in bands.windows(2) {
+            assert!(pair[1].from > pair[0].to + us_per_px as u64);
+        }
+    }
+}
