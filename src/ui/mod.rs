@@ -99,14 +99,9 @@ impl Outcome {
         // any budget, and the page says the command line runs the rest.
         let budget = scenario.event_budget();
         let capped_from = (budget > APP_EVENTS_MAX).then_some(budget);
-        let run = if capped_from.is_some() {
-            let mut smaller = scenario.clone();
-            smaller.max_events = Some(APP_EVENTS_MAX);
-            crate::sim::run(&smaller, scenario.seed)
-        } else {
-            crate::sim::run(scenario, scenario.seed)
-        }
-        .map_err(|e| e.0)?;
+        let mut world = World::compile(scenario);
+        world.event_budget = world.event_budget.min(APP_EVENTS_MAX);
+        let run = crate::sim::run_world(world, scenario.seed);
         let verdict = monitor::verdict(&run);
         let layout = Layout::build(&run.world, &run.events, run.end);
         let orders = timeline::own_orders(&run.world, &run.events);
@@ -445,7 +440,6 @@ impl App {
             Action::ToStart => {
                 next.playing = false;
                 next.set_cursor(0);
-                next.time = 0;
             }
             Action::ToEnd => {
                 next.playing = false;

@@ -224,22 +224,6 @@ impl Layout {
         let mut outages: Vec<Option<(Micros, usize)>> = vec![None; services];
         let mut partitions: Vec<Option<(Micros, usize)>> = vec![None; world.partitions.len()];
 
-        let close = |lane: &mut Lane,
-                     open: &mut Option<(Micros, usize)>,
-                     kind: SpanKind,
-                     to: Micros,
-                     label: String| {
-            if let Some((from, event)) = open.take() {
-                lane.spans.push(Span {
-                    from,
-                    to,
-                    kind,
-                    label,
-                    event,
-                });
-            }
-        };
-
         for (i, e) in events.iter().enumerate() {
             let at = e.at;
             match &e.what {
@@ -248,12 +232,13 @@ impl Layout {
                 }
                 What::PartitionEnded { partition } => {
                     let label = partition_label(world, *partition);
-                    close(
-                        &mut lanes[faults],
+                    close_into(
+                        &mut lanes,
+                        &[faults],
                         &mut partitions[*partition as usize],
                         SpanKind::Partition,
                         at,
-                        label,
+                        &label,
                     );
                 }
                 What::OutageStarted { service } => outages[*service as usize] = Some((at, i)),
@@ -296,33 +281,22 @@ impl Layout {
                 }
                 What::GaveUp { client } | What::ClientStopped { client } => {
                     let c = *client as usize;
-                    close(
-                        &mut lanes[c],
-                        &mut waiting[c],
-                        SpanKind::Waiting,
-                        at,
-                        String::new(),
-                    );
+                    close_into(&mut lanes, &[c], &mut waiting[c], SpanKind::Waiting, at, "");
                 }
                 What::BeliefStarted { client, .. } => {
                     let c = *client as usize;
-                    close(
-                        &mut lanes[c],
-                        &mut waiting[c],
-                        SpanKind::Waiting,
-                        at,
-                        String::new(),
-                    );
+                    close_into(&mut lanes, &[c], &mut waiting[c], SpanKind::Waiting, at, "");
                     believed[c] = Some((at, i));
                 }
                 What::BeliefEnded { client, .. } => {
                     let c = *client as usize;
-                    close(
-                        &mut lanes[c],
+                    close_into(
+                        &mut lanes,
+                        &[c],
                         &mut believed[c],
                         SpanKind::Believed,
                         at,
-                        String::new(),
+                        "",
                     );
                 }
                 What::Service {
@@ -407,19 +381,21 @@ impl Layout {
 
         // Whatever is still open runs to the end of the run.
         for c in 0..clients {
-            close(
-                &mut lanes[c],
+            close_into(
+                &mut lanes,
+                &[c],
                 &mut waiting[c],
                 SpanKind::Waiting,
                 end,
-                String::new(),
+                "",
             );
-            close(
-                &mut lanes[c],
+            close_into(
+                &mut lanes,
+                &[c],
                 &mut believed[c],
                 SpanKind::Believed,
                 end,
-                String::new(),
+                "",
             );
             let label = format!("{} paused", world.clients[c].name);
             close_into(
@@ -449,7 +425,14 @@ impl Layout {
         }
         for (p, open) in partitions.iter_mut().enumerate() {
             let label = partition_label(world, p as u32);
-            close(&mut lanes[faults], open, SpanKind::Partition, end, label);
+            close_into(
+                &mut lanes,
+                &[faults],
+                open,
+                SpanKind::Partition,
+                end,
+                &label,
+            );
         }
         for l in &mut lanes {
             l.spans.sort_by_key(|s| (s.from, s.to));

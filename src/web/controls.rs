@@ -86,6 +86,8 @@ pub struct PickerProps {
 
 #[function_component(Picker)]
 pub fn picker(p: &PickerProps) -> Html {
+    // The entries come from parsing every built-in, which need happen only once.
+    let entries = use_memo((), |_| ui::picker());
     let onchange = on_change(&p.dispatch, |e| Some(Action::Pick(value_of(e))));
     let reset = {
         let d = p.dispatch.clone();
@@ -100,8 +102,8 @@ pub fn picker(p: &PickerProps) -> Html {
             <h2 id="picker-h">{ "Scenario" }</h2>
             <label for="scenario">{ "Built-in scenario" }</label>
             <select id="scenario" {onchange}>
-                { for ui::picker().into_iter().map(|c| html! {
-                    <option value={c.value.clone()} selected={c.value == p.source}>{ c.label }</option>
+                { for entries.iter().map(|c| html! {
+                    <option value={c.value.clone()} selected={c.value == p.source}>{ &c.label }</option>
                 }) }
             </select>
             <p class="description">{ &p.description }</p>

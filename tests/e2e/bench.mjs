@@ -139,13 +139,22 @@ async function timeToggle(page, selector) {
   );
 }
 
-async function toggleTimes(browser, url) {
+/** Runs `measure` on a fresh page showing benches/app-5000.toml, then closes the page. */
+async function withBigScenario(browser, url, measure) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   try {
     await page.goto(url);
     await waitReady(page);
     await loadBigScenario(page);
+    return await measure(page);
+  } finally {
+    await context.close();
+  }
+}
+
+async function toggleTimes(browser, url) {
+  return withBigScenario(browser, url, async (page) => {
     let selector = null;
     for (const s of ['#partition', '#fencing-orders']) if (await page.$(s)) { selector = s; break; }
     if (!selector) throw new Error('neither #partition nor #fencing-orders is on the page');
@@ -158,18 +167,11 @@ async function toggleTimes(browser, url) {
       await page.waitForTimeout(100);
     }
     return { selector, times };
-  } finally {
-    await context.close();
-  }
+  });
 }
 
 async function scrubFrames(browser, url) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  try {
-    await page.goto(url);
-    await waitReady(page);
-    await loadBigScenario(page);
+  return withBigScenario(browser, url, async (page) => {
     return await page.evaluate(async (frames) => {
       const el = document.querySelector('#scrub');
       if (!el) throw new Error('no #scrub');
@@ -201,9 +203,7 @@ async function scrubFrames(browser, url) {
       const after = document.querySelector('#playhead-verdict')?.textContent;
       return { intervals, work, moved: before !== after, range: [min, max] };
     }, SCRUB_FRAMES);
-  } finally {
-    await context.close();
-  }
+  });
 }
 
 function gzipSizes() {
