@@ -41,7 +41,7 @@ impl std::fmt::Display for Finding {
 }
 
 /// The root of a service's order: its authority if it is subordinate, else itself.
-fn root<'a>(scenario: &'a Scenario, service: &'a str) -> &'a str {
+fn order_root<'a>(scenario: &'a Scenario, service: &'a str) -> &'a str {
     scenario
         .services
         .iter()
@@ -58,10 +58,57 @@ fn quoted(names: &BTreeSet<&str>) -> String {
         .join(", ")
 }
 
+/// The services a resource's migrations move it to, each with the service whose order it
+/// continues. A drain or transfer hands the lock over in order (the new service grants only
+/// once the old one is free, or takes over its holder), so the new service carries the old one's
+/// order on: one source of order that changes over time, not a second source. That holds only
+/// when no client names the new service directly: such a client locks there before the
+/// migration too, while others still lock in the old service.
+fn successors<'a>(scenario: &'a Scenario, resource: &str) -> BTreeMap<&'a str, &'a str> {
+    let named_directly = |service: &str| {
+        scenario
+            .clients
+            .iter()
+            .filter(|c| c.resource == resource)
+            .any(|c| match &c.protocol {
+                Protocol::Single { service: s } => s == service,
+                Protocol::AllUnordered { services, .. } | Protocol::AllOrdered { services, .. } => {
+                    services.iter().any(|s| s == service)
+                }
+                Protocol::TokenChain {
+                    authority,
+                    subordinate,
+                } => authority == service || subordinate == service,
+                Protocol::NoLock => false,
+            })
+    };
+    let mut migrations: Vec<_> = scenario
+        .migrations
+        .iter()
+        .filter(|m| m.resource == resource)
+        .collect();
+    migrations.sort_by_key(|m| m.at_ms);
+    let mut out: BTreeMap<&str, &str> = BTreeMap::new();
+    for m in migrations {
+        if !named_directly(&m.to) && m.to != m.from {
+            // A chain of migrations continues the first service's order.
+            let origin = out.get(m.from.as_str()).copied().unwrap_or(m.from.as_str());
+            out.insert(m.to.as_str(), origin);
+        }
+    }
+    out
+}
+
 /// Checks a validated scenario's inventory. Findings are sorted, defects first.
-pub fn check(scenario: &Scenario) -> Vec<Finding> {
+pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
     let mut findings = Vec::new();
     for res in &scenario.resources {
+        let successor = successors(scenario, &res.name);
+        // The order a service stands for on this resource: a migration's target continues the
+        // order of the service it replaces.
+        let root = |scenario: &'a Scenario, service: &'a str| -> &'a str {
+            order_root(scenario, successor.get(service).copied().unwrap_or(service))
+        };
         let mut push = |severity, message: String| {
             findings.push(Finding {
                 severity,
@@ -211,6 +258,16 @@ pub fn check(scenario: &Scenario) -> Vec<Finding> {
                 ),
             );
         }
+        if !lockless.is_empty() && protectors.is_empty() {
+            let names: BTreeSet<&str> = lockless.iter().copied().collect();
+            push(
+                Severity::Defect,
+                format!(
+                    "it is written only by client(s) {} that take no lock, and no service protects it: it has no source of order at all, so any two of their read-modify-writes can overlap and lose an update",
+                    quoted(&names)
+                ),
+            );
+        }
         if !lockless.is_empty() && !protectors.is_empty() {
             let names: BTreeSet<&str> = lockless.into_iter().collect();
             push(
@@ -220,6 +277,12 @@ pub fn check(scenario: &Scenario) -> Vec<Finding> {
                     quoted(&names)
                 ),
             );
+        }
+        // A migration's target is used by every client of the service it replaces.
+        for (to, from) in &successor {
+            if used.contains(from) {
+                used.insert(to);
+            }
         }
         for service in &declared {
             if !used.contains(service) && scenario.clients.iter().any(|c| c.resource == res.name) {
@@ -255,10 +318,10 @@ pub fn check(scenario: &Scenario) -> Vec<Finding> {
         {
             if m.mode == MigrationMode::Naive {
                 push(
-                    Severity::Warning,
+                    Severity::Defect,
                     format!(
-                        "the naive migration from \"{}\" to \"{}\" at {} ms leaves holders of the old lock writing unguarded; drain or transfer instead",
-                        m.from, m.to, m.at_ms
+                        "the naive migration from \"{}\" to \"{}\" at {} ms gives it two sources of order for a while: from {} ms until every holder of the old lock lets go, \"{}\" grants while those holders still write, and nothing orders the two; drain or transfer instead",
+                        m.from, m.to, m.at_ms, m.at_ms, m.to
                     ),
                 );
             }

@@ -1338,8 +1338,18 @@ impl Cx<'_> {
         let cfg = &self.world.clients[c];
         let st = &mut self.state.clients[c];
         st.phase = Phase::Reading;
-        if !st.slots.is_empty() {
-            st.believing = true;
+        // Every client, with or without a lock, announces its critical section: a client that
+        // takes no lock is in an unprotected one from here to the end of its write, and the
+        // monitors judge it like any other (with no grant behind it).
+        st.believing = true;
+        if st.slots.is_empty() {
+            self.emit(What::BeliefStarted {
+                client,
+                resource: cfg.resource,
+                rows: cfg.rows,
+                grants: Vec::new(),
+            });
+        } else {
             let grants = st
                 .slots
                 .iter()
@@ -1743,21 +1753,16 @@ impl Cx<'_> {
                 token,
             } => {
                 let accepted = self.fence(resource, token);
-                let mut lost = 0u32;
                 if accepted {
                     let st = &mut self.state.resources[r];
                     for (k, i) in row_indices(rows).enumerate() {
-                        // The increments present now but absent from what this client read
-                        // are the ones its write destroys. (A write can also restore a value an
-                        // earlier lost write lowered; the verdict nets those out per row.)
-                        let read = values[k].wrapping_sub(1);
-                        lost += st.values[i]
-                            .wrapping_sub(read)
-                            .clamp(0, i64::from(u32::MAX)) as u32;
                         st.values[i] = values[k];
                         st.versions[i] += 1;
                     }
                 }
+                // Which updates this write loses is known only later (a later write based on an
+                // older read can carry them forward again), so the trace records the write alone
+                // and `monitor::lost_updates` attributes losses from the whole trace.
                 self.emit(What::Write {
                     client,
                     resource,
@@ -1765,7 +1770,6 @@ impl Cx<'_> {
                     token,
                     accepted,
                     values,
-                    lost,
                 });
                 self.send(
                     Endpoint::Resource(resource),

@@ -87,6 +87,31 @@ pub struct WaitCycle {
     pub unbreakable: bool,
 }
 
+/// One lost update: whose increment was lost, and whose write erased it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LostUpdateDetail {
+    pub resource: String,
+    pub row: String,
+    /// The client whose accepted write was lost, and when it landed.
+    pub lost_writer: String,
+    pub lost_at_us: Micros,
+    /// The client whose write erased it (computed from a read taken before the lost write
+    /// landed), and when that write landed.
+    pub overwritten_by: String,
+    pub overwritten_at_us: Micros,
+}
+
+/// A stall in which wait-for cycles formed and broke again and again while nothing completed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Livelock {
+    pub from_us: Micros,
+    pub to_us: Micros,
+    /// Wait-for cycles that formed and broke inside the stall.
+    pub broken_cycles: u32,
+    /// The clients that waited in it.
+    pub clients: Vec<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Unavailability {
     pub service: String,
@@ -139,21 +164,38 @@ pub struct Verdict {
     pub violation_count: u64,
     /// The first overlaps in detail (at most [`VIOLATIONS_DETAILED_MAX`]).
     pub violations: Vec<Violation>,
+    /// Clients that entered a critical section without any lock.
+    pub unprotected_clients: Vec<String>,
     pub integrity: Integrity,
+    /// Increments missing from the rows' final values: for each row, its accepted writes minus
+    /// its growth. Each is attributed to the write that erased it (see [`lost_updates`]).
     pub lost_updates: u64,
+    /// The first lost updates, each with the write that erased it.
+    pub lost_update_details: Vec<LostUpdateDetail>,
     /// Accepted writes that landed inside another client's read-modify-write on the same rows.
     pub interleaved_writes: u64,
     pub rejected_writes: u64,
     pub rejected_reads: u64,
     pub accepted_writes: u64,
     pub deadlock: bool,
+    /// How many wait-for cycles formed; the first are in `wait_cycles` (with an unbroken one
+    /// always kept as the last).
+    pub wait_cycle_count: u64,
     pub wait_cycles: Vec<WaitCycle>,
-    /// Pairs of grants of the same lock by services with unrelated orders that overlapped in
-    /// real time.
+    /// How many livelocks there were; the first are in `livelocks`.
+    pub livelock_count: u64,
+    /// Stretches in which clients waited, nothing completed, and wait-for cycles kept forming
+    /// and breaking.
+    pub livelocks: Vec<Livelock>,
+    /// Overlaps (as counted in `violation_count`) in which both clients held grants and no
+    /// service ordered both: their grants come from disjoint order domains, so no token
+    /// comparison can say which is newer.
     pub incomparable_pairs: u64,
-    /// The distinct pairs of services whose grants overlapped.
+    /// The distinct pairs of services behind those overlaps.
     pub overlapping_service_pairs: Vec<[String; 2]>,
-    /// The most services with unrelated orders that held the same lock at one moment.
+    /// The most clients that believed at one moment they held a common row, each through
+    /// grants whose order domains none of the others shared (1 if some lock was granted and no
+    /// such overlap happened, 0 if no client ever held a grant).
     pub max_simultaneous_holders: u32,
     pub operations: Operations,
     pub resources: Vec<ResourceReport>,
@@ -210,7 +252,8 @@ fn row_names(world: &World, resource: u32, rows: u64) -> Vec<String> {
     row_indices(rows).map(|i| names[i].clone()).collect()
 }
 
-/// A belief interval of one client.
+/// A belief interval of one client: from the moment it entered its critical section (with the
+/// grants it held, or with none for a client that takes no lock) to the moment it let go.
 #[derive(Clone, Debug)]
 struct BeliefSpan {
     client: u32,
@@ -279,9 +322,34 @@ fn order_root(world: &World, service: u32) -> u32 {
         .unwrap_or(service)
 }
 
+/// The order domains behind a set of grants, as a bit set over service indices (at most
+/// `limits::SERVICES_MAX`, so eight bits suffice).
+fn root_mask(world: &World, grants: &[GrantRef]) -> u8 {
+    grants
+        .iter()
+        .fold(0u8, |m, g| m | 1 << order_root(world, g.service))
+}
+
 /// Computes the verdict of a finished run.
 pub fn verdict(run: &Run) -> Verdict {
     verdict_of(&run.world, &run.events, run.end, run.truncated, run.seed)
+}
+
+/// The parts of a verdict that a timeline draws too, computed once for both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Analysis {
+    pub overlaps: OverlapScan,
+    pub lost: LostUpdates,
+}
+
+/// Scans a trace for overlaps and lost updates, keeping the first `keep` overlaps in detail
+/// (at least [`VIOLATIONS_DETAILED_MAX`], which the verdict needs).
+pub fn analyse(world: &World, events: &[Event], end: Micros, keep: usize) -> Analysis {
+    let keep = keep.max(VIOLATIONS_DETAILED_MAX);
+    Analysis {
+        overlaps: scan_overlaps(world, events, end, keep),
+        lost: lost_updates(world, events, keep),
+    }
 }
 
 /// Computes the verdict of a trace.
@@ -292,55 +360,99 @@ pub fn verdict_of(
     truncated: bool,
     seed: u64,
 ) -> Verdict {
-    let (violation_count, violations) = exclusion_violations(world, events, end);
-    let (interleaved_writes, rejected_writes, rejected_reads, accepted_writes) =
-        data_counts(events);
-    let resources = resource_reports(world, events, end);
-    // Lost updates, exactly: every accepted write adds one to each row it touches, so whatever
-    // a row falls short of its initial value plus its increments was lost.
-    let lost_updates: u64 = resources
+    let analysis = analyse(world, events, end, VIOLATIONS_DETAILED_MAX);
+    verdict_from(world, events, end, truncated, seed, &analysis)
+}
+
+/// Computes the verdict of a trace from its analysis.
+pub fn verdict_from(
+    world: &World,
+    events: &[Event],
+    end: Micros,
+    truncated: bool,
+    seed: u64,
+    analysis: &Analysis,
+) -> Verdict {
+    let scan = &analysis.overlaps;
+    let lost = &analysis.lost;
+    let violations = scan
+        .first
         .iter()
-        .zip(&world.resources)
-        .map(|(report, config)| {
-            report
-                .rows
-                .iter()
-                .map(|(row, value)| {
-                    let grown = i128::from(*value) - i128::from(config.initial);
-                    (i128::from(report.increments[row]) - grown).max(0) as u64
-                })
-                .sum::<u64>()
-        })
-        .sum();
-    let wait_cycles = wait_cycles(world, events);
-    let (incomparable_pairs, overlapping_service_pairs, max_simultaneous_holders) =
-        incomparable(world, events, end);
+        .take(VIOLATIONS_DETAILED_MAX)
+        .map(|o| violation(world, events, o))
+        .collect();
+    let data = data_counts(world, events);
+    let resources = resource_reports(world, events, end);
+    let operations = operations(events);
+    let mut wait_cycles = wait_cycles(world, events);
+    let mut livelocks = livelocks(world, events, end, &wait_cycles);
+    let wait_cycle_count = wait_cycles.len() as u64;
+    let livelock_count = livelocks.len() as u64;
+    let deadlock = wait_cycles
+        .iter()
+        .any(|c| c.broken_us.is_none() && c.unbreakable);
+    // Keep the verdict's size bounded: the first cycles and livelocks in detail, all counted.
+    // An unbroken cycle is always the last one, and always kept.
+    if wait_cycles.len() > VIOLATIONS_DETAILED_MAX {
+        let last = wait_cycles.pop().expect("longer than the bound");
+        wait_cycles.truncate(VIOLATIONS_DETAILED_MAX - 1);
+        wait_cycles.push(last);
+    }
+    livelocks.truncate(VIOLATIONS_DETAILED_MAX);
+    let mut unprotected: BTreeSet<u32> = BTreeSet::new();
+    for e in events {
+        if let What::BeliefStarted { client, grants, .. } = &e.what {
+            if grants.is_empty() {
+                unprotected.insert(*client);
+            }
+        }
+    }
     Verdict {
-        exclusion: if violation_count == 0 {
+        exclusion: if scan.count == 0 {
             Exclusion::Holds
         } else {
             Exclusion::Broken
         },
-        violation_count,
+        violation_count: scan.count,
         violations,
-        integrity: if lost_updates == 0 {
+        unprotected_clients: unprotected
+            .into_iter()
+            .map(|c| world.clients[c as usize].name.clone())
+            .collect(),
+        integrity: if lost.total == 0 {
             Integrity::Intact
         } else {
             Integrity::Corrupted
         },
-        lost_updates,
-        interleaved_writes,
-        rejected_writes,
-        rejected_reads,
-        accepted_writes,
-        deadlock: wait_cycles
+        lost_updates: lost.total,
+        lost_update_details: lost
+            .details
             .iter()
-            .any(|c| c.broken_us.is_none() && c.unbreakable),
+            .take(VIOLATIONS_DETAILED_MAX)
+            .map(|d| lost_detail(world, events, d))
+            .collect(),
+        interleaved_writes: data.interleaved,
+        rejected_writes: data.rejected_writes,
+        rejected_reads: data.rejected_reads,
+        accepted_writes: data.accepted,
+        deadlock,
+        wait_cycle_count,
         wait_cycles,
-        incomparable_pairs,
-        overlapping_service_pairs,
-        max_simultaneous_holders,
-        operations: operations(events),
+        livelock_count,
+        livelocks,
+        incomparable_pairs: scan.incomparable,
+        overlapping_service_pairs: scan
+            .service_pairs
+            .iter()
+            .map(|(a, b)| {
+                [
+                    world.services[*a as usize].name.clone(),
+                    world.services[*b as usize].name.clone(),
+                ]
+            })
+            .collect(),
+        max_simultaneous_holders: scan.max_unrelated,
+        operations,
         resources,
         unavailability: unavailability(world, end),
         service_logs: check_service_logs(world, events),
@@ -351,8 +463,7 @@ pub fn verdict_of(
     }
 }
 
-/// One overlap of two clients' beliefs on shared rows, in the trace's own indices: every
-/// overlap the exclusion verdict counts, without the details it keeps for the first few.
+/// One overlap of two clients' critical sections on shared rows, in the trace's own indices.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Overlap {
     pub resource: u32,
@@ -364,18 +475,81 @@ pub struct Overlap {
     pub clients: [u32; 2],
     /// When each began to believe.
     pub since: [Micros; 2],
-    /// The grants each held.
+    /// The grants each held (none for a client that takes no lock).
     pub grants: [Vec<GrantRef>; 2],
 }
 
-/// Every overlap of two clients' beliefs in a run, in the order the verdict counts them.
-pub fn overlaps(events: &[Event], end: Micros) -> Vec<Overlap> {
+/// Overlaps that follow each other without a gap in time, merged: what a timeline draws when
+/// there are too many overlaps to draw one by one. Every overlap belongs to exactly one band.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverlapBand {
+    pub from: Micros,
+    pub to: Micros,
+    /// How many overlaps the band merges.
+    pub count: u64,
+    /// The position of its first overlap in the enumeration (so `first < keep` means the scan
+    /// kept it in detail).
+    pub first: u64,
+    /// The clients involved, as a bit set over client indices (at most 256 clients).
+    pub clients: [u64; 4],
+    /// The services whose grants are involved, as a bit set over service indices.
+    pub services: u8,
+    /// The resources involved, as a bit set over resource indices.
+    pub resources: u8,
+}
+
+impl OverlapBand {
+    /// The involved clients, ascending.
+    pub fn client_indices(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..256u32).filter(|c| self.clients[(*c / 64) as usize] & (1u64 << (c % 64)) != 0)
+    }
+}
+
+/// Every overlap of a run, counted exactly and kept in bounded form: the first `keep` in
+/// detail, all of them merged into bands, and the figures derived from them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverlapScan {
+    /// How many overlaps there are: the exclusion verdict's count.
+    pub count: u64,
+    /// The first overlaps, in the order they are counted.
+    pub first: Vec<Overlap>,
+    /// Bands of overlaps that touch in time, in time order.
+    pub bands: Vec<OverlapBand>,
+    /// Overlaps in which both clients held grants and no service ordered both: their grants
+    /// come from disjoint order domains.
+    pub incomparable: u64,
+    /// The pairs of services (by index, lower first) behind those incomparable overlaps.
+    pub service_pairs: BTreeSet<(u32, u32)>,
+    /// The most clients that at one moment believed they held a common row, each through
+    /// grants whose order domains no other of them shared.
+    pub max_unrelated: u32,
+}
+
+/// Enumerates every overlap of two clients' critical sections on shared rows, in the order the
+/// verdict counts them (by the later start), without storing more than `keep` of them.
+///
+/// Cost: each critical section is compared with the sections open when it starts, so the work
+/// is the number of sections times the clients that can be open at once (at most 256), and the
+/// memory is the sections themselves plus `keep` overlaps and the bands.
+pub fn scan_overlaps(world: &World, events: &[Event], end: Micros, keep: usize) -> OverlapScan {
     let spans = belief_spans(events, end);
-    let mut out = Vec::new();
-    let mut active: Vec<&BeliefSpan> = Vec::new();
-    for span in &spans {
-        active.retain(|a| a.end > span.start);
-        for other in &active {
+    let masks: Vec<u8> = spans.iter().map(|s| root_mask(world, &s.grants)).collect();
+    let mut scan = OverlapScan {
+        count: 0,
+        first: Vec::new(),
+        bands: Vec::new(),
+        incomparable: 0,
+        service_pairs: BTreeSet::new(),
+        max_unrelated: u32::from(spans.iter().any(|s| !s.grants.is_empty())),
+    };
+    let mut active: Vec<usize> = Vec::new();
+    for (i, span) in spans.iter().enumerate() {
+        active.retain(|a| spans[*a].end > span.start);
+        // Sections whose grants share no order domain with this one, on common rows: the
+        // candidates for a larger group of mutually unrelated holders.
+        let mut unrelated: Vec<usize> = Vec::new();
+        for &a in &active {
+            let other = &spans[a];
             if other.client == span.client
                 || other.resource != span.resource
                 || other.rows & span.rows == 0
@@ -387,50 +561,130 @@ pub fn overlaps(events: &[Event], end: Micros) -> Vec<Overlap> {
             if from >= to {
                 continue;
             }
-            out.push(Overlap {
-                resource: span.resource,
-                rows: other.rows & span.rows,
-                from,
-                to,
-                clients: [other.client, span.client],
-                since: [other.start, span.start],
-                grants: [other.grants.clone(), span.grants.clone()],
-            });
+            let rows = other.rows & span.rows;
+            let index = scan.count;
+            scan.count += 1;
+            let related = masks[a] & masks[i] != 0;
+            if masks[a] != 0 && masks[i] != 0 && !related {
+                scan.incomparable += 1;
+                unrelated.push(a);
+                for g in &other.grants {
+                    for h in &span.grants {
+                        let (x, y) = (g.service.min(h.service), g.service.max(h.service));
+                        scan.service_pairs.insert((x, y));
+                    }
+                }
+            }
+            if scan.first.len() < keep {
+                scan.first.push(Overlap {
+                    resource: span.resource,
+                    rows,
+                    from,
+                    to,
+                    clients: [other.client, span.client],
+                    since: [other.start, span.start],
+                    grants: [other.grants.clone(), span.grants.clone()],
+                });
+            }
+            let services = masks_of_services(&other.grants) | masks_of_services(&span.grants);
+            let extend = scan.bands.last().is_some_and(|b| from <= b.to);
+            if !extend {
+                scan.bands.push(OverlapBand {
+                    from,
+                    to,
+                    count: 0,
+                    first: index,
+                    clients: [0; 4],
+                    services: 0,
+                    resources: 0,
+                });
+            }
+            let band = scan.bands.last_mut().expect("pushed above");
+            band.to = band.to.max(to);
+            band.count += 1;
+            for c in [other.client, span.client] {
+                band.clients[(c / 64) as usize] |= 1u64 << (c % 64);
+            }
+            band.services |= services;
+            band.resources |= 1 << span.resource;
         }
-        active.push(span);
+        if !unrelated.is_empty() {
+            let distinct: BTreeSet<u8> = unrelated.iter().map(|a| masks[*a]).collect();
+            let union = distinct.iter().fold(0u8, |u, m| u | m);
+            // No group can be larger than the distinct domains on offer; skip the exact count
+            // when even that could not beat the best so far.
+            let bound = 1 + (distinct.len() as u32).min(union.count_ones());
+            if bound > scan.max_unrelated {
+                let best = row_indices(span.rows)
+                    .map(|row| {
+                        let on_row: BTreeSet<u8> = unrelated
+                            .iter()
+                            .filter(|a| spans[**a].rows & (1u64 << row) != 0)
+                            .map(|a| masks[*a])
+                            .collect();
+                        1 + most_disjoint(&on_row)
+                    })
+                    .max()
+                    .unwrap_or(1);
+                scan.max_unrelated = scan.max_unrelated.max(best);
+            }
+        }
+        active.push(i);
     }
-    out
+    scan
 }
 
-fn exclusion_violations(world: &World, events: &[Event], end: Micros) -> (u64, Vec<Violation>) {
-    let all = overlaps(events, end);
-    let violations = all
-        .iter()
-        .take(VIOLATIONS_DETAILED_MAX)
-        .map(|o| {
-            let services: BTreeSet<u32> = o.grants.iter().flatten().map(|g| g.service).collect();
-            let since = o.since[0].min(o.since[1]);
-            Violation {
-                resource: world.resources[o.resource as usize].name.clone(),
-                rows: row_names(world, o.resource, o.rows),
-                from_us: o.from,
-                to_us: o.to,
-                holders: [0, 1].map(|k| Holder {
-                    client: world.clients[o.clients[k] as usize].name.clone(),
-                    since_us: o.since[k],
-                    grants: named(world, &o.grants[k]),
-                }),
-                service_logs: services
-                    .iter()
-                    .map(|s| ServiceExcerpt {
-                        service: world.services[*s as usize].name.clone(),
-                        lines: service_excerpt(world, events, *s, o.resource, since, o.to),
-                    })
-                    .collect(),
+fn masks_of_services(grants: &[GrantRef]) -> u8 {
+    grants.iter().fold(0u8, |m, g| m | 1 << g.service)
+}
+
+/// The most masks of a set that are pairwise disjoint. Masks have eight bits, so this is a
+/// small dynamic programme over the 256 unions: at most 256 steps per mask.
+fn most_disjoint(masks: &BTreeSet<u8>) -> u32 {
+    if masks.iter().all(|m| m.count_ones() == 1) {
+        return masks.len() as u32;
+    }
+    let mut best = [u32::MAX; 256];
+    best[0] = 0;
+    for &m in masks {
+        // Downwards, so that a union built with this mask is not extended by it again.
+        for u in (0..256usize).rev() {
+            if best[u] != u32::MAX && u as u8 & m == 0 {
+                let w = u | m as usize;
+                if best[w] == u32::MAX || best[w] < best[u] + 1 {
+                    best[w] = best[u] + 1;
+                }
             }
-        })
-        .collect();
-    (all.len() as u64, violations)
+        }
+    }
+    best.iter()
+        .filter(|b| **b != u32::MAX)
+        .max()
+        .copied()
+        .unwrap_or(0)
+}
+
+fn violation(world: &World, events: &[Event], o: &Overlap) -> Violation {
+    let services: BTreeSet<u32> = o.grants.iter().flatten().map(|g| g.service).collect();
+    let since = o.since[0].min(o.since[1]);
+    Violation {
+        resource: world.resources[o.resource as usize].name.clone(),
+        rows: row_names(world, o.resource, o.rows),
+        from_us: o.from,
+        to_us: o.to,
+        holders: [0, 1].map(|k| Holder {
+            client: world.clients[o.clients[k] as usize].name.clone(),
+            since_us: o.since[k],
+            grants: named(world, &o.grants[k]),
+        }),
+        service_logs: services
+            .iter()
+            .map(|s| ServiceExcerpt {
+                service: world.services[*s as usize].name.clone(),
+                lines: service_excerpt(world, events, *s, o.resource, since, o.to),
+            })
+            .collect(),
+    }
 }
 
 /// A service's log lines for one lock between two times, including the grants that led in.
@@ -463,14 +717,136 @@ fn service_excerpt(
     kept.into_iter().map(|e| e.render(world)).collect()
 }
 
-fn data_counts(events: &[Event]) -> (u64, u64, u64, u64) {
-    let mut interleaved = 0u64;
-    let mut rejected_writes = 0u64;
-    let mut rejected_reads = 0u64;
-    let mut accepted = 0u64;
-    // Open read-modify-write windows: client -> (resource, rows).
-    let mut windows: BTreeMap<u32, (u32, u64)> = BTreeMap::new();
+/// Counts of what the resource saw.
+struct DataCounts {
+    interleaved: u64,
+    rejected_writes: u64,
+    rejected_reads: u64,
+    accepted: u64,
+}
+
+/// Counts accepted and rejected accesses, and the accepted writes that landed inside another
+/// client's read-modify-write window on a common row.
+///
+/// A window opens when a client's read lands while the client is in its critical section (a
+/// read that lands after its client let go opens nothing: that client will not write on it),
+/// and closes when the client's write lands or the client lets go.
+fn data_counts(world: &World, events: &[Event]) -> DataCounts {
+    let mut counts = DataCounts {
+        interleaved: 0,
+        rejected_writes: 0,
+        rejected_reads: 0,
+        accepted: 0,
+    };
+    let clients = world.clients.len();
+    let mut inside = vec![false; clients];
+    // The open window of each client: (resource, rows).
+    let mut window: Vec<Option<(u32, u64)>> = vec![None; clients];
+    // How many open windows cover each row of each resource.
+    let mut open: Vec<Vec<u32>> = world
+        .resources
+        .iter()
+        .map(|r| vec![0; r.rows.len()])
+        .collect();
+    let close = |window: &mut Vec<Option<(u32, u64)>>, open: &mut Vec<Vec<u32>>, c: u32| {
+        if let Some((r, rows)) = window[c as usize].take() {
+            for i in row_indices(rows) {
+                open[r as usize][i] -= 1;
+            }
+        }
+    };
     for e in events {
+        match &e.what {
+            What::BeliefStarted { client, .. } => inside[*client as usize] = true,
+            What::BeliefEnded { client, .. } => {
+                inside[*client as usize] = false;
+                close(&mut window, &mut open, *client);
+            }
+            What::Read {
+                client,
+                resource,
+                rows,
+                accepted,
+                ..
+            } => {
+                if !*accepted {
+                    counts.rejected_reads += 1;
+                } else if inside[*client as usize] {
+                    close(&mut window, &mut open, *client);
+                    window[*client as usize] = Some((*resource, *rows));
+                    for i in row_indices(*rows) {
+                        open[*resource as usize][i] += 1;
+                    }
+                }
+            }
+            What::Write {
+                client,
+                resource,
+                rows,
+                accepted,
+                ..
+            } => {
+                close(&mut window, &mut open, *client);
+                if *accepted {
+                    counts.accepted += 1;
+                    if row_indices(*rows).any(|i| open[*resource as usize][i] > 0) {
+                        counts.interleaved += 1;
+                    }
+                } else {
+                    counts.rejected_writes += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    counts
+}
+
+/// One increment that is missing from a row's final value, and the write that erased it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostIncrement {
+    pub resource: u32,
+    pub row: u32,
+    /// The accepted write whose increment was lost (an index into the trace).
+    pub lost: usize,
+    /// The accepted write that overwrote it: it was computed from a read taken before the lost
+    /// write landed, and nothing after it brought the increment back.
+    pub by: usize,
+}
+
+/// Lost updates, attributed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LostUpdates {
+    /// Increments missing from the final values: the verdict's lost updates.
+    pub total: u64,
+    /// Each write that erased increments for good, with how many (summed over its rows), by
+    /// index into the trace, in trace order. These are the marks a timeline shows.
+    pub marks: Vec<(usize, u32)>,
+    /// The first lost increments, in the order of the writes that erased them.
+    pub details: Vec<LostIncrement>,
+}
+
+/// Which updates were lost, and which write lost each.
+///
+/// Every accepted write stores what its client read plus one, so each write extends the value
+/// of the write it read from (or the initial value). Following those links back from a row's
+/// last write gives the writes whose increments the final value contains; every other accepted
+/// write on the row was lost, and it was lost by the write on that chain that read a value from
+/// before it and landed after it. So a row's lost updates are exactly its increments minus its
+/// growth, and each is attributed to one write. Which write loses an update is known only once
+/// the run is over: a write based on an older read erases increments for the moment, but a later
+/// write based on a read taken before that erasure carries them forward again.
+pub fn lost_updates(world: &World, events: &[Event], keep: usize) -> LostUpdates {
+    // Per resource and row: each accepted write as (event index, the write it read from, as a
+    // position in this list plus one; 0 is the initial value).
+    let mut writes: Vec<Vec<Vec<(usize, u32)>>> = world
+        .resources
+        .iter()
+        .map(|r| vec![Vec::new(); r.rows.len()])
+        .collect();
+    // Per client: what its last accepted read saw, one position per row read.
+    let mut basis: Vec<Option<(u32, u64, Values32)>> = vec![None; world.clients.len()];
+    for (index, e) in events.iter().enumerate() {
         match &e.what {
             What::Read {
                 client,
@@ -479,38 +855,98 @@ fn data_counts(events: &[Event]) -> (u64, u64, u64, u64) {
                 accepted: true,
                 ..
             } => {
-                windows.insert(*client, (*resource, *rows));
+                let seen = row_indices(*rows)
+                    .map(|i| writes[*resource as usize][i].len() as u32)
+                    .collect();
+                basis[*client as usize] = Some((*resource, *rows, seen));
             }
-            What::Read {
-                accepted: false, ..
-            } => rejected_reads += 1,
             What::Write {
                 client,
                 resource,
                 rows,
-                accepted: ok,
+                accepted: true,
                 ..
             } => {
-                windows.remove(client);
-                if *ok {
-                    accepted += 1;
-                    if windows
-                        .values()
-                        .any(|(r, w)| r == resource && w & rows != 0)
-                    {
-                        interleaved += 1;
-                    }
-                } else {
-                    rejected_writes += 1;
+                let read = basis[*client as usize].as_ref();
+                for (k, i) in row_indices(*rows).enumerate() {
+                    let row = &mut writes[*resource as usize][i];
+                    // A write always follows its client's read of the same rows; if a trace
+                    // lacked it, the write is taken to have read the latest value (no loss).
+                    let from = match read {
+                        Some((r, rs, seen)) if r == resource && rs == rows => seen[k],
+                        _ => row.len() as u32,
+                    };
+                    row.push((index, from));
                 }
-            }
-            What::BeliefEnded { client, .. } => {
-                windows.remove(client);
             }
             _ => {}
         }
     }
-    (interleaved, rejected_writes, rejected_reads, accepted)
+    let mut lost = LostUpdates::default();
+    let mut marks: BTreeMap<usize, u32> = BTreeMap::new();
+    // The `keep` earliest lost increments by (eraser, lost write): a bounded max-heap whose top
+    // is the latest kept, replaced whenever an earlier one turns up.
+    let mut kept: std::collections::BinaryHeap<(usize, usize, u32, u32)> =
+        std::collections::BinaryHeap::new();
+    for (r, rows) in writes.iter().enumerate() {
+        for (i, row) in rows.iter().enumerate() {
+            // Walk the chain back from the last write: position p (1-based) read from `from`.
+            let mut p = row.len();
+            while p > 0 {
+                let (event, from) = row[p - 1];
+                let from = from as usize;
+                let erased = p - 1 - from;
+                if erased > 0 {
+                    lost.total += erased as u64;
+                    *marks.entry(event).or_default() += erased as u32;
+                    for q in (from + 1)..p {
+                        let entry = (event, row[q - 1].0, r as u32, i as u32);
+                        if kept.len() < keep {
+                            kept.push(entry);
+                        } else if kept.peek().is_some_and(|top| entry < *top) {
+                            kept.pop();
+                            kept.push(entry);
+                        } else {
+                            // Positions only fall along the walk, so nothing earlier follows
+                            // on this row from this eraser.
+                            break;
+                        }
+                    }
+                }
+                p = from;
+            }
+        }
+    }
+    lost.details = kept
+        .into_sorted_vec()
+        .into_iter()
+        .map(|(by, lost, resource, row)| LostIncrement {
+            resource,
+            row,
+            lost,
+            by,
+        })
+        .collect();
+    lost.marks = marks.into_iter().collect();
+    lost
+}
+
+/// Positions read, one per row of a read (most reads cover one or two rows).
+type Values32 = smallvec::SmallVec<[u32; 2]>;
+
+fn lost_detail(world: &World, events: &[Event], d: &LostIncrement) -> LostUpdateDetail {
+    let who = |i: usize| match &events[i].what {
+        What::Write { client, .. } => world.clients[*client as usize].name.clone(),
+        _ => unreachable!("lost updates point at writes"),
+    };
+    LostUpdateDetail {
+        resource: world.resources[d.resource as usize].name.clone(),
+        row: world.resources[d.resource as usize].rows[d.row as usize].clone(),
+        lost_writer: who(d.lost),
+        lost_at_us: events[d.lost].at,
+        overwritten_by: who(d.by),
+        overwritten_at_us: events[d.by].at,
+    }
 }
 
 fn operations(events: &[Event]) -> Operations {
@@ -532,32 +968,46 @@ fn operations(events: &[Event]) -> Operations {
 }
 
 /// The wait-for graph, rebuilt from service logs: for each lock in each service, its holder
-/// and its waiters.
-#[derive(Default)]
+/// and its waiters; for each client, the locks it waits for.
 struct WaitGraph {
     holder: BTreeMap<(u32, u32), u32>,
     waiters: BTreeMap<(u32, u32), BTreeSet<u32>>,
+    waits_on: Vec<BTreeSet<(u32, u32)>>,
 }
 
+/// A wait-for cycle: the clients in order (each waits for the next, the last for the first),
+/// and the lock (service, resource) each waits on.
+type Cycle = Vec<(u32, (u32, u32))>;
+
+/// A depth-first search's stack: each client on the path with its out-edges not yet taken.
+type SearchStack = Vec<(u32, Cycle)>;
+
 impl WaitGraph {
-    /// Whether the client waits in any queue: a holder that waits nowhere cannot close a cycle.
-    fn waits(&self, client: u32) -> bool {
-        self.waiters.values().any(|w| w.contains(&client))
+    fn new(clients: usize) -> WaitGraph {
+        WaitGraph {
+            holder: BTreeMap::new(),
+            waiters: BTreeMap::new(),
+            waits_on: vec![BTreeSet::new(); clients],
+        }
     }
-}
 
-impl WaitGraph {
+    fn stop_waiting(&mut self, key: (u32, u32), client: u32) {
+        if let Some(w) = self.waiters.get_mut(&key) {
+            w.remove(&client);
+        }
+        self.waits_on[client as usize].remove(&key);
+    }
+
     fn apply(&mut self, service: u32, resource: u32, op: &ServiceOp) {
         let key = (service, resource);
         match *op {
             ServiceOp::Granted { client, .. } | ServiceOp::TransferredIn { client, .. } => {
                 self.holder.insert(key, client);
-                if let Some(w) = self.waiters.get_mut(&key) {
-                    w.remove(&client);
-                }
+                self.stop_waiting(key, client);
             }
             ServiceOp::Queued { client, .. } => {
                 self.waiters.entry(key).or_default().insert(client);
+                self.waits_on[client as usize].insert(key);
             }
             ServiceOp::Released { client, .. }
             | ServiceOp::Expired { client, .. }
@@ -567,165 +1017,250 @@ impl WaitGraph {
                 }
             }
             ServiceOp::Cancelled { client } | ServiceOp::Refused { client, .. } => {
-                if let Some(w) = self.waiters.get_mut(&key) {
-                    w.remove(&client);
-                }
+                self.stop_waiting(key, client);
             }
             ServiceOp::MovedOut { client, held, .. } => {
                 if held {
                     if self.holder.get(&key) == Some(&client) {
                         self.holder.remove(&key);
                     }
-                } else if let Some(w) = self.waiters.get_mut(&key) {
-                    w.remove(&client);
+                } else {
+                    self.stop_waiting(key, client);
                 }
             }
             ServiceOp::ReleaseIgnored { .. } | ServiceOp::Drained { .. } => {}
         }
     }
 
-    /// The edges `waiter -> holder` with the service that carries each.
-    fn edges(&self) -> BTreeMap<u32, Vec<(u32, u32)>> {
-        let mut edges: BTreeMap<u32, Vec<(u32, u32)>> = BTreeMap::new();
-        for (key, waiters) in &self.waiters {
-            if let Some(h) = self.holder.get(key) {
-                for w in waiters {
-                    if w != h {
-                        edges.entry(*w).or_default().push((*h, key.0));
+    /// The clients a client waits for, with the lock that carries each edge.
+    fn edges(&self, client: u32) -> impl Iterator<Item = (u32, (u32, u32))> + '_ {
+        self.waits_on[client as usize]
+            .iter()
+            .filter_map(move |key| {
+                self.holder
+                    .get(key)
+                    .filter(|h| **h != client)
+                    .map(|h| (*h, *key))
+            })
+    }
+
+    /// Whether every edge of a cycle is still there.
+    fn has(&self, cycle: &Cycle) -> bool {
+        cycle.iter().enumerate().all(|(k, (c, key))| {
+            let next = cycle[(k + 1) % cycle.len()].0;
+            self.waits_on[*c as usize].contains(key) && self.holder.get(key) == Some(&next)
+        })
+    }
+
+    /// A path of waits from `from` to the first client `target` accepts, as (client, lock it
+    /// waits on) steps, found by a depth-first search that visits each client once: linear in
+    /// the graph's size.
+    fn path_to(&self, from: u32, target: impl Fn(u32) -> bool) -> Option<Cycle> {
+        let mut seen = vec![false; self.waits_on.len()];
+        // Each stack entry is a client and its remaining out-edges; `path` holds the edge from
+        // each entry to the next.
+        let mut stack: SearchStack = vec![(from, self.edges(from).collect())];
+        let mut path: Cycle = Vec::new();
+        seen[from as usize] = true;
+        while let Some((at, pending)) = stack.last_mut() {
+            let at = *at;
+            match pending.pop() {
+                Some((next, key)) => {
+                    if target(next) {
+                        path.push((at, key));
+                        return Some(path);
                     }
+                    if !seen[next as usize] {
+                        seen[next as usize] = true;
+                        path.push((at, key));
+                        stack.push((next, self.edges(next).collect()));
+                    }
+                }
+                None => {
+                    stack.pop();
+                    path.pop();
                 }
             }
         }
-        edges
+        None
     }
 
-    /// A cycle through the graph, as (clients, services), if there is one.
-    fn find_cycle(&self) -> Option<(Vec<u32>, Vec<u32>)> {
-        let edges = self.edges();
-        for start in edges.keys() {
-            // Depth-first search bounded by the number of clients in the graph.
-            let mut path: Vec<(u32, u32)> = Vec::new();
-            let mut visited = BTreeSet::new();
-            if let Some(found) = dfs(&edges, *start, *start, &mut path, &mut visited) {
-                return Some(found);
+    /// A cycle through new edges `waiter -> holder` (one per waiter), if the holder already
+    /// waits, through others, for one of the waiters: one search, whatever the waiters.
+    fn cycle_through(&self, waiters: &[u32], key: (u32, u32), holder: u32) -> Option<Cycle> {
+        let path = self.path_to(holder, |c| waiters.contains(&c) && c != holder)?;
+        let (last, last_key) = *path.last().expect("a found path has an edge");
+        let reached = self
+            .holder
+            .get(&last_key)
+            .copied()
+            .filter(|h| *h != last)
+            .expect("an edge leads to the holder of its lock");
+        let mut cycle = vec![(reached, key)];
+        cycle.extend(path);
+        Some(cycle)
+    }
+
+    /// Any cycle in the graph, by one depth-first search over every client that waits: a client
+    /// still on the search's stack that is reached again closes a cycle.
+    fn any_cycle(&self) -> Option<Cycle> {
+        let n = self.waits_on.len();
+        // 0: not visited, 1: on the stack, 2: finished.
+        let mut color = vec![0u8; n];
+        for root in 0..n as u32 {
+            if color[root as usize] != 0 || self.waits_on[root as usize].is_empty() {
+                continue;
+            }
+            color[root as usize] = 1;
+            let mut stack: SearchStack = vec![(root, self.edges(root).collect())];
+            let mut path: Cycle = Vec::new();
+            while let Some((at, pending)) = stack.last_mut() {
+                let at = *at;
+                match pending.pop() {
+                    Some((next, key)) => match color[next as usize] {
+                        0 => {
+                            color[next as usize] = 1;
+                            path.push((at, key));
+                            stack.push((next, self.edges(next).collect()));
+                        }
+                        1 => {
+                            path.push((at, key));
+                            let start = stack
+                                .iter()
+                                .position(|s| s.0 == next)
+                                .expect("a client on the stack is in it");
+                            return Some(path.split_off(start));
+                        }
+                        _ => {}
+                    },
+                    None => {
+                        color[at as usize] = 2;
+                        stack.pop();
+                        path.pop();
+                    }
+                }
             }
         }
         None
     }
 }
 
-fn dfs(
-    edges: &BTreeMap<u32, Vec<(u32, u32)>>,
-    start: u32,
-    at: u32,
-    path: &mut Vec<(u32, u32)>,
-    visited: &mut BTreeSet<u32>,
-) -> Option<(Vec<u32>, Vec<u32>)> {
-    if !visited.insert(at) {
-        return None;
-    }
-    for (next, service) in edges.get(&at).into_iter().flatten() {
-        path.push((at, *service));
-        if *next == start {
-            let clients = path.iter().map(|p| p.0).collect();
-            let services = path.iter().map(|p| p.1).collect();
-            return Some((clients, services));
+/// What broke a cycle, named from the operation that removed its edge.
+fn broke_by(op: &ServiceOp, aborts: &[Option<&'static str>]) -> &'static str {
+    match op {
+        ServiceOp::Expired { .. } => "lease expiry",
+        ServiceOp::Superseded { .. } => "a higher authority token",
+        ServiceOp::Released { .. } => "release",
+        ServiceOp::Cancelled { client } => aborts[*client as usize].unwrap_or("client timeout"),
+        ServiceOp::Refused { .. } => "refusal",
+        ServiceOp::MovedOut { .. }
+        | ServiceOp::TransferredIn { .. }
+        | ServiceOp::Drained { .. } => "migration",
+        ServiceOp::Granted { .. } | ServiceOp::Queued { .. } | ServiceOp::ReleaseIgnored { .. } => {
+            "release"
         }
-        if let Some(found) = dfs(edges, start, *next, path, visited) {
-            return Some(found);
-        }
-        path.pop();
     }
-    None
 }
 
+/// Wait-for cycles across services, each with when it formed, when and by what it broke.
+///
+/// Cost per service event: a new edge is checked with one search from its holder (linear in the
+/// graph, which has at most one edge per client and lock); a standing cycle is re-checked edge
+/// by edge; a full search runs only after a cycle breaks.
 fn wait_cycles(world: &World, events: &[Event]) -> Vec<WaitCycle> {
-    let mut graph = WaitGraph::default();
+    let mut graph = WaitGraph::new(world.clients.len());
     let mut cycles = Vec::new();
-    let mut current: Option<(Vec<u32>, Vec<u32>, Micros)> = None;
+    let mut current: Option<(Cycle, Micros)> = None;
+    // Why each client last cancelled a request: its own timeout, a refusal elsewhere, or
+    // giving up on an unreachable service. A cancel that breaks a cycle is named after it.
+    let mut aborts: Vec<Option<&'static str>> = vec![None; world.clients.len()];
     for e in events {
-        let What::Service {
-            service,
-            resource,
-            op,
-            ..
-        } = &e.what
-        else {
-            continue;
+        let (service, resource, op) = match &e.what {
+            What::AttemptAborted { client, reason, .. } => {
+                aborts[*client as usize] = Some(match reason {
+                    crate::trace::AbortReason::Timeout => "client timeout",
+                    crate::trace::AbortReason::Refused => "refusal",
+                    crate::trace::AbortReason::NothingReachable => "client gave up",
+                });
+                continue;
+            }
+            What::SkippedUnreachable { client, .. } => {
+                aborts[*client as usize] = Some("client timeout");
+                continue;
+            }
+            What::Service {
+                service,
+                resource,
+                op,
+                ..
+            } => (*service, *resource, op),
+            _ => continue,
         };
-        graph.apply(*service, *resource, op);
+        let key = (service, resource);
+        graph.apply(service, resource, op);
         match &current {
             None => {
-                // New cycles need a new edge (a client queued, or a waited-on lock changed hands)
-                // that points at a holder which itself waits somewhere.
-                let new_edge = matches!(
-                    op,
-                    ServiceOp::Queued { .. }
-                        | ServiceOp::Granted { .. }
-                        | ServiceOp::TransferredIn { .. }
-                );
-                let holder = graph.holder.get(&(*service, *resource)).copied();
-                if new_edge && holder.is_some_and(|h| graph.waits(h)) {
-                    if let Some((clients, services)) = graph.find_cycle() {
-                        current = Some((clients, services, e.at));
+                // A new cycle needs a new edge, and it passes through that edge.
+                let found = match *op {
+                    ServiceOp::Queued { client, .. } => graph
+                        .holder
+                        .get(&key)
+                        .and_then(|h| graph.cycle_through(&[client], key, *h)),
+                    ServiceOp::Granted { client, .. } | ServiceOp::TransferredIn { client, .. } => {
+                        let waiters: Vec<u32> = graph
+                            .waiters
+                            .get(&key)
+                            .map(|w| w.iter().copied().collect())
+                            .unwrap_or_default();
+                        if waiters.is_empty() {
+                            None
+                        } else {
+                            graph.cycle_through(&waiters, key, client)
+                        }
                     }
+                    _ => None,
+                };
+                if let Some(cycle) = found {
+                    current = Some((cycle, e.at));
                 }
             }
-            Some((clients, services, formed)) => {
-                let still = graph.find_cycle().is_some_and(|(c, _)| {
-                    let a: BTreeSet<_> = c.iter().collect();
-                    let b: BTreeSet<_> = clients.iter().collect();
-                    a == b
-                });
-                if !still {
-                    let broken_by = match op {
-                        ServiceOp::Expired { .. } => "lease expiry",
-                        ServiceOp::Cancelled { .. } => "client timeout",
-                        ServiceOp::Superseded { .. } => "a higher authority token",
-                        _ => "release",
-                    };
+            Some((cycle, formed)) => {
+                if !graph.has(cycle) {
                     cycles.push(make_cycle(
                         world,
-                        clients,
-                        services,
+                        cycle,
                         *formed,
-                        Some((e.at, broken_by)),
+                        Some((e.at, broke_by(op, &aborts))),
                     ));
-                    current = None;
-                    if let Some((clients, services)) = graph.find_cycle() {
-                        current = Some((clients, services, e.at));
-                    }
+                    current = graph.any_cycle().map(|c| (c, e.at));
                 }
             }
         }
     }
-    if let Some((clients, services, formed)) = current {
-        cycles.push(make_cycle(world, &clients, &services, formed, None));
+    if let Some((cycle, formed)) = current {
+        cycles.push(make_cycle(world, &cycle, formed, None));
     }
     cycles
 }
 
 fn make_cycle(
     world: &World,
-    clients: &[u32],
-    services: &[u32],
+    cycle: &Cycle,
     formed: Micros,
     broken: Option<(Micros, &str)>,
 ) -> WaitCycle {
-    let unbreakable = clients
-        .iter()
-        .all(|c| world.clients[*c as usize].acquire_timeout.is_none())
-        && services
-            .iter()
-            .all(|s| world.services[*s as usize].lease.is_none());
+    let unbreakable = cycle.iter().all(|(c, (s, _))| {
+        world.clients[*c as usize].acquire_timeout.is_none()
+            && world.services[*s as usize].lease.is_none()
+    });
     WaitCycle {
-        clients: clients
+        clients: cycle
             .iter()
-            .map(|c| world.clients[*c as usize].name.clone())
+            .map(|(c, _)| world.clients[*c as usize].name.clone())
             .collect(),
-        services: services
+        services: cycle
             .iter()
-            .map(|s| world.services[*s as usize].name.clone())
+            .map(|(_, (s, _))| world.services[*s as usize].name.clone())
             .collect(),
         formed_us: formed,
         broken_us: broken.map(|b| b.0),
@@ -734,102 +1269,84 @@ fn make_cycle(
     }
 }
 
-/// A service-side hold interval.
-#[derive(Clone, Copy)]
-struct HoldSpan {
-    resource: u32,
-    service: u32,
-    client: u32,
-    start: Micros,
-    end: Micros,
-}
+/// The least number of wait-for cycles that must form and break inside a stall for it to be
+/// reported as a livelock: one broken cycle is a hiccup, repeated ones are churn.
+pub const LIVELOCK_CYCLES_MIN: u32 = 2;
 
-/// Service-side hold intervals, by start time.
-fn hold_spans(events: &[Event], end: Micros) -> Vec<HoldSpan> {
-    let mut open: BTreeMap<(u32, u32), (u32, Micros)> = BTreeMap::new();
-    let mut spans = Vec::new();
+/// Stalls in which wait-for cycles formed and broke at least [`LIVELOCK_CYCLES_MIN`] times.
+///
+/// A stall runs from the first moment a client waits for a lock after the last completed
+/// operation (an accepted write) to the next completed operation, or to the end of the run.
+/// The cycles counted are those that formed and broke inside it.
+fn livelocks(world: &World, events: &[Event], end: Micros, cycles: &[WaitCycle]) -> Vec<Livelock> {
+    // Clients as bit sets: at most 256 clients.
+    type Clients = [u64; 4];
+    let set = |s: &mut Clients, c: u32, on: bool| {
+        let (w, b) = ((c / 64) as usize, 1u64 << (c % 64));
+        if on {
+            s[w] |= b
+        } else {
+            s[w] &= !b
+        }
+    };
+    let mut out = Vec::new();
+    let mut waiting: Clients = [0; 4];
+    let mut stall: Option<(Micros, Clients)> = None;
+    // Cycles are listed in the order they broke (an unbroken one last), and stalls come in time
+    // order, so one pass over both counts each stall's cycles.
+    let mut next_cycle = 0;
+    let mut close = |from: Micros, to: Micros, who: Clients, out: &mut Vec<Livelock>| {
+        let mut broken = 0u32;
+        while let Some(c) = cycles.get(next_cycle) {
+            match c.broken_us {
+                Some(b) if b <= to => {
+                    if c.formed_us >= from {
+                        broken += 1;
+                    }
+                    next_cycle += 1;
+                }
+                _ => break,
+            }
+        }
+        if broken >= LIVELOCK_CYCLES_MIN {
+            out.push(Livelock {
+                from_us: from,
+                to_us: to,
+                broken_cycles: broken,
+                clients: (0..world.clients.len() as u32)
+                    .filter(|c| who[(*c / 64) as usize] & (1u64 << (c % 64)) != 0)
+                    .map(|c| world.clients[c as usize].name.clone())
+                    .collect(),
+            });
+        }
+    };
     for e in events {
-        let What::Service {
-            service,
-            resource,
-            op,
-            ..
-        } = &e.what
-        else {
-            continue;
-        };
-        let key = (*resource, *service);
-        match op.hold_change() {
-            Some(HoldChange::Begins { client, .. }) => {
-                // A confirmation of the same hold changes nothing.
-                if open.get(&key).is_none_or(|(holder, _)| *holder != client) {
-                    open.insert(key, (client, e.at));
-                }
-            }
-            Some(HoldChange::Ends { client, .. }) => {
-                if open.get(&key).is_some_and(|(h, _)| *h == client) {
-                    let (_, start) = open.remove(&key).expect("checked");
-                    spans.push(HoldSpan {
-                        resource: *resource,
-                        service: *service,
-                        client,
-                        start,
-                        end: e.at,
-                    });
-                }
-            }
-            None => {}
-        }
-    }
-    for ((resource, service), (client, start)) in open {
-        spans.push(HoldSpan {
-            resource,
-            service,
-            client,
-            start,
-            end,
-        });
-    }
-    spans.sort_by_key(|s| (s.start, s.resource, s.service));
-    spans
-}
-
-fn incomparable(world: &World, events: &[Event], end: Micros) -> (u64, Vec<[String; 2]>, u32) {
-    let spans = hold_spans(events, end);
-    let mut pairs = 0u64;
-    let mut service_pairs: BTreeSet<(u32, u32)> = BTreeSet::new();
-    let mut most = if spans.is_empty() { 0 } else { 1 };
-    let mut active: Vec<HoldSpan> = Vec::new();
-    for span in &spans {
-        active.retain(|a| a.end > span.start);
-        let mut roots = BTreeSet::new();
-        roots.insert(order_root(world, span.service));
-        for a in &active {
-            // Two grants to one client are one client's plan, not a conflict; grants within
-            // one order domain are ordered by it.
-            if a.resource != span.resource
-                || a.client == span.client
-                || order_root(world, a.service) == order_root(world, span.service)
+        match &e.what {
+            What::OpStarted { client, .. }
+                if world.clients[*client as usize].protocol != ProtocolConfig::NoLock =>
             {
-                continue;
+                set(&mut waiting, *client, true);
+                let (_, who) = stall.get_or_insert((e.at, [0; 4]));
+                set(who, *client, true);
             }
-            pairs += 1;
-            service_pairs.insert((a.service.min(span.service), a.service.max(span.service)));
-            roots.insert(order_root(world, a.service));
+            What::BeliefStarted { client, .. } | What::GaveUp { client } => {
+                set(&mut waiting, *client, false);
+            }
+            What::Write { accepted: true, .. } => {
+                if let Some((from, who)) = stall.take() {
+                    close(from, e.at, who, &mut out);
+                }
+                if waiting != [0; 4] {
+                    stall = Some((e.at, waiting));
+                }
+            }
+            _ => {}
         }
-        most = most.max(roots.len() as u32);
-        active.push(*span);
     }
-    let names = service_pairs
-        .into_iter()
-        .map(|(a, b)| {
-            [
-                world.services[a as usize].name.clone(),
-                world.services[b as usize].name.clone(),
-            ]
-        })
-        .collect();
-    (pairs, names, most)
+    if let Some((from, who)) = stall {
+        close(from, end, who, &mut out);
+    }
+    out
 }
 
 fn resource_reports(world: &World, events: &[Event], end: Micros) -> Vec<ResourceReport> {
@@ -860,12 +1377,8 @@ fn resource_reports(world: &World, events: &[Event], end: Micros) -> Vec<Resourc
         last = e.at;
         match &e.what {
             What::OpStarted { client, .. } => {
-                let locking = world.clients[*client as usize].protocol != ProtocolConfig::NoLock;
-                if locking && client_waiting.insert(*client) {
+                if client_waiting.insert(*client) {
                     waiting[resource_of(*client)] += 1;
-                }
-                if !locking && client_busy.insert(*client) {
-                    busy[resource_of(*client)] += 1;
                 }
             }
             What::BeliefStarted { client, .. } => {
@@ -887,22 +1400,15 @@ fn resource_reports(world: &World, events: &[Event], end: Micros) -> Vec<Resourc
                 }
             }
             What::Write {
-                client,
                 resource,
                 rows,
-                accepted,
+                accepted: true,
                 values: written,
                 ..
             } => {
-                if *accepted {
-                    for (k, i) in row_indices(*rows).enumerate() {
-                        values[*resource as usize][i] = written[k];
-                        increments[*resource as usize][i] += 1;
-                    }
-                }
-                let no_lock = world.clients[*client as usize].protocol == ProtocolConfig::NoLock;
-                if no_lock && client_busy.remove(client) {
-                    busy[resource_of(*client)] -= 1;
+                for (k, i) in row_indices(*rows).enumerate() {
+                    values[*resource as usize][i] = written[k];
+                    increments[*resource as usize][i] += 1;
                 }
             }
             _ => {}
@@ -1167,11 +1673,18 @@ impl Verdict {
     pub fn summary(&self) -> String {
         let mut out = String::new();
         match self.violations.first() {
-            None => out.push_str(
+            None if self.unprotected_clients.is_empty() => out.push_str(
                 "Exclusion holds: no two clients believed they held the same rows at once.",
             ),
+            None => out.push_str(&format!(
+                "Exclusion holds, but only by luck: no two critical sections overlapped, yet {} took no lock.",
+                self.unprotected_clients.join(", ")
+            )),
             Some(v) => {
                 let grants = |h: &Holder| {
+                    if h.grants.is_empty() {
+                        return "no lock at all".to_string();
+                    }
                     h.grants
                         .iter()
                         .map(|g| {
@@ -1214,18 +1727,45 @@ impl Verdict {
             self.rejected_reads,
             self.accepted_writes
         ));
+        if let Some(d) = self.lost_update_details.first() {
+            out.push_str(&format!(
+                "  first lost update: {}'s write to {}[{}] at t={} was overwritten by {}'s write at t={}, computed from a read taken before it.\n",
+                d.lost_writer,
+                d.resource,
+                d.row,
+                seconds(d.lost_at_us),
+                d.overwritten_by,
+                seconds(d.overwritten_at_us)
+            ));
+        }
         if self.deadlock {
             out.push_str("Deadlock: a wait-for cycle across services that nothing times out.\n");
         } else if !self.wait_cycles.is_empty() {
             out.push_str(&format!(
                 "No deadlock, but {} wait-for cycle(s) formed and were broken.\n",
-                self.wait_cycles.len()
+                self.wait_cycle_count
             ));
         } else {
             out.push_str("No deadlock.\n");
         }
-        for c in &self.wait_cycles {
+        if self.livelock_count > 1 {
             out.push_str(&format!(
+                "Livelocks: {} stretch(es) in which clients waited and nothing completed while wait-for cycles kept forming and breaking.\n",
+                self.livelock_count
+            ));
+        }
+        for l in self.livelocks.iter().take(3) {
+            out.push_str(&format!(
+                "Livelock: from t={} to t={}, {} wait-for cycles formed and broke while {} waited and no operation completed.\n",
+                seconds(l.from_us),
+                seconds(l.to_us),
+                l.broken_cycles,
+                l.clients.join(", ")
+            ));
+        }
+        const CYCLES_LISTED: usize = 10;
+        let cycle_line = |c: &WaitCycle| {
+            format!(
                 "  cycle {} over {} from t={}{}\n",
                 c.clients.join(" -> "),
                 c.services.join(","),
@@ -1234,7 +1774,20 @@ impl Verdict {
                     (Some(t), Some(by)) => format!(", broken at t={} by {}", seconds(*t), by),
                     _ => ", never broken".to_string(),
                 }
+            )
+        };
+        for c in self.wait_cycles.iter().take(CYCLES_LISTED) {
+            out.push_str(&cycle_line(c));
+        }
+        if self.wait_cycle_count as usize > CYCLES_LISTED {
+            out.push_str(&format!(
+                "  ... and {} more cycle(s)\n",
+                self.wait_cycle_count as usize - CYCLES_LISTED
             ));
+            // A cycle that never broke is the one that matters most: always name it.
+            if let Some(last) = self.wait_cycles.last().filter(|c| c.broken_us.is_none()) {
+                out.push_str(&cycle_line(last));
+            }
         }
         out.push_str(&format!(
             "Incomparable grant pairs: {} (services overlapping: {}; at most {} at once).\n",
@@ -1295,4 +1848,20 @@ impl Verdict {
         }
         out
     }
+}
+
+/// The whole trace as text, one event per line, with each write that erased updates for good
+/// marked as the verdict counts it: `LOST n update(s)` where n is how many increments it
+/// erased (see [`lost_updates`]).
+pub fn render_trace(world: &World, events: &[Event], lost: &LostUpdates) -> String {
+    let mut out = String::new();
+    let mut marks = lost.marks.iter().peekable();
+    for (i, e) in events.iter().enumerate() {
+        out.push_str(&e.render(world));
+        if let Some((_, n)) = marks.next_if(|(event, _)| *event == i) {
+            out.push_str(&format!(", LOST {n} update(s)"));
+        }
+        out.push('\n');
+    }
+    out
 }

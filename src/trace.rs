@@ -268,8 +268,6 @@ pub enum What {
         accepted: bool,
         /// The values written, one per row in the row set, in row order.
         values: Values,
-        /// Updates by others that this write overwrote (lost updates).
-        lost: u32,
     },
     MessageLost {
         from: Endpoint,
@@ -398,17 +396,22 @@ impl Event {
                     .iter()
                     .map(|g| format!("{}#{} token {}", service(&g.service), g.instant, g.token))
                     .collect();
-                format!(
-                    "{:<8} HOLDS {}[{}] via {}",
-                    client(c),
-                    resource(r),
-                    rows_text(world, *r, *rows),
-                    if grants.is_empty() {
-                        "nothing".to_string()
-                    } else {
+                if grants.is_empty() {
+                    format!(
+                        "{:<8} WORKS ON {}[{}] with no lock",
+                        client(c),
+                        resource(r),
+                        rows_text(world, *r, *rows)
+                    )
+                } else {
+                    format!(
+                        "{:<8} HOLDS {}[{}] via {}",
+                        client(c),
+                        resource(r),
+                        rows_text(world, *r, *rows),
                         grants.join(" + ")
-                    }
-                )
+                    )
+                }
             }
             What::BeliefEnded {
                 client: c,
@@ -568,7 +571,6 @@ impl Event {
                 token,
                 accepted,
                 values,
-                lost,
             } => format!(
                 "{:<8} {} {}[{}] by {} with {}{}",
                 resource(r),
@@ -583,17 +585,12 @@ impl Event {
                 token_text(world, token),
                 if *accepted {
                     format!(
-                        " := {}{}",
+                        " := {}",
                         values
                             .iter()
                             .map(|v| v.to_string())
                             .collect::<Vec<_>>()
-                            .join(","),
-                        if *lost > 0 {
-                            format!(", LOST {lost} update(s)")
-                        } else {
-                            String::new()
-                        }
+                            .join(",")
                     )
                 } else {
                     String::new()

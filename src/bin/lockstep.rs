@@ -171,7 +171,13 @@ fn dispatch_into(args: &[String], out: &mut String) -> Result<ExitCode, String> 
                 write!(out, "{}", v.summary()).ok();
                 if !o.no_trace {
                     writeln!(out).ok();
-                    write!(out, "{}", trace::render(&run.world, &run.events)).ok();
+                    let lost = monitor::lost_updates(&run.world, &run.events, 0);
+                    write!(
+                        out,
+                        "{}",
+                        monitor::render_trace(&run.world, &run.events, &lost)
+                    )
+                    .ok();
                 }
             }
             Ok(ExitCode::SUCCESS)

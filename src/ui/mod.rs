@@ -102,8 +102,23 @@ impl Outcome {
         let mut world = World::compile(scenario);
         world.event_budget = world.event_budget.min(APP_EVENTS_MAX);
         let run = crate::sim::run_world(world, scenario.seed);
-        let verdict = monitor::verdict(&run);
-        let layout = Layout::build(&run.world, &run.events, run.end);
+        // One analysis feeds both the verdict and the picture, so they count the same things
+        // and the run is scanned once.
+        let analysis = monitor::analyse(
+            &run.world,
+            &run.events,
+            run.end,
+            timeline::OVERLAPS_DETAILED_MAX,
+        );
+        let verdict = monitor::verdict_from(
+            &run.world,
+            &run.events,
+            run.end,
+            run.truncated,
+            run.seed,
+            &analysis,
+        );
+        let layout = Layout::build_with(&run.world, &run.events, run.end, &analysis);
         let orders = timeline::own_orders(&run.world, &run.events);
         let headline = verdict
             .summary()

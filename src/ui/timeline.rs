@@ -179,17 +179,52 @@ pub struct Overlap {
     pub short: String,
 }
 
+/// How many overlaps a layout keeps in detail (with words and lanes of their own); the rest
+/// are drawn through the bands that merge them, so the layout's size stays bounded whatever the
+/// run.
+pub const OVERLAPS_DETAILED_MAX: usize = 1_000;
+
+/// Overlaps that touch in time, merged once per layout: what a paint draws when zoomed out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedOverlaps {
+    pub from: Micros,
+    pub to: Micros,
+    /// Every lane an overlap in it involves (its clients, the services that granted them, the
+    /// resource), ascending.
+    pub lanes: Vec<usize>,
+    pub count: u64,
+    /// The position of its first overlap in the verdict's enumeration.
+    pub first: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub end: Micros,
     pub lanes: Vec<Lane>,
+    /// The first overlaps in detail (at most [`OVERLAPS_DETAILED_MAX`]), in the verdict's order.
     pub overlaps: Vec<Overlap>,
+    /// Every overlap, counted: the verdict's `violation_count`.
+    pub overlap_count: u64,
+    /// Every overlap, merged into bands of overlaps that touch in time.
+    pub merged: Vec<MergedOverlaps>,
 }
 
 impl Layout {
-    /// Builds the lanes: one per client, one per service, one per resource, and one for
-    /// faults, in that order.
+    /// Builds the lanes from a trace alone (the analysis is computed here).
     pub fn build(world: &World, events: &[Event], end: Micros) -> Layout {
+        let analysis = monitor::analyse(world, events, end, OVERLAPS_DETAILED_MAX);
+        Layout::build_with(world, events, end, &analysis)
+    }
+
+    /// Builds the lanes: one per client, one per service, one per resource, and one for
+    /// faults, in that order. Overlaps and lost updates come from the same analysis as the
+    /// verdict, so what is drawn is what is counted.
+    pub fn build_with(
+        world: &World,
+        events: &[Event],
+        end: Micros,
+        analysis: &monitor::Analysis,
+    ) -> Layout {
         let clients = world.clients.len();
         let services = world.services.len();
         let resources = world.resources.len();
@@ -360,12 +395,14 @@ impl Layout {
                     mark(&mut lanes[resource_lane(*resource)], at, kind, i);
                 }
                 What::Write {
-                    resource,
-                    accepted,
-                    lost,
-                    ..
+                    resource, accepted, ..
                 } => {
-                    let kind = match (*accepted, *lost > 0) {
+                    let erased = analysis
+                        .lost
+                        .marks
+                        .binary_search_by_key(&i, |(event, _)| *event)
+                        .is_ok();
+                    let kind = match (*accepted, erased) {
                         (false, _) => MarkKind::Rejected,
                         (true, true) => MarkKind::LostUpdate,
                         (true, false) => MarkKind::Write,
@@ -438,9 +475,12 @@ impl Layout {
             l.spans.sort_by_key(|s| (s.from, s.to));
         }
 
-        // Every overlap the verdict counts, not only the ones it details.
-        let overlaps = monitor::overlaps(events, end)
-            .into_iter()
+        // The overlaps the verdict counts: the first in detail, all of them in bands.
+        let overlaps = analysis
+            .overlaps
+            .first
+            .iter()
+            .take(OVERLAPS_DETAILED_MAX)
             .map(|o| {
                 let mut spanned: Vec<usize> = o
                     .clients
@@ -497,10 +537,41 @@ impl Layout {
                 }
             })
             .collect();
+        let merged = analysis
+            .overlaps
+            .bands
+            .iter()
+            .map(|b| {
+                let mut spanned: Vec<usize> = b
+                    .client_indices()
+                    .map(client_lane)
+                    .chain(
+                        (0..services as u32)
+                            .filter(|s| b.services & (1 << s) != 0)
+                            .map(service_lane),
+                    )
+                    .chain(
+                        (0..resources as u32)
+                            .filter(|r| b.resources & (1 << r) != 0)
+                            .map(resource_lane),
+                    )
+                    .collect();
+                spanned.sort_unstable();
+                MergedOverlaps {
+                    from: b.from,
+                    to: b.to,
+                    lanes: spanned,
+                    count: b.count,
+                    first: b.first,
+                }
+            })
+            .collect();
         Layout {
             end,
             lanes,
             overlaps,
+            overlap_count: analysis.overlaps.count,
+            merged,
         }
     }
 }
@@ -770,48 +841,53 @@ impl Layout {
     }
 }
 
-/// Overlaps as drawn: overlaps closer than a pixel merge into one band over the union of
-/// their lanes, so that a run with thousands of overlaps paints a few hundred bands at most.
+/// Overlaps as drawn: bands of overlaps closer than a pixel merge into one over the union of
+/// their lanes, so that a run with millions of overlaps paints a few hundred bands at most.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Band {
     pub from: Micros,
     pub to: Micros,
     /// Every lane any merged overlap spans, ascending.
     pub lanes: Vec<usize>,
-    /// The overlaps merged into the band, as indices into `Layout::overlaps`, in time order.
-    pub overlaps: Vec<usize>,
+    /// How many overlaps the band merges.
+    pub count: u64,
+    /// The position of its first overlap in the verdict's enumeration: an index into
+    /// `Layout::overlaps` when it is below `Layout::overlaps.len()`.
+    pub first: u64,
 }
 
 impl Layout {
-    /// The bands to draw in a window at a scale.
+    /// The bands to draw in a window at a scale. The merged bands are disjoint and in time
+    /// order, so the ones in view are found by binary search: the work is the bands in view.
     pub fn bands(&self, w: Window, us_per_px: f64) -> Vec<Band> {
-        let mut shown: Vec<usize> = (0..self.overlaps.len())
-            .filter(|i| {
-                let o = &self.overlaps[*i];
-                o.to >= w.from && o.from <= w.to
-            })
-            .collect();
-        shown.sort_by_key(|i| (self.overlaps[*i].from, *i));
+        let start = self.merged.partition_point(|m| m.to < w.from);
         let gap = us_per_px.max(0.0) as Micros;
         let mut out: Vec<Band> = Vec::new();
-        for i in shown {
-            let o = &self.overlaps[i];
+        for m in self.merged[start..].iter().take_while(|m| m.from <= w.to) {
             match out.last_mut() {
-                Some(b) if o.from <= b.to.saturating_add(gap) => {
-                    b.to = b.to.max(o.to);
-                    b.lanes.extend(&o.lanes);
+                Some(b) if m.from <= b.to.saturating_add(gap) => {
+                    b.to = b.to.max(m.to);
+                    b.lanes.extend(&m.lanes);
                     b.lanes.sort_unstable();
                     b.lanes.dedup();
-                    b.overlaps.push(i);
+                    b.count += m.count;
                 }
                 _ => out.push(Band {
-                    from: o.from,
-                    to: o.to,
-                    lanes: o.lanes.clone(),
-                    overlaps: vec![i],
+                    from: m.from,
+                    to: m.to,
+                    lanes: m.lanes.clone(),
+                    count: m.count,
+                    first: m.first,
                 }),
             }
         }
         out
+    }
+
+    /// The overlap a band stands for, when it is a single overlap kept in detail.
+    pub fn single(&self, band: &Band) -> Option<&Overlap> {
+        (band.count == 1)
+            .then(|| self.overlaps.get(band.first as usize))
+            .flatten()
     }
 }

@@ -356,12 +356,12 @@ pub fn timeline(p: &TimelineProps) -> Html {
         p.layout.lanes.len(),
         crate::trace::seconds(p.window.from),
         crate::trace::seconds(p.window.to),
-        p.layout.overlaps.len()
+        p.layout.overlap_count
     );
 
     html! {
         <div id={p.id.clone()} class="timeline" style={format!("width: {width}px; height: {height}px")}
-            data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlaps.len().to_string()}>
+            data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlap_count.to_string()}>
             // The drawing takes focus so that the arrow keys, which step through the events,
             // have somewhere to be pressed; each step shows the event's details below.
             <canvas ref={canvas} role="img" tabindex="0" aria-label={summary}
@@ -728,9 +728,9 @@ fn paint(
         let _ = ctx.fill_text("⚠", x0 + 2.0, y0 + 10.0);
         let next = bands.get(k + 1).map_or(right, |n| x(n.from));
         let room = next.min(right) - (x0 + wd);
-        let label = match b.overlaps.as_slice() {
-            [one] => layout.overlaps[*one].short.clone(),
-            many => format!("{} overlaps", many.len()),
+        let label = match layout.single(b) {
+            Some(one) => one.short.clone(),
+            None => format!("{} overlaps", b.count),
         };
         // Measuring text is costly on a crowded run, so only where a label could fit.
         if room > 40.0 {

@@ -555,8 +555,22 @@ fn claim_11_the_inventory_finds_resources_with_two_sources_of_order() {
             "scenario {prefix} has a defect"
         );
     }
-    for prefix in ["04", "05", "09"] {
+    for prefix in ["04", "05"] {
         assert!(defects(prefix).is_empty(), "scenario {prefix} is clean");
+    }
+    // A naive migration is a second source of order for a while; a drain or a transfer hands
+    // the one source over, so the new service is neither unused nor a second source.
+    let naive = inventory::check(&scenario("09"));
+    assert!(
+        naive
+            .iter()
+            .any(|f| f.severity == Severity::Defect && f.message.contains("naive migration")),
+        "{naive:?}"
+    );
+    for mode in [MigrationMode::Drain, MigrationMode::Transfer] {
+        let s = with(&scenario("09"), |s| s.migrations[0].mode = mode);
+        let findings = inventory::check(&s);
+        assert!(findings.is_empty(), "{mode:?}: {findings:?}");
     }
     // And the defect is real: the run of the inventory scenario breaks exclusion on orders
     // only.

@@ -954,24 +954,20 @@ proptest! {
         fractions in vec(0u64..1000, 8),
     ) {
         let run = run(&case.0)?;
-        let verdict = monitor::verdict(&run);
+        // Every overlap, not only the ones the verdict details.
+        let all = monitor::scan_overlaps(&run.world, &run.events, run.end, usize::MAX).first;
+        let name = |c: u32| run.world.clients[c as usize].name.clone();
         let mut instants: Vec<u64> = fractions.iter().map(|f| run.end * f / 1000).collect();
         // The edges of each violation are where an off-by-one would hide.
-        for v in verdict.violations.iter().take(8) {
-            instants.extend([
-                v.from_us.saturating_sub(1),
-                v.from_us,
-                v.to_us.saturating_sub(1),
-                v.to_us,
-            ]);
+        for v in all.iter().take(8) {
+            instants.extend([v.from.saturating_sub(1), v.from, v.to.saturating_sub(1), v.to]);
         }
         for t in instants.into_iter().filter(|t| *t < run.end) {
             let snap = monitor::snapshot(&run.world, &run.events, t);
-            let mut expected: Vec<[String; 2]> = verdict
-                .violations
+            let mut expected: Vec<[String; 2]> = all
                 .iter()
-                .filter(|v| v.from_us <= t && t < v.to_us)
-                .map(|v| sorted_pair(&v.holders[0].client, &v.holders[1].client))
+                .filter(|v| v.from <= t && t < v.to)
+                .map(|v| sorted_pair(&name(v.clients[0]), &name(v.clients[1])))
                 .collect();
             let mut found: Vec<[String; 2]> =
                 snap.conflicts.iter().map(|c| sorted_pair(&c[0], &c[1])).collect();

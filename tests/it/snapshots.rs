@@ -10,7 +10,8 @@ use crate::{check, scenario};
 fn render(prefix: &str, seed: u64, lines: usize) -> String {
     let s = scenario(prefix);
     let (run, verdict) = check(&s, seed);
-    let trace = lockstep::trace::render(&run.world, &run.events);
+    let lost = lockstep::monitor::lost_updates(&run.world, &run.events, 0);
+    let trace = lockstep::monitor::render_trace(&run.world, &run.events, &lost);
     let mut out = format!("{} (seed {seed})\n{}\n", s.name, verdict.summary());
     for line in trace.lines().take(lines) {
         out.push_str(line);

@@ -11,7 +11,9 @@ use lockstep::monitor;
 use lockstep::scenario::{Fencing, FencingChecks, MigrationMode, Protocol, Window};
 use lockstep::trace::{ServiceOp, What};
 use lockstep::ui::compare::Diff;
-use lockstep::ui::timeline::{visible_marks, visible_spans, LaneKind, MarkKind};
+use lockstep::ui::timeline::{
+    visible_marks, visible_spans, LaneKind, MarkKind, OVERLAPS_DETAILED_MAX,
+};
 use lockstep::ui::toggles::{self, Memory, Toggle};
 use lockstep::ui::{text, Action, App, Saved, DEFAULT_SOURCE, SPEEDS, STORAGE_SET_ASIDE_KEY};
 use lockstep::{Exclusion, Scenario};
@@ -933,7 +935,17 @@ fn every_built_in_lays_out_its_run_faithfully() {
         assert!(lost_marks <= o.verdict.lost_updates, "{file}");
         assert_eq!(lost_marks > 0, o.verdict.lost_updates > 0, "{file}");
 
-        assert_eq!(l.overlaps.len() as u64, o.verdict.violation_count, "{file}");
+        assert_eq!(l.overlap_count, o.verdict.violation_count, "{file}");
+        assert_eq!(
+            l.overlaps.len() as u64,
+            l.overlap_count.min(OVERLAPS_DETAILED_MAX as u64),
+            "{file}"
+        );
+        assert_eq!(
+            l.merged.iter().map(|m| m.count).sum::<u64>(),
+            l.overlap_count,
+            "{file}: every overlap is in exactly one merged band"
+        );
         for (ov, v) in l.overlaps.iter().zip(&o.verdict.violations) {
             assert_eq!((ov.from, ov.to), (v.from_us, v.to_us), "{file}");
             assert!(ov.from <= ov.to && ov.to <= o.end, "{file}");
@@ -948,7 +960,7 @@ fn every_built_in_lays_out_its_run_faithfully() {
         }
         assert_eq!(
             o.headline.starts_with("Exclusion broken"),
-            !l.overlaps.is_empty(),
+            l.overlap_count > 0,
             "{file}: an overlap is drawn exactly when the headline says broken"
         );
     }
@@ -1380,14 +1392,15 @@ fn every_overlap_is_drawn_not_only_those_the_verdict_details() {
         v.violation_count > v.violations.len() as u64,
         "more than detailed"
     );
-    let drawn = &app.outcome.layout.overlaps;
-    assert_eq!(drawn.len() as u64, v.violation_count);
+    let layout = &app.outcome.layout;
+    assert_eq!(layout.overlap_count, v.violation_count);
+    let drawn = &layout.overlaps;
     // The detailed ones are the first drawn, interval for interval.
     for (d, x) in drawn.iter().zip(&v.violations) {
         assert_eq!((d.from, d.to), (x.from_us, x.to_us));
     }
     // The playhead says "broken" in the middle of every band, the last ones included.
-    for o in drawn.iter().rev().take(5) {
+    for o in layout.merged.iter().rev().take(5) {
         let mid = o.from + (o.to - o.from) / 2;
         let at = app.reduce(Action::Seek(mid));
         assert!(
@@ -1411,15 +1424,18 @@ fn crowded_overlaps_merge_into_bands_that_still_cover_every_one() {
         let us_per_px = w.span() as f64 / width_px;
         let bands = layout.bands(w, us_per_px);
         assert!(bands.len() as f64 <= width_px, "{} bands", bands.len());
-        let mut seen: Vec<usize> = bands.iter().flat_map(|b| b.overlaps.clone()).collect();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..layout.overlaps.len()).collect::<Vec<_>>());
-        for b in &bands {
-            for i in &b.overlaps {
-                let o = &layout.overlaps[*i];
-                assert!(b.from <= o.from && o.to <= b.to);
-                assert!(o.lanes.iter().all(|l| b.lanes.contains(l)));
-            }
+        assert_eq!(
+            bands.iter().map(|b| b.count).sum::<u64>(),
+            layout.overlap_count,
+            "every overlap is drawn in one band"
+        );
+        for o in &layout.overlaps {
+            assert!(
+                bands.iter().any(|b| b.from <= o.from
+                    && o.to <= b.to
+                    && o.lanes.iter().all(|l| b.lanes.contains(l))),
+                "an overlap outside every band"
+            );
         }
         // Bands do not touch: each starts more than a pixel after the previous one ends.
         for pair in bands.windows(2) {
