@@ -2,8 +2,10 @@
 //! JSON, checked against the library for the same scenario and seed. Every run here is a short
 //! shipped scenario, so the whole module takes well under a second of CPU.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use lockstep::inventory;
 use lockstep::monitor::{self, Exclusion};
@@ -76,9 +78,13 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str, text: &str) -> Scratch {
+        Scratch::bytes(name, text.as_bytes())
+    }
+
+    fn bytes(name: &str, bytes: &[u8]) -> Scratch {
         let path =
             std::env::temp_dir().join(format!("lockstep-cli-test-{}-{name}", std::process::id()));
-        std::fs::write(&path, text).expect("the temporary directory is writable");
+        std::fs::write(&path, bytes).expect("the temporary directory is writable");
         Scratch(path)
     }
 
@@ -549,5 +555,203 @@ fn sweep_prints_a_table_and_json() {
     assert_eq!(
         json(&out),
         serde_json::to_value(&expected).expect("points serialize")
+    );
+}
+
+/// Waits for a spawned `lockstep` at most `limit`, then kills it and fails: a command that
+/// reads without end must not hang the test suite.
+fn finishes_within(mut child: Child, limit: Duration, what: &str) -> Output {
+    let start = Instant::now();
+    while child
+        .try_wait()
+        .expect("the child can be waited for")
+        .is_none()
+    {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+        .wait_with_output()
+        .expect("the output of a finished child")
+}
+
+fn spawn(args: &[&str], stdin: Stdio) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the lockstep binary starts")
+}
+
+#[cfg(unix)]
+#[test]
+fn endless_input_is_refused_promptly() {
+    let limit = Duration::from_secs(30);
+    // /dev/zero reports a size of 0 and never ends.
+    let out = finishes_within(
+        spawn(&["run", "/dev/zero"], Stdio::null()),
+        limit,
+        "run /dev/zero",
+    );
+    expect_code(&out, 2, "run /dev/zero");
+    assert_eq!(
+        stderr(&out),
+        "lockstep: /dev/zero: the file is larger than 1048576 bytes\n"
+    );
+    assert!(stdout(&out).is_empty());
+
+    // A pipe that never ends: a thread writes valid TOML comments until the reader goes away.
+    let mut child = spawn(&["lint", "/dev/stdin"], Stdio::piped());
+    let mut pipe = child.stdin.take().expect("a pipe to the child");
+    let writer = std::thread::spawn(move || {
+        let lines = "# more\n".repeat(1024);
+        while pipe.write_all(lines.as_bytes()).is_ok() {}
+    });
+    let out = finishes_within(child, limit, "lint /dev/stdin fed without end");
+    writer
+        .join()
+        .expect("the writer stops when the pipe closes");
+    expect_code(&out, 2, "lint /dev/stdin");
+    assert_eq!(
+        stderr(&out),
+        "lockstep: /dev/stdin: the file is larger than 1048576 bytes\n"
+    );
+}
+
+#[test]
+fn a_file_of_exactly_the_size_limit_is_read_and_one_byte_more_is_not() {
+    const LIMIT: usize = 1 << 20;
+    let mut text = std::fs::read_to_string(path("01")).expect("readable scenario");
+    assert!(text.ends_with('\n'));
+    // Pad with one long comment line to exactly the limit.
+    text.push('#');
+    text.push_str(&"x".repeat(LIMIT - text.len() - 1));
+    text.push('\n');
+    assert_eq!(text.len(), LIMIT);
+    let at_limit = Scratch::new("at-limit.toml", &text);
+    let out = lockstep(&["lint", at_limit.path()]);
+    expect_code(
+        &out,
+        1,
+        "lint of a file of exactly 1 MiB: the scenario's defect",
+    );
+
+    text.push('\n');
+    let over = Scratch::new("over-limit.toml", &text);
+    let out = lockstep(&["lint", over.path()]);
+    expect_code(&out, 2, "lint of a file one byte over 1 MiB");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "lockstep: {}: the file is larger than 1048576 bytes\n",
+            over.path()
+        )
+    );
+}
+
+#[test]
+fn every_command_refuses_arguments_it_does_not_take() {
+    let file = path("01");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["schema", "x"], "schema takes no arguments"),
+        (vec!["schema", "--json"], "schema does not take --json"),
+        (
+            vec!["schema", "--frobnicate"],
+            "unknown option --frobnicate",
+        ),
+        (vec!["help", "run"], "help takes no arguments"),
+        (vec!["--help", "run"], "--help takes no arguments"),
+        (
+            vec!["lint", &file, "--seed", "3"],
+            "lint does not take --seed",
+        ),
+        (
+            vec!["lint", &file, "--no-trace"],
+            "lint does not take --no-trace",
+        ),
+        (vec!["lint", &file, &file], "lint takes one FILE"),
+        (
+            vec!["at", &file, "5", "--no-trace"],
+            "at does not take --no-trace",
+        ),
+        (
+            vec!["at", &file, "5", "6"],
+            "at takes FILE and MILLISECONDS",
+        ),
+        (
+            vec!["run", &file, "--partition-ms", "5"],
+            "run does not take --partition-ms",
+        ),
+        (
+            vec!["run", &file, "--seeds", "5"],
+            "run does not take --seeds",
+        ),
+        (
+            vec!["sweep", &file, "extra", "--partition-ms", "5"],
+            "sweep takes one FILE",
+        ),
+        (
+            vec!["sweep", &file, "--partition-ms", "5", "--seed", "1"],
+            "sweep does not take --seed",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = lockstep(&args);
+        let what = format!("lockstep {}", args.join(" "));
+        expect_code(&out, 2, &what);
+        assert!(
+            stderr(&out).starts_with(&format!("lockstep: {expected}\nusage:\n")),
+            "{what}: expected {expected:?} and the usage text, got\n{}",
+            stderr(&out)
+        );
+        assert!(stdout(&out).is_empty(), "{what}: nothing on stdout");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .arg("run")
+        .arg(std::ffi::OsStr::from_bytes(b"scenario-\xff.toml"))
+        .output()
+        .expect("the lockstep binary runs");
+    expect_code(&out, 2, "a file name that is not UTF-8");
+    assert!(
+        stderr(&out).starts_with("lockstep: argument 2 is not valid UTF-8\nusage:\n"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn parse_errors_are_located_whatever_their_cause() {
+    // A file that is not UTF-8: the offset of the first bad byte, on its line and column.
+    let bytes = Scratch::bytes("latin1.toml", b"name = \"x\"\nregions = [\"\xe9t\xe9\"]\n");
+    let out = lockstep(&["run", bytes.path()]);
+    expect_code(&out, 2, "a file that is not UTF-8");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "lockstep: {}: line 2, column 13: byte 23 (counting from 0) is not valid UTF-8; a scenario must be UTF-8 text\n",
+            bytes.path()
+        )
+    );
+    // A dotted key too deep for the TOML parser, which gives it no position of its own.
+    let deep = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/regressions/invalid-deep-dotted-key.toml");
+    let deep = deep.to_str().expect("a UTF-8 path");
+    let out = lockstep(&["lint", deep]);
+    expect_code(&out, 2, "a dotted key too deep");
+    assert_eq!(
+        stderr(&out),
+        format!("lockstep: {deep}: line 5, column 1: recursion limit: a dotted key or table header has too many parts\n")
     );
 }
