@@ -755,3 +755,308 @@ fn parse_errors_are_located_whatever_their_cause() {
         format!("lockstep: {deep}: line 5, column 1: recursion limit: a dotted key or table header has too many parts\n")
     );
 }
+
+/// A fenced block of a Markdown page: its info string, and the byte range of its body (from
+/// the start of its first line to the start of the closing fence).
+struct Block {
+    lang: String,
+    body: std::ops::Range<usize>,
+}
+
+fn fenced_blocks(page: &str) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(String, usize)> = None;
+    let mut at = 0;
+    for line in page.split_inclusive('\n') {
+        if let Some(info) = line.strip_prefix("```") {
+            match open.take() {
+                None => open = Some((info.trim().to_string(), at + line.len())),
+                Some((lang, start)) => blocks.push(Block {
+                    lang,
+                    body: start..at,
+                }),
+            }
+        }
+        at += line.len();
+    }
+    assert!(open.is_none(), "a fenced block is not closed");
+    blocks
+}
+
+/// A scratch directory in which the documented commands run as a reader would run them from
+/// the project's root: the shipped scenarios under `lessons/scenarios/`, and every file that the
+/// documentation shows in full (a TOML block whose first line is `# NAME.toml`).
+struct DocsDir(PathBuf);
+
+impl DocsDir {
+    fn new(pages: &[&str]) -> DocsDir {
+        let dir = std::env::temp_dir().join(format!("lockstep-docs-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let lessons = dir.join("lessons/scenarios");
+        std::fs::create_dir_all(&lessons).expect("the temporary directory is writable");
+        for file in shipped() {
+            let name = file.file_name().expect("a file name");
+            std::fs::copy(&file, lessons.join(name)).expect("the scenarios can be copied");
+        }
+        for page in pages {
+            for block in fenced_blocks(page) {
+                let body = &page[block.body];
+                let name = body
+                    .lines()
+                    .next()
+                    .and_then(|l| l.strip_prefix("# "))
+                    .filter(|n| n.ends_with(".toml") && !n.contains('/'));
+                if let (true, Some(name)) = (block.lang == "toml", name) {
+                    std::fs::write(dir.join(name), body).expect("writable");
+                }
+            }
+        }
+        DocsDir(dir)
+    }
+
+    /// Runs a documented command line (`lockstep ARGS...`, arguments separated by spaces) and
+    /// returns what a terminal would show: standard output, then standard error.
+    fn run(&self, command: &str) -> String {
+        let args: Vec<&str> = command.split_whitespace().collect();
+        assert_eq!(
+            args[0], "lockstep",
+            "a documented command runs lockstep: {command}"
+        );
+        assert!(
+            !command.contains(['"', '\'', '|', '>', '<', '$']),
+            "documented commands are plain words, without quoting or redirection: {command}"
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(&args[1..])
+            .current_dir(&self.0)
+            .output()
+            .expect("the lockstep binary runs");
+        assert!(out.status.code().is_some(), "{command}: killed");
+        stdout(&out) + &stderr(&out)
+    }
+}
+
+impl Drop for DocsDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The documented form of a JSON output: the actual document, with only those elements of
+/// each array of objects that the example shows. Objects always have all their keys, and
+/// arrays of numbers or strings, and arrays the example shows empty, are kept whole. The
+/// example is right exactly when this gives it back unchanged.
+///
+/// Each element of an example array is looked for among the actual elements after the one the
+/// previous element matched: first an element that gives it back exactly, else the element of
+/// the same shape that agrees with it on the most values (so that regenerating an outdated
+/// example keeps showing the same events, with their new values).
+fn abridge(example: &Value, actual: &Value) -> Value {
+    match (example, actual) {
+        (Value::Object(e), Value::Object(a)) => Value::Object(
+            a.iter()
+                .map(|(k, av)| {
+                    let v = e.get(k).map_or_else(|| av.clone(), |ev| abridge(ev, av));
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        (Value::Array(e), Value::Array(a))
+            if !e.is_empty() && a.iter().any(|x| x.is_object() || x.is_array()) =>
+        {
+            let mut shown = Vec::new();
+            let mut next = 0;
+            for ev in e {
+                let rest = next..a.len();
+                let exact = rest.clone().find(|&j| abridge(ev, &a[j]) == *ev);
+                let closest = || {
+                    rest.clone()
+                        .filter(|&j| same_shape(ev, &a[j]))
+                        .max_by_key(|&j| (agreement(ev, &a[j]), std::cmp::Reverse(j)))
+                };
+                if let Some(j) = exact.or_else(closest) {
+                    shown.push(abridge(ev, &a[j]));
+                    next = j + 1;
+                }
+            }
+            Value::Array(shown)
+        }
+        _ => actual.clone(),
+    }
+}
+
+fn same_shape(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x.keys().eq(y.keys()),
+        _ => std::mem::discriminant(a) == std::mem::discriminant(b),
+    }
+}
+
+/// How many values two documents have in common, place by place.
+fn agreement(a: &Value, b: &Value) -> usize {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x
+            .iter()
+            .filter_map(|(k, v)| y.get(k).map(|w| agreement(v, w)))
+            .sum(),
+        (Value::Array(x), Value::Array(y)) => x.iter().zip(y).map(|(v, w)| agreement(v, w)).sum(),
+        _ => usize::from(a == b),
+    }
+}
+
+/// JSON as the documentation shows it: a value on one line when it fits in 96 columns, else
+/// one member per line, indented by two spaces.
+fn documented_json(v: &Value, column: usize, indent: usize) -> String {
+    fn one_line(v: &Value) -> String {
+        match v {
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(one_line).collect();
+                format!("[{}]", items.join(", "))
+            }
+            Value::Object(members) => {
+                let members: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", Value::from(k.as_str()), one_line(v)))
+                    .collect();
+                format!("{{{}}}", members.join(", "))
+            }
+            scalar => scalar.to_string(),
+        }
+    }
+    let line = one_line(v);
+    if column + line.len() <= 96 || !(v.is_array() || v.is_object()) {
+        return line;
+    }
+    let inner = " ".repeat(indent + 2);
+    let members: Vec<String> = match v {
+        Value::Array(items) => items
+            .iter()
+            .map(|x| format!("{inner}{}", documented_json(x, indent + 2, indent + 2)))
+            .collect(),
+        Value::Object(members) => members
+            .iter()
+            .map(|(k, x)| {
+                let key = format!("{inner}{}: ", Value::from(k.as_str()));
+                let value = documented_json(x, key.len(), indent + 2);
+                key + &value
+            })
+            .collect(),
+        _ => unreachable!("scalars fit on their line"),
+    };
+    let (open, close) = if v.is_array() { ("[", "]") } else { ("{", "}") };
+    format!(
+        "{open}\n{}\n{}{close}",
+        members.join(",\n"),
+        " ".repeat(indent)
+    )
+}
+
+/// Every example of docs/cli.md is the real output of the command it shows, run from the
+/// project's root. A `text` block that starts with `$ lockstep` is a terminal session: each
+/// `$ ` line is a command, and the lines up to the next one are exactly what it prints
+/// (standard output, then standard error). When the last command of a session shows no output
+/// and a `json` block follows, that block is its output, abridged: see [`abridge`].
+///
+/// The outputs change whenever the engine, a monitor or the verdict's wording does. After such
+/// an intended change, rewrite the examples from the real outputs and review the diff:
+///
+/// ```sh
+/// UPDATE_DOCS=1 cargo test --test it documented_examples
+/// git diff docs/cli.md
+/// ```
+#[test]
+fn the_documented_examples_are_the_real_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("docs/cli.md");
+    let page = std::fs::read_to_string(&path).expect("docs/cli.md exists");
+    let format_page =
+        std::fs::read_to_string(root.join("docs/scenario-format.md")).expect("the format page");
+    let dir = DocsDir::new(&[&page, &format_page]);
+    let blocks = fenced_blocks(&page);
+    let mut fixes: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
+    let mut outputs_checked = vec![false; blocks.len()];
+    let mut sessions = 0;
+    for (i, block) in blocks.iter().enumerate() {
+        let body = &page[block.body.clone()];
+        if block.lang != "text" || !body.starts_with("$ lockstep ") {
+            continue;
+        }
+        sessions += 1;
+        let mut real = String::new();
+        let mut last_output = String::new();
+        let mut last_command = "";
+        for line in body.lines().filter(|l| l.starts_with("$ ")) {
+            last_command = &line[2..];
+            last_output = dir.run(last_command);
+            real.push_str(line);
+            real.push('\n');
+            real.push_str(&last_output);
+        }
+        let json_next = blocks.get(i + 1).filter(|b| b.lang == "json");
+        let shows_json = body.ends_with(&format!("$ {last_command}\n")) && json_next.is_some();
+        if shows_json {
+            // The session shows the command; the JSON block after it shows its output.
+            real.truncate(real.len() - last_output.len());
+            let json_block = json_next.expect("checked above");
+            outputs_checked[i + 1] = true;
+            let text = &page[json_block.body.clone()];
+            let actual: Value = serde_json::from_str(&last_output)
+                .unwrap_or_else(|e| panic!("{last_command}: not JSON: {e}\n{last_output}"));
+            let example: Value = serde_json::from_str(text).unwrap_or_else(|e| {
+                panic!(
+                    "{}: the example of `{last_command}` is not JSON: {e}",
+                    path.display()
+                )
+            });
+            let documented = abridge(&example, &actual);
+            if documented != example {
+                problems.push(format!(
+                    "`{last_command}`: the JSON example differs from the output"
+                ));
+                fixes.push((
+                    json_block.body.clone(),
+                    documented_json(&documented, 0, 0) + "\n",
+                ));
+            }
+        }
+        if real != body {
+            let diff = body
+                .lines()
+                .zip(real.lines())
+                .find(|(a, b)| a != b)
+                .map_or_else(
+                    || "the outputs differ in length".to_string(),
+                    |(a, b)| format!("documented: {a}\n  real:       {b}"),
+                );
+            problems.push(format!("a session differs from the real output:\n  {diff}"));
+            fixes.push((block.body.clone(), real));
+        }
+    }
+    assert!(sessions >= 8, "docs/cli.md has {sessions} sessions");
+    for (block, checked) in blocks.iter().zip(&outputs_checked) {
+        if block.lang == "json" && !checked {
+            problems.push(format!(
+                "a JSON example follows no command: `{}`",
+                page[block.body.clone()].lines().next().unwrap_or("")
+            ));
+        }
+    }
+    if std::env::var_os("UPDATE_DOCS").is_some() && !fixes.is_empty() {
+        let mut updated = page.clone();
+        fixes.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
+        for (range, text) in fixes {
+            updated.replace_range(range, &text);
+        }
+        std::fs::write(&path, updated).expect("docs/cli.md is writable");
+        return;
+    }
+    assert!(
+        problems.is_empty(),
+        "{} does not show what the commands print:\n\n{}\n\nIf the change is intended, rewrite \
+         the examples with\n\n    UPDATE_DOCS=1 cargo test --test it documented_examples\n\n\
+         and review the diff.",
+        path.display(),
+        problems.join("\n\n")
+    );
+}
