@@ -82,7 +82,7 @@ pub struct Scenario {
     /// How long to simulate, in milliseconds (at most one hour).
     #[schemars(range(min = 1, max = limits::DURATION_MS_MAX))]
     pub duration_ms: u64,
-    /// The seed used when none is given on the command line or in the URL.
+    /// The seed used when no other is given (`--seed` on the command line).
     #[serde(default)]
     pub seed: u64,
     /// The most events the run may record before it stops early (default 200000, at most 5000000).
