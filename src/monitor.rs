@@ -1850,17 +1850,29 @@ impl Verdict {
     }
 }
 
-/// The whole trace as text, one event per line, with each write that erased updates for good
-/// marked as the verdict counts it: `LOST n update(s)` where n is how many increments it
-/// erased (see [`lost_updates`]).
+/// The trace as text, one line per event, with each write that erased updates for good marked
+/// as the verdict counts it: `LOST n update(s)` where n is how many increments it erased (see
+/// [`lost_updates`]). Lines are made one at a time, so a long trace can be streamed.
+pub fn trace_lines<'a>(
+    world: &'a World,
+    events: &'a [Event],
+    lost: &'a LostUpdates,
+) -> impl Iterator<Item = String> + 'a {
+    let mut marks = lost.marks.iter().peekable();
+    events.iter().enumerate().map(move |(i, e)| {
+        let mut line = e.render(world);
+        if let Some((_, n)) = marks.next_if(|(event, _)| *event == i) {
+            line.push_str(&format!(", LOST {n} update(s)"));
+        }
+        line
+    })
+}
+
+/// The whole trace as text, as [`trace_lines`] makes it, each line ending in a newline.
 pub fn render_trace(world: &World, events: &[Event], lost: &LostUpdates) -> String {
     let mut out = String::new();
-    let mut marks = lost.marks.iter().peekable();
-    for (i, e) in events.iter().enumerate() {
-        out.push_str(&e.render(world));
-        if let Some((_, n)) = marks.next_if(|(event, _)| *event == i) {
-            out.push_str(&format!(", LOST {n} update(s)"));
-        }
+    for line in trace_lines(world, events, lost) {
+        out.push_str(&line);
         out.push('\n');
     }
     out

@@ -1,8 +1,10 @@
-//! The scenario format: what a user writes (TOML in files, JSON in URLs).
+//! The scenario format: what a user writes (TOML in files, or JSON, the form meant for embedding
+//! a scenario in a URL).
 //!
 //! These types are the contract with users, so every field is documented, unknown fields are
-//! rejected, and every size or duration has an upper bound checked by [`Scenario::validate`].
-//! Durations are whole milliseconds; the engine works in microseconds internally.
+//! rejected, and every size, duration and value has bounds checked by [`Scenario::validate`] and
+//! stated in the JSON Schema. Durations are whole milliseconds; the engine works in microseconds
+//! internally.
 
 use std::collections::BTreeSet;
 
@@ -37,7 +39,33 @@ pub mod limits {
     /// The default and the largest event budget of one run.
     pub const EVENTS_DEFAULT: u64 = 200_000;
     pub const EVENTS_MAX: u64 = 5_000_000;
+    /// The largest first token of a service. Each grant takes the next token, and a run has
+    /// fewer grants than steps, so tokens stay far below 2^53 (see the checks below).
     pub const FIRST_TOKEN_MAX: u64 = 1 << 40;
+    /// The largest magnitude of a resource's `initial` value: 10^15. Every accepted write adds
+    /// one to each row it touches, and a run has fewer accepted writes than steps, so a row
+    /// stays within `INITIAL_ABS_MAX` plus the step budget of zero: far inside `i64`, and below
+    /// 2^53, where JSON readers that hold numbers as doubles still read every value exactly.
+    pub const INITIAL_ABS_MAX: i64 = 1_000_000_000_000_000;
+
+    /// The most steps a run may take: the simulator stops after eight steps per event of its
+    /// budget. Stated here only to check the bounds above against it.
+    const STEPS_MAX: u64 = EVENTS_MAX * 8;
+    /// Numbers up to this are exact as doubles, so JSON readers in any language agree on them.
+    const EXACT_IN_JSON: u64 = 1 << 53;
+
+    // The bounds above are chosen so that no arithmetic of a run can overflow: these checks
+    // fail the build if a change to one of them breaks that. A row's value is `initial` plus at
+    // most one per step; a token is the first token plus at most one per step.
+    const _: () = assert!(INITIAL_ABS_MAX as u64 + STEPS_MAX < EXACT_IN_JSON);
+    const _: () = assert!(FIRST_TOKEN_MAX + STEPS_MAX < EXACT_IN_JSON);
+    // Simulated times are microseconds. The latest instant the engine computes is a step no
+    // later than the end of the run plus a few delays, each at most one span: a partition's
+    // start and length, a latency and a jitter, for a message held back by a partition, is the
+    // longest such chain. Sixteen spans leave ample room.
+    const _: () = assert!((DURATION_MS_MAX + 16 * SPAN_MS_MAX) * 1_000 < EXACT_IN_JSON);
+    // Counters of operations and attempts are `u32` and grow by one per step at most.
+    const _: () = assert!(STEPS_MAX < u32::MAX as u64);
 }
 
 /// A complete, self-contained description of one simulated world.
@@ -45,37 +73,48 @@ pub mod limits {
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// A short title shown to the user.
+    #[schemars(length(max = limits::TITLE_LEN_MAX))]
     pub name: String,
     /// What the scenario shows, in a sentence or two.
     #[serde(default)]
+    #[schemars(length(max = limits::DESCRIPTION_LEN_MAX))]
     pub description: String,
     /// How long to simulate, in milliseconds (at most one hour).
+    #[schemars(range(min = 1, max = limits::DURATION_MS_MAX))]
     pub duration_ms: u64,
-    /// The seed used when none is given on the command line or in the URL.
+    /// The seed used when no other is given (`--seed` on the command line).
     #[serde(default)]
     pub seed: u64,
     /// The most events the run may record before it stops early (default 200000, at most 5000000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = limits::EVENTS_MAX))]
     pub max_events: Option<u64>,
     /// Region names. Replicas, clients and resources are placed in regions.
+    #[schemars(length(min = 1, max = limits::REGIONS_MAX), inner(length(min = 1, max = limits::NAME_LEN_MAX)))]
     pub regions: Vec<String>,
     /// Message latency between regions.
     #[serde(default)]
     pub network: Network,
     /// The lock services.
+    #[schemars(length(max = limits::SERVICES_MAX))]
     pub services: Vec<Service>,
     /// The shared resources (tables of integer rows).
+    #[schemars(length(min = 1, max = limits::RESOURCES_MAX))]
     pub resources: Vec<Resource>,
     /// The client classes.
+    #[schemars(length(max = limits::CLASSES_MAX))]
     pub clients: Vec<ClientClass>,
     /// Network partitions between groups of regions.
     #[serde(default)]
+    #[schemars(length(max = limits::WINDOWS_MAX))]
     pub partitions: Vec<Partition>,
     /// Process pauses (for example garbage-collection pauses) of clients.
     #[serde(default)]
+    #[schemars(length(max = limits::WINDOWS_MAX))]
     pub pauses: Vec<Pause>,
     /// Changes of a resource's protecting service during the run.
     #[serde(default)]
+    #[schemars(length(max = limits::MIGRATIONS_MAX))]
     pub migrations: Vec<Migration>,
 }
 
@@ -85,10 +124,13 @@ pub struct Scenario {
 #[serde(deny_unknown_fields, default)]
 pub struct Network {
     /// Latency between two endpoints in the same region (default 1 ms).
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub local_latency_ms: u64,
     /// Latency between endpoints in different regions (default 40 ms).
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub remote_latency_ms: u64,
     /// Largest extra delay added to each message (default 2 ms).
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub jitter_ms: u64,
     /// Overrides for particular pairs of regions (symmetric).
     pub links: Vec<Link>,
@@ -110,7 +152,9 @@ impl Default for Network {
 #[serde(deny_unknown_fields)]
 pub struct Link {
     /// Exactly two region names.
+    #[schemars(length(equal = 2))]
     pub between: Vec<String>,
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub latency_ms: u64,
 }
 
@@ -118,8 +162,10 @@ pub struct Link {
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Service {
+    #[schemars(length(min = 1, max = limits::NAME_LEN_MAX))]
     pub name: String,
     /// The region of each replica. A request is served only if it reaches a majority of them.
+    #[schemars(length(min = 1, max = limits::REPLICAS_MAX))]
     pub replicas: Vec<String>,
     /// If set, this service is subordinate to the named authority: it grants only to a request
     /// carrying that authority's token, and only if the token is the highest it has seen.
@@ -127,16 +173,19 @@ pub struct Service {
     pub subordinate_to: Option<String>,
     /// Lease length in milliseconds. Without it, a lock is held until released.
     #[serde(default)]
+    #[schemars(range(min = 1, max = limits::SPAN_MS_MAX))]
     pub lease_ms: Option<u64>,
     /// The first token this service hands out (default 1). Services of different ages have
     /// tokens in different ranges, which is what makes comparing them meaningless.
     #[serde(default = "one")]
+    #[schemars(range(max = limits::FIRST_TOKEN_MAX))]
     pub first_token: u64,
     /// The resources this service is declared to protect (the inventory).
     #[serde(default)]
     pub protects: Vec<String>,
     /// Windows during which the service is down and answers nothing.
     #[serde(default)]
+    #[schemars(length(max = limits::WINDOWS_MAX))]
     pub outages: Vec<Window>,
 }
 
@@ -148,7 +197,9 @@ fn one() -> u64 {
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Window {
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub start_ms: u64,
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub duration_ms: u64,
 }
 
@@ -181,13 +232,17 @@ pub enum FencingChecks {
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Resource {
+    #[schemars(length(min = 1, max = limits::NAME_LEN_MAX))]
     pub name: String,
     /// The region the resource lives in (default: the first region).
     #[serde(default)]
     pub region: Option<String>,
-    /// Row names (at most 64).
+    /// Row names (at most 32).
+    #[schemars(length(min = 1, max = limits::ROWS_MAX))]
     pub rows: Vec<String>,
+    /// The starting value of every row, at most 10^15 either side of zero.
     #[serde(default)]
+    #[schemars(range(min = -limits::INITIAL_ABS_MAX, max = limits::INITIAL_ABS_MAX))]
     pub initial: i64,
     #[serde(default)]
     pub fencing: Fencing,
@@ -218,6 +273,7 @@ pub enum Protocol {
     Single { service: String },
     /// Ask every listed service at once; hold when all have granted.
     AllUnordered {
+        #[schemars(length(min = 1, max = limits::SERVICES_MAX))]
         services: Vec<String>,
         /// Proceed without a service that has not answered at all by the acquire timeout
         /// (an "available" multi-region lock).
@@ -226,6 +282,7 @@ pub enum Protocol {
     },
     /// Ask the listed services one after another, in the listed order.
     AllOrdered {
+        #[schemars(length(min = 1, max = limits::SERVICES_MAX))]
         services: Vec<String>,
         #[serde(default)]
         skip_unreachable: bool,
@@ -244,8 +301,10 @@ pub enum Protocol {
 #[serde(deny_unknown_fields)]
 pub struct ClientClass {
     /// Instances are named `NAME-1`, `NAME-2`, ...
+    #[schemars(length(min = 1, max = limits::NAME_LEN_MAX))]
     pub name: String,
     #[serde(default = "one_u32")]
+    #[schemars(range(min = 1, max = limits::CLIENTS_PER_CLASS_MAX))]
     pub count: u32,
     pub region: String,
     pub protocol: Protocol,
@@ -256,30 +315,39 @@ pub struct ClientClass {
     pub rows: Vec<String>,
     /// When the first operation may start.
     #[serde(default)]
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub start_ms: u64,
     /// After this time no new operation starts (default: the end of the run).
     #[serde(default)]
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub stop_ms: Option<u64>,
     /// Think time between the end of one operation and the start of the next.
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub period_ms: u64,
     /// Largest random extra think time, drawn per operation.
     #[serde(default)]
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub jitter_ms: u64,
     /// Time between the read and the write of a read-modify-write (the critical section's work).
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub work_ms: u64,
     /// How long to wait for a service before giving up (default: wait forever).
     #[serde(default)]
+    #[schemars(range(min = 1, max = limits::SPAN_MS_MAX))]
     pub acquire_timeout_ms: Option<u64>,
     /// How many times an operation retries after a timeout or refusal (default 3).
     #[serde(default = "three")]
+    #[schemars(range(max = limits::RETRIES_MAX))]
     pub max_retries: u32,
     #[serde(default = "hundred")]
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub retry_backoff_ms: u64,
     /// Check the lease before each access and abandon the operation if it may have expired.
     #[serde(default)]
     pub lease_aware: bool,
     /// Safety margin for the lease check.
     #[serde(default)]
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub lease_margin_ms: u64,
     /// Stop after this many operations per client (default: no limit).
     #[serde(default)]
@@ -301,9 +369,12 @@ fn hundred() -> u64 {
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Partition {
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub start_ms: u64,
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub duration_ms: u64,
     /// Two or more disjoint groups of region names.
+    #[schemars(length(min = 2))]
     pub groups: Vec<Vec<String>>,
     /// What happens to a message across the cut (default: it is lost).
     #[serde(default)]
@@ -326,7 +397,9 @@ pub enum PartitionMode {
 pub struct Pause {
     /// A client instance (`batch-1`) or a whole class (`batch`).
     pub client: String,
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub start_ms: u64,
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub duration_ms: u64,
 }
 
@@ -334,6 +407,7 @@ pub struct Pause {
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Migration {
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub at_ms: u64,
     pub resource: String,
     pub from: String,
@@ -396,20 +470,30 @@ impl Scenario {
     /// Parses and validates a TOML scenario.
     pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioErrors> {
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim();
             let location = match e.span() {
                 Some(span) => line_column(text, span.start),
-                None => String::new(),
+                None => locate_unspanned_toml_error(text, message),
             };
-            ScenarioErrors(vec![ScenarioError {
-                location,
-                message: e.message().trim().to_string(),
-            }])
+            // toml's own words for a dotted key with too many parts say nothing of keys.
+            let message = if message == "recursion limit" {
+                "recursion limit: a dotted key or table header has too many parts".to_string()
+            } else {
+                message.to_string()
+            };
+            ScenarioErrors(vec![ScenarioError { location, message }])
         })?;
         scenario.validate()?;
         Ok(scenario)
     }
 
-    /// Parses and validates a JSON scenario (the form used in URLs).
+    /// Parses and validates a TOML scenario from raw bytes, as read from a file: text that is
+    /// not UTF-8 is refused with the position of its first invalid byte.
+    pub fn from_toml_bytes(bytes: &[u8]) -> Result<Scenario, ScenarioErrors> {
+        Scenario::from_toml_str(utf8(bytes)?)
+    }
+
+    /// Parses and validates a JSON scenario, the form meant for embedding a scenario in a URL.
     pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioErrors> {
         let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
             // serde_json appends the position to its message; it is already the location.
@@ -419,12 +503,18 @@ impl Scenario {
                 None => message,
             };
             ScenarioErrors(vec![ScenarioError {
-                location: format!("line {}, column {}", e.line(), e.column()),
+                location: format!("line {}, column {}", e.line().max(1), e.column().max(1)),
                 message,
             }])
         })?;
         scenario.validate()?;
         Ok(scenario)
+    }
+
+    /// Parses and validates a JSON scenario from raw bytes, as read from a file: text that is
+    /// not UTF-8 is refused with the position of its first invalid byte.
+    pub fn from_json_bytes(bytes: &[u8]) -> Result<Scenario, ScenarioErrors> {
+        Scenario::from_json_str(utf8(bytes)?)
     }
 
     pub fn to_toml_string(&self) -> String {
@@ -452,6 +542,27 @@ impl Scenario {
         names
     }
 
+    /// Whether `name` is the name of a client instance, `CLASS-N` with `N` from 1 to the class's
+    /// count. The names are not built: a count may be far out of range when this is asked.
+    /// Validation uses the count as written, so that a count out of range is reported once, by
+    /// its own error, and not again by every pause that names one of its instances; a count of
+    /// 0 counts as 1 for the same reason.
+    fn names_an_instance(&self, name: &str) -> bool {
+        self.clients.iter().any(|class| {
+            let Some(number) = name
+                .strip_prefix(class.name.as_str())
+                .and_then(|rest| rest.strip_prefix('-'))
+            else {
+                return false;
+            };
+            // Only the spelling the engine gives an instance counts: "batch-01" is not one.
+            match number.parse::<u32>() {
+                Ok(n) => n.to_string() == number && n >= 1 && n <= class.count.max(1),
+                Err(_) => false,
+            }
+        })
+    }
+
     /// Checks every cross-reference and bound, and reports all problems found.
     pub fn validate(&self) -> Result<(), ScenarioErrors> {
         let mut v = Validator::default();
@@ -467,6 +578,63 @@ impl Scenario {
     pub fn event_budget(&self) -> u64 {
         self.max_events.unwrap_or(limits::EVENTS_DEFAULT)
     }
+}
+
+/// The text of a scenario read as bytes, or the located error of its first byte that is not
+/// UTF-8. The byte is given by its offset, since an editor may show it as anything; its line
+/// and column (counted in bytes, like every column) are those of the valid text before it.
+fn utf8(bytes: &[u8]) -> Result<&str, ScenarioErrors> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let offset = e.valid_up_to();
+        let before = String::from_utf8_lossy(&bytes[..offset]);
+        ScenarioErrors(vec![ScenarioError {
+            location: line_column(&before, offset),
+            message: format!(
+                "byte {offset} (counting from 0) is not valid UTF-8; a scenario must be UTF-8 text"
+            ),
+        }])
+    })
+}
+
+/// Locates a TOML error that the parser reported without a position. The one such error is a
+/// dotted key or table header with too many parts, which toml refuses before it keeps track of
+/// where keys are. A key never spans lines, and the text before a line break is read the same
+/// whatever follows it, so the shortest run of whole lines whose parse reports the same problem
+/// ends with the line that has it. A binary search finds that line in a few dozen parses of a
+/// text the caller has already bounded. An error that no prefix reproduces concerns the
+/// document as a whole, and is placed at its start, like a missing top-level field.
+fn locate_unspanned_toml_error(text: &str, message: &str) -> String {
+    let reports = |prefix: &str| {
+        toml::de::DeTable::parse_recoverable(prefix)
+            .1
+            .iter()
+            .any(|e| e.span().is_none() && e.message().trim() == message)
+    };
+    // The ends of the lines: the text up to `ends[i]` holds lines 1 to i + 1.
+    let ends: Vec<usize> = text
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .chain(std::iter::once(text.len()))
+        .collect();
+    if !reports(text) {
+        return line_column(text, 0);
+    }
+    let (mut lo, mut hi) = (0, ends.len() - 1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if reports(&text[..ends[mid]]) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let start = if lo == 0 { 0 } else { ends[lo - 1] };
+    let line = &text[start..ends[lo]];
+    // The key or header starts at the line's first character that is not blank or a bracket.
+    let column = line
+        .find(|c: char| !matches!(c, ' ' | '\t' | '['))
+        .unwrap_or(0);
+    line_column(text, start + column)
 }
 
 fn line_column(text: &str, offset: usize) -> String {
@@ -717,6 +885,16 @@ impl Validator {
                 }
             }
             self.count(&loc, "rows", res.rows.len(), 1, limits::ROWS_MAX);
+            if !(-limits::INITIAL_ABS_MAX..=limits::INITIAL_ABS_MAX).contains(&res.initial) {
+                self.error(
+                    &loc,
+                    format!(
+                        "initial is {}, it must be between -{max} and {max}",
+                        res.initial,
+                        max = limits::INITIAL_ABS_MAX
+                    ),
+                );
+            }
             self.unique(
                 &format!("row of resource \"{}\"", res.name),
                 res.rows.iter().map(String::as_str),
@@ -777,7 +955,9 @@ impl Validator {
                     ),
                 );
             }
-            instances = instances.saturating_add(class.count);
+            // A class over its own limit is reported above, once: counted at that limit here,
+            // it does not also push the total over the limit for all classes.
+            instances = instances.saturating_add(class.count.min(limits::CLIENTS_PER_CLASS_MAX));
             if !region(&class.region) {
                 self.error(&loc, format!("region \"{}\" does not exist", class.region));
             }
@@ -903,19 +1083,9 @@ impl Validator {
             }
         }
 
-        // Instance names are only built once the counts are known to be bounded.
-        let names = if instances <= limits::CLIENTS_MAX
-            && s.clients
-                .iter()
-                .all(|c| c.count <= limits::CLIENTS_PER_CLASS_MAX)
-        {
-            s.client_instance_names()
-        } else {
-            Vec::new()
-        };
         for (i, p) in s.pauses.iter().enumerate() {
             let loc = format!("pause {}", i + 1);
-            let instance = names.contains(&p.client);
+            let instance = s.names_an_instance(&p.client);
             let class = s.clients.iter().any(|c| c.name == p.client);
             if instance && class {
                 self.error(
@@ -930,9 +1100,9 @@ impl Validator {
                 self.error(
                     &loc,
                     format!(
-                        "client \"{}\" is neither a client class nor an instance (instances are named like \"{}\")",
+                        "client \"{}\" is neither a client class nor an instance (instances are named like \"{}-1\")",
                         p.client,
-                        names.first().map(String::as_str).unwrap_or("batch-1")
+                        s.clients.first().map_or("batch", |c| c.name.as_str())
                     ),
                 );
             }

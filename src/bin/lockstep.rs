@@ -1,13 +1,17 @@
 //! The `lockstep` command: run a scenario, check an inventory, sweep a parameter, print the
 //! schema. Everything here is a thin shell over the library; the verdicts come from its monitors.
 
+use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
 
 use lockstep::inventory::{self, Severity};
-use lockstep::monitor::{self, verdict};
+use lockstep::monitor;
 use lockstep::scenario::Scenario;
 use lockstep::sweep;
-use lockstep::trace;
+use lockstep::trace::{self, Event};
+use lockstep::world::World;
+use serde::ser::{Error as _, SerializeSeq};
+use serde::{Serialize, Serializer};
 
 const USAGE: &str = "\
 usage:
@@ -23,17 +27,46 @@ usage:
   lockstep schema
       Print the JSON Schema of the scenario format.
 
+Each command takes only the options shown for it.
 Exit status: 0 when the command completed (whatever the verdict), 1 when `lint` finds a
 defect, 2 for invalid input or usage.";
 
+/// The largest scenario file the command reads: 1 MiB.
+const FILE_BYTES_MAX: u64 = 1 << 20;
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match dispatch(&args) {
+    let args: Result<Vec<String>, String> = std::env::args_os()
+        .skip(1)
+        .enumerate()
+        .map(|(i, a)| {
+            a.into_string()
+                .map_err(|_| format!("argument {} is not valid UTF-8\n{USAGE}", i + 1))
+        })
+        .collect();
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let outcome = args.and_then(|args| dispatch(&args, &mut out));
+    // A closed pipe (`lockstep run ... | head`) is the reader's choice, not an error: output
+    // that cannot be written is dropped, and the exit status is the command's.
+    let _ = out.flush();
+    match outcome {
         Ok(code) => code,
         Err(message) => {
             eprintln!("lockstep: {message}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// The options of each command. An option that the command does not take is a usage error,
+/// not something silently ignored: `lint --seed 3` would suggest that the seed matters.
+fn options_of(command: &str) -> &'static [&'static str] {
+    match command {
+        "run" => &["--seed", "--json", "--no-trace"],
+        "at" => &["--seed", "--json"],
+        "lint" => &["--json"],
+        "sweep" => &["--partition-ms", "--seeds", "--json"],
+        _ => &[],
     }
 }
 
@@ -46,7 +79,7 @@ struct Options {
     seeds: u64,
 }
 
-fn parse_options(args: &[String]) -> Result<Options, String> {
+fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         positional: Vec::new(),
         seed: None,
@@ -55,9 +88,21 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         partition_ms: None,
         seeds: 20,
     };
+    let allowed = options_of(command);
+    let every = ["run", "at", "lint", "sweep"].map(options_of).concat();
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
+        if a == "-h" || a == "--help" {
+            return Err(USAGE.into());
+        }
+        if a.starts_with("--") && !allowed.contains(&a.as_str()) {
+            return Err(if every.contains(&a.as_str()) {
+                format!("{command} does not take {a}\n{USAGE}")
+            } else {
+                format!("unknown option {a}\n{USAGE}")
+            });
+        }
         let mut value = || -> Result<&String, String> {
             i += 1;
             args.get(i).ok_or_else(|| format!("{a} needs a value"))
@@ -93,10 +138,6 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             }
             "--json" => o.json = true,
             "--no-trace" => o.no_trace = true,
-            "-h" | "--help" => return Err(USAGE.into()),
-            flag if flag.starts_with("--") => {
-                return Err(format!("unknown option {flag}\n{USAGE}"))
-            }
             _ => o.positional.push(a.clone()),
         }
         i += 1;
@@ -104,19 +145,25 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
     Ok(o)
 }
 
+/// Reads and validates a scenario file. The size the file system reports is not trusted:
+/// `/dev/zero`, a pipe or a file that grows while it is read report less than they hold. So at
+/// most one byte more than the limit is read, which tells a file at the limit from a larger one
+/// whatever its kind, and keeps the memory this takes bounded.
 fn load(path: &str) -> Result<Scenario, String> {
-    const FILE_BYTES_MAX: u64 = 1 << 20;
-    let meta = std::fs::metadata(path).map_err(|e| format!("{path}: {e}"))?;
-    if meta.len() > FILE_BYTES_MAX {
+    let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(FILE_BYTES_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{path}: {e}"))?;
+    if bytes.len() as u64 > FILE_BYTES_MAX {
         return Err(format!(
             "{path}: the file is larger than {FILE_BYTES_MAX} bytes"
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let parsed = if path.ends_with(".json") {
-        Scenario::from_json_str(&text)
+        Scenario::from_json_bytes(&bytes)
     } else {
-        Scenario::from_toml_str(&text)
+        Scenario::from_toml_bytes(&bytes)
     };
     parsed.map_err(|errors| {
         errors
@@ -128,24 +175,23 @@ fn load(path: &str) -> Result<Scenario, String> {
     })
 }
 
-fn dispatch(args: &[String]) -> Result<ExitCode, String> {
-    let mut out = String::new();
-    let code = dispatch_into(args, &mut out)?;
-    // A closed pipe (`lockstep run ... | head`) is the reader's choice, not an error.
-    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
-    Ok(code)
-}
-
-fn dispatch_into(args: &[String], out: &mut String) -> Result<ExitCode, String> {
-    use std::fmt::Write as _;
+/// Runs one command. Every problem with the input is found before anything is written, so a
+/// command that fails prints nothing on standard output. Write errors are ignored (see `main`).
+fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     let Some(command) = args.first() else {
         return Err(USAGE.into());
     };
     if matches!(command.as_str(), "-h" | "--help" | "help") {
-        writeln!(out, "{USAGE}").ok();
+        if args.len() > 1 {
+            return Err(format!("{command} takes no arguments\n{USAGE}"));
+        }
+        let _ = writeln!(out, "{USAGE}");
         return Ok(ExitCode::SUCCESS);
     }
-    let o = parse_options(&args[1..])?;
+    if !matches!(command.as_str(), "run" | "at" | "lint" | "sweep" | "schema") {
+        return Err(format!("unknown command \"{command}\"\n{USAGE}"));
+    }
+    let o = parse_options(command, &args[1..])?;
     match command.as_str() {
         "run" => {
             let [path] = o.positional.as_slice() else {
@@ -154,32 +200,7 @@ fn dispatch_into(args: &[String], out: &mut String) -> Result<ExitCode, String> 
             let scenario = load(path)?;
             let seed = o.seed.unwrap_or(scenario.seed);
             let run = lockstep::run(&scenario, seed).map_err(|e| e.to_string())?;
-            let v = verdict(&run);
-            if o.json {
-                let doc = serde_json::json!({
-                    "scenario": scenario.name,
-                    "seed": seed,
-                    "verdict": v,
-                    "summary": v.summary(),
-                    "digest": format!("{:016x}", trace::digest(&run.events)),
-                    "names": names(&run.world),
-                    "trace": if o.no_trace { serde_json::Value::Null } else { serde_json::to_value(&run.events).expect("events serialize") },
-                });
-                writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("json")).ok();
-            } else {
-                writeln!(out, "{} (seed {seed})", scenario.name).ok();
-                write!(out, "{}", v.summary()).ok();
-                if !o.no_trace {
-                    writeln!(out).ok();
-                    let lost = monitor::lost_updates(&run.world, &run.events, 0);
-                    write!(
-                        out,
-                        "{}",
-                        monitor::render_trace(&run.world, &run.events, &lost)
-                    )
-                    .ok();
-                }
-            }
+            let _ = print_run(out, &scenario, seed, &run, &o);
             Ok(ExitCode::SUCCESS)
         }
         "at" => {
@@ -193,51 +214,7 @@ fn dispatch_into(args: &[String], out: &mut String) -> Result<ExitCode, String> 
             let seed = o.seed.unwrap_or(scenario.seed);
             let run = lockstep::run(&scenario, seed).map_err(|e| e.to_string())?;
             let snap = monitor::snapshot(&run.world, &run.events, ms.saturating_mul(1000));
-            if o.json {
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::to_string_pretty(&snap).expect("json")
-                )
-                .ok();
-            } else {
-                writeln!(
-                    out,
-                    "At t={}: exclusion {}.",
-                    trace::seconds(snap.at_us),
-                    if snap.conflicts.is_empty() {
-                        "holds"
-                    } else {
-                        "broken"
-                    }
-                )
-                .ok();
-                for b in &snap.believers {
-                    let grants: Vec<String> = b
-                        .grants
-                        .iter()
-                        .map(|g| format!("{}#{} token {}", g.service, g.instant, g.token))
-                        .collect();
-                    writeln!(
-                        out,
-                        "  {} believes it holds {}[{}] since t={} via {}",
-                        b.client,
-                        b.resource,
-                        b.rows.join(","),
-                        trace::seconds(b.since_us),
-                        grants.join(" + ")
-                    )
-                    .ok();
-                }
-                for h in &snap.holders {
-                    writeln!(
-                        out,
-                        "  service {} has {} held by {} (token {})",
-                        h.service, h.resource, h.client, h.token
-                    )
-                    .ok();
-                }
-            }
+            let _ = print_snapshot(out, &snap, o.json);
             Ok(ExitCode::SUCCESS)
         }
         "lint" => {
@@ -250,20 +227,7 @@ fn dispatch_into(args: &[String], out: &mut String) -> Result<ExitCode, String> 
                 .iter()
                 .filter(|f| f.severity == Severity::Defect)
                 .count();
-            if o.json {
-                let doc = serde_json::json!({ "defects": defects, "findings": findings });
-                writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("json")).ok();
-            } else if findings.is_empty() {
-                writeln!(
-                    out,
-                    "{path}: every resource has exactly one source of order."
-                )
-                .ok();
-            } else {
-                for f in &findings {
-                    writeln!(out, "{path}: {f}").ok();
-                }
-            }
+            let _ = print_findings(out, path, &findings, defects, o.json);
             Ok(if defects > 0 {
                 ExitCode::from(1)
             } else {
@@ -280,35 +244,173 @@ fn dispatch_into(args: &[String], out: &mut String) -> Result<ExitCode, String> 
             let scenario = load(path)?;
             let points =
                 sweep::partition_length(&scenario, lengths, o.seeds).map_err(|e| e.to_string())?;
-            if o.json {
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::to_string_pretty(&points).expect("json")
-                )
-                .ok();
-            } else {
-                writeln!(out, "partition_ms  runs  broken  rate   mean_overlaps").ok();
-                for p in &points {
-                    writeln!(
-                        out,
-                        "{:>12}  {:>4}  {:>6}  {:>5.2}  {:>13.2}",
-                        p.value_ms, p.runs, p.broken_runs, p.broken_rate, p.mean_violations
-                    )
-                    .ok();
-                }
-            }
+            let _ = print_sweep(out, &points, o.json);
             Ok(ExitCode::SUCCESS)
         }
         "schema" => {
-            writeln!(out, "{}", Scenario::json_schema()).ok();
+            if !o.positional.is_empty() {
+                return Err(format!("schema takes no arguments\n{USAGE}"));
+            }
+            let _ = writeln!(out, "{}", Scenario::json_schema());
             Ok(ExitCode::SUCCESS)
         }
-        other => Err(format!("unknown command \"{other}\"\n{USAGE}")),
+        _ => unreachable!("the command was checked above"),
     }
 }
 
-fn names(world: &lockstep::world::World) -> serde_json::Value {
+/// The document `run --json` prints. Its fields are declared in alphabetical order, and every
+/// object inside it goes through `serde_json::Value`, so that all keys are printed sorted, as
+/// the documentation says.
+#[derive(Serialize)]
+struct RunDocument<'a> {
+    digest: String,
+    names: serde_json::Value,
+    scenario: &'a str,
+    seed: u64,
+    summary: String,
+    trace: Option<TraceDocument<'a>>,
+    verdict: serde_json::Value,
+}
+
+/// The trace of `run --json`, written one event at a time: a run may have millions of events,
+/// and building the whole document in memory first would take gigabytes.
+struct TraceDocument<'a>(&'a [Event]);
+
+impl Serialize for TraceDocument<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for event in self.0 {
+            let value = serde_json::to_value(event).map_err(S::Error::custom)?;
+            seq.serialize_element(&value)?;
+        }
+        seq.end()
+    }
+}
+
+fn print_run(
+    out: &mut dyn Write,
+    scenario: &Scenario,
+    seed: u64,
+    run: &lockstep::Run,
+    o: &Options,
+) -> io::Result<()> {
+    // One analysis gives the verdict and the trace's lost-update marks.
+    let analysis = monitor::analyse(&run.world, &run.events, run.end, 0);
+    let v = monitor::verdict_from(
+        &run.world,
+        &run.events,
+        run.end,
+        run.truncated,
+        run.seed,
+        &analysis,
+    );
+    if o.json {
+        let doc = RunDocument {
+            digest: format!("{:016x}", trace::digest(&run.events)),
+            names: names(&run.world),
+            scenario: &scenario.name,
+            seed,
+            summary: v.summary(),
+            trace: (!o.no_trace).then_some(TraceDocument(&run.events)),
+            verdict: serde_json::to_value(&v).expect("a verdict serializes"),
+        };
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        writeln!(out)
+    } else {
+        writeln!(out, "{} (seed {seed})", scenario.name)?;
+        write!(out, "{}", v.summary())?;
+        if !o.no_trace {
+            writeln!(out)?;
+            for line in monitor::trace_lines(&run.world, &run.events, &analysis.lost) {
+                writeln!(out, "{line}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn print_snapshot(out: &mut dyn Write, snap: &monitor::Snapshot, json: bool) -> io::Result<()> {
+    if json {
+        serde_json::to_writer_pretty(&mut *out, snap)?;
+        return writeln!(out);
+    }
+    writeln!(
+        out,
+        "At t={}: exclusion {}.",
+        trace::seconds(snap.at_us),
+        if snap.conflicts.is_empty() {
+            "holds"
+        } else {
+            "broken"
+        }
+    )?;
+    for b in &snap.believers {
+        let grants: Vec<String> = b
+            .grants
+            .iter()
+            .map(|g| format!("{}#{} token {}", g.service, g.instant, g.token))
+            .collect();
+        writeln!(
+            out,
+            "  {} believes it holds {}[{}] since t={} via {}",
+            b.client,
+            b.resource,
+            b.rows.join(","),
+            trace::seconds(b.since_us),
+            grants.join(" + ")
+        )?;
+    }
+    for h in &snap.holders {
+        writeln!(
+            out,
+            "  service {} has {} held by {} (token {})",
+            h.service, h.resource, h.client, h.token
+        )?;
+    }
+    Ok(())
+}
+
+fn print_findings(
+    out: &mut dyn Write,
+    path: &str,
+    findings: &[inventory::Finding],
+    defects: usize,
+    json: bool,
+) -> io::Result<()> {
+    if json {
+        let doc = serde_json::json!({ "defects": defects, "findings": findings });
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        return writeln!(out);
+    }
+    if findings.is_empty() {
+        return writeln!(
+            out,
+            "{path}: every resource has exactly one source of order."
+        );
+    }
+    for f in findings {
+        writeln!(out, "{path}: {f}")?;
+    }
+    Ok(())
+}
+
+fn print_sweep(out: &mut dyn Write, points: &[sweep::SweepPoint], json: bool) -> io::Result<()> {
+    if json {
+        serde_json::to_writer_pretty(&mut *out, points)?;
+        return writeln!(out);
+    }
+    writeln!(out, "partition_ms  runs  broken  rate   mean_overlaps")?;
+    for p in points {
+        writeln!(
+            out,
+            "{:>12}  {:>4}  {:>6}  {:>5.2}  {:>13.2}",
+            p.value_ms, p.runs, p.broken_runs, p.broken_rate, p.mean_violations
+        )?;
+    }
+    Ok(())
+}
+
+fn names(world: &World) -> serde_json::Value {
     serde_json::json!({
         "clients": world.clients.iter().map(|c| &c.name).collect::<Vec<_>>(),
         "services": world.services.iter().map(|s| &s.name).collect::<Vec<_>>(),

@@ -2,8 +2,10 @@
 //! JSON, checked against the library for the same scenario and seed. Every run here is a short
 //! shipped scenario, so the whole module takes well under a second of CPU.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use lockstep::inventory;
 use lockstep::monitor::{self, Exclusion};
@@ -76,9 +78,13 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str, text: &str) -> Scratch {
+        Scratch::bytes(name, text.as_bytes())
+    }
+
+    fn bytes(name: &str, bytes: &[u8]) -> Scratch {
         let path =
             std::env::temp_dir().join(format!("lockstep-cli-test-{}-{name}", std::process::id()));
-        std::fs::write(&path, text).expect("the temporary directory is writable");
+        std::fs::write(&path, bytes).expect("the temporary directory is writable");
         Scratch(path)
     }
 
@@ -549,5 +555,508 @@ fn sweep_prints_a_table_and_json() {
     assert_eq!(
         json(&out),
         serde_json::to_value(&expected).expect("points serialize")
+    );
+}
+
+/// Waits for a spawned `lockstep` at most `limit`, then kills it and fails: a command that
+/// reads without end must not hang the test suite.
+fn finishes_within(mut child: Child, limit: Duration, what: &str) -> Output {
+    let start = Instant::now();
+    while child
+        .try_wait()
+        .expect("the child can be waited for")
+        .is_none()
+    {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+        .wait_with_output()
+        .expect("the output of a finished child")
+}
+
+fn spawn(args: &[&str], stdin: Stdio) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the lockstep binary starts")
+}
+
+#[cfg(unix)]
+#[test]
+fn endless_input_is_refused_promptly() {
+    let limit = Duration::from_secs(30);
+    // /dev/zero reports a size of 0 and never ends.
+    let out = finishes_within(
+        spawn(&["run", "/dev/zero"], Stdio::null()),
+        limit,
+        "run /dev/zero",
+    );
+    expect_code(&out, 2, "run /dev/zero");
+    assert_eq!(
+        stderr(&out),
+        "lockstep: /dev/zero: the file is larger than 1048576 bytes\n"
+    );
+    assert!(stdout(&out).is_empty());
+
+    // A pipe that never ends: a thread writes valid TOML comments until the reader goes away.
+    let mut child = spawn(&["lint", "/dev/stdin"], Stdio::piped());
+    let mut pipe = child.stdin.take().expect("a pipe to the child");
+    let writer = std::thread::spawn(move || {
+        let lines = "# more\n".repeat(1024);
+        while pipe.write_all(lines.as_bytes()).is_ok() {}
+    });
+    let out = finishes_within(child, limit, "lint /dev/stdin fed without end");
+    writer
+        .join()
+        .expect("the writer stops when the pipe closes");
+    expect_code(&out, 2, "lint /dev/stdin");
+    assert_eq!(
+        stderr(&out),
+        "lockstep: /dev/stdin: the file is larger than 1048576 bytes\n"
+    );
+}
+
+#[test]
+fn a_file_of_exactly_the_size_limit_is_read_and_one_byte_more_is_not() {
+    const LIMIT: usize = 1 << 20;
+    let mut text = std::fs::read_to_string(path("01")).expect("readable scenario");
+    assert!(text.ends_with('\n'));
+    // Pad with one long comment line to exactly the limit.
+    text.push('#');
+    text.push_str(&"x".repeat(LIMIT - text.len() - 1));
+    text.push('\n');
+    assert_eq!(text.len(), LIMIT);
+    let at_limit = Scratch::new("at-limit.toml", &text);
+    let out = lockstep(&["lint", at_limit.path()]);
+    expect_code(
+        &out,
+        1,
+        "lint of a file of exactly 1 MiB: the scenario's defect",
+    );
+
+    text.push('\n');
+    let over = Scratch::new("over-limit.toml", &text);
+    let out = lockstep(&["lint", over.path()]);
+    expect_code(&out, 2, "lint of a file one byte over 1 MiB");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "lockstep: {}: the file is larger than 1048576 bytes\n",
+            over.path()
+        )
+    );
+}
+
+#[test]
+fn every_command_refuses_arguments_it_does_not_take() {
+    let file = path("01");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["schema", "x"], "schema takes no arguments"),
+        (vec!["schema", "--json"], "schema does not take --json"),
+        (
+            vec!["schema", "--frobnicate"],
+            "unknown option --frobnicate",
+        ),
+        (vec!["help", "run"], "help takes no arguments"),
+        (vec!["--help", "run"], "--help takes no arguments"),
+        (
+            vec!["lint", &file, "--seed", "3"],
+            "lint does not take --seed",
+        ),
+        (
+            vec!["lint", &file, "--no-trace"],
+            "lint does not take --no-trace",
+        ),
+        (vec!["lint", &file, &file], "lint takes one FILE"),
+        (
+            vec!["at", &file, "5", "--no-trace"],
+            "at does not take --no-trace",
+        ),
+        (
+            vec!["at", &file, "5", "6"],
+            "at takes FILE and MILLISECONDS",
+        ),
+        (
+            vec!["run", &file, "--partition-ms", "5"],
+            "run does not take --partition-ms",
+        ),
+        (
+            vec!["run", &file, "--seeds", "5"],
+            "run does not take --seeds",
+        ),
+        (
+            vec!["sweep", &file, "extra", "--partition-ms", "5"],
+            "sweep takes one FILE",
+        ),
+        (
+            vec!["sweep", &file, "--partition-ms", "5", "--seed", "1"],
+            "sweep does not take --seed",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = lockstep(&args);
+        let what = format!("lockstep {}", args.join(" "));
+        expect_code(&out, 2, &what);
+        assert!(
+            stderr(&out).starts_with(&format!("lockstep: {expected}\nusage:\n")),
+            "{what}: expected {expected:?} and the usage text, got\n{}",
+            stderr(&out)
+        );
+        assert!(stdout(&out).is_empty(), "{what}: nothing on stdout");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .arg("run")
+        .arg(std::ffi::OsStr::from_bytes(b"scenario-\xff.toml"))
+        .output()
+        .expect("the lockstep binary runs");
+    expect_code(&out, 2, "a file name that is not UTF-8");
+    assert!(
+        stderr(&out).starts_with("lockstep: argument 2 is not valid UTF-8\nusage:\n"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn parse_errors_are_located_whatever_their_cause() {
+    // A file that is not UTF-8: the offset of the first bad byte, on its line and column.
+    let bytes = Scratch::bytes("latin1.toml", b"name = \"x\"\nregions = [\"\xe9t\xe9\"]\n");
+    let out = lockstep(&["run", bytes.path()]);
+    expect_code(&out, 2, "a file that is not UTF-8");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "lockstep: {}: line 2, column 13: byte 23 (counting from 0) is not valid UTF-8; a scenario must be UTF-8 text\n",
+            bytes.path()
+        )
+    );
+    // A dotted key too deep for the TOML parser, which gives it no position of its own.
+    let deep = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/regressions/invalid-deep-dotted-key.toml");
+    let deep = deep.to_str().expect("a UTF-8 path");
+    let out = lockstep(&["lint", deep]);
+    expect_code(&out, 2, "a dotted key too deep");
+    assert_eq!(
+        stderr(&out),
+        format!("lockstep: {deep}: line 5, column 1: recursion limit: a dotted key or table header has too many parts\n")
+    );
+}
+
+/// A fenced block of a Markdown page: its info string, and the byte range of its body (from
+/// the start of its first line to the start of the closing fence).
+struct Block {
+    lang: String,
+    body: std::ops::Range<usize>,
+}
+
+fn fenced_blocks(page: &str) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(String, usize)> = None;
+    let mut at = 0;
+    for line in page.split_inclusive('\n') {
+        if let Some(info) = line.strip_prefix("```") {
+            match open.take() {
+                None => open = Some((info.trim().to_string(), at + line.len())),
+                Some((lang, start)) => blocks.push(Block {
+                    lang,
+                    body: start..at,
+                }),
+            }
+        }
+        at += line.len();
+    }
+    assert!(open.is_none(), "a fenced block is not closed");
+    blocks
+}
+
+/// A scratch directory in which the documented commands run as a reader would run them from
+/// the project's root: the shipped scenarios under `lessons/scenarios/`, and every file that the
+/// documentation shows in full (a TOML block whose first line is `# NAME.toml`).
+struct DocsDir(PathBuf);
+
+impl DocsDir {
+    fn new(pages: &[&str]) -> DocsDir {
+        let dir = std::env::temp_dir().join(format!("lockstep-docs-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let lessons = dir.join("lessons/scenarios");
+        std::fs::create_dir_all(&lessons).expect("the temporary directory is writable");
+        for file in shipped() {
+            let name = file.file_name().expect("a file name");
+            std::fs::copy(&file, lessons.join(name)).expect("the scenarios can be copied");
+        }
+        for page in pages {
+            for block in fenced_blocks(page) {
+                let body = &page[block.body];
+                let name = body
+                    .lines()
+                    .next()
+                    .and_then(|l| l.strip_prefix("# "))
+                    .filter(|n| n.ends_with(".toml") && !n.contains('/'));
+                if let (true, Some(name)) = (block.lang == "toml", name) {
+                    std::fs::write(dir.join(name), body).expect("writable");
+                }
+            }
+        }
+        DocsDir(dir)
+    }
+
+    /// Runs a documented command line (`lockstep ARGS...`, arguments separated by spaces) and
+    /// returns what a terminal would show: standard output, then standard error.
+    fn run(&self, command: &str) -> String {
+        let args: Vec<&str> = command.split_whitespace().collect();
+        assert_eq!(
+            args[0], "lockstep",
+            "a documented command runs lockstep: {command}"
+        );
+        assert!(
+            !command.contains(['"', '\'', '|', '>', '<', '$']),
+            "documented commands are plain words, without quoting or redirection: {command}"
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(&args[1..])
+            .current_dir(&self.0)
+            .output()
+            .expect("the lockstep binary runs");
+        assert!(out.status.code().is_some(), "{command}: killed");
+        stdout(&out) + &stderr(&out)
+    }
+}
+
+impl Drop for DocsDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The documented form of a JSON output: the actual document, with only those elements of
+/// each array of objects that the example shows. Objects always have all their keys, and
+/// arrays of numbers or strings, and arrays the example shows empty, are kept whole. The
+/// example is right exactly when this gives it back unchanged.
+///
+/// Each element of an example array is looked for among the actual elements after the one the
+/// previous element matched: first an element that gives it back exactly, else the element of
+/// the same shape that agrees with it on the most values (so that regenerating an outdated
+/// example keeps showing the same events, with their new values).
+fn abridge(example: &Value, actual: &Value) -> Value {
+    match (example, actual) {
+        (Value::Object(e), Value::Object(a)) => Value::Object(
+            a.iter()
+                .map(|(k, av)| {
+                    let v = e.get(k).map_or_else(|| av.clone(), |ev| abridge(ev, av));
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        (Value::Array(e), Value::Array(a))
+            if !e.is_empty() && a.iter().any(|x| x.is_object() || x.is_array()) =>
+        {
+            let mut shown = Vec::new();
+            let mut next = 0;
+            for ev in e {
+                let rest = next..a.len();
+                let exact = rest.clone().find(|&j| abridge(ev, &a[j]) == *ev);
+                let closest = || {
+                    rest.clone()
+                        .filter(|&j| same_shape(ev, &a[j]))
+                        .max_by_key(|&j| (agreement(ev, &a[j]), std::cmp::Reverse(j)))
+                };
+                if let Some(j) = exact.or_else(closest) {
+                    shown.push(abridge(ev, &a[j]));
+                    next = j + 1;
+                }
+            }
+            Value::Array(shown)
+        }
+        _ => actual.clone(),
+    }
+}
+
+fn same_shape(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x.keys().eq(y.keys()),
+        _ => std::mem::discriminant(a) == std::mem::discriminant(b),
+    }
+}
+
+/// How many values two documents have in common, place by place.
+fn agreement(a: &Value, b: &Value) -> usize {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x
+            .iter()
+            .filter_map(|(k, v)| y.get(k).map(|w| agreement(v, w)))
+            .sum(),
+        (Value::Array(x), Value::Array(y)) => x.iter().zip(y).map(|(v, w)| agreement(v, w)).sum(),
+        _ => usize::from(a == b),
+    }
+}
+
+/// JSON as the documentation shows it: a value on one line when it fits in 96 columns, else
+/// one member per line, indented by two spaces.
+fn documented_json(v: &Value, column: usize, indent: usize) -> String {
+    fn one_line(v: &Value) -> String {
+        match v {
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(one_line).collect();
+                format!("[{}]", items.join(", "))
+            }
+            Value::Object(members) => {
+                let members: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", Value::from(k.as_str()), one_line(v)))
+                    .collect();
+                format!("{{{}}}", members.join(", "))
+            }
+            scalar => scalar.to_string(),
+        }
+    }
+    let line = one_line(v);
+    if column + line.len() <= 96 || !(v.is_array() || v.is_object()) {
+        return line;
+    }
+    let inner = " ".repeat(indent + 2);
+    let members: Vec<String> = match v {
+        Value::Array(items) => items
+            .iter()
+            .map(|x| format!("{inner}{}", documented_json(x, indent + 2, indent + 2)))
+            .collect(),
+        Value::Object(members) => members
+            .iter()
+            .map(|(k, x)| {
+                let key = format!("{inner}{}: ", Value::from(k.as_str()));
+                let value = documented_json(x, key.len(), indent + 2);
+                key + &value
+            })
+            .collect(),
+        _ => unreachable!("scalars fit on their line"),
+    };
+    let (open, close) = if v.is_array() { ("[", "]") } else { ("{", "}") };
+    format!(
+        "{open}\n{}\n{}{close}",
+        members.join(",\n"),
+        " ".repeat(indent)
+    )
+}
+
+/// Every example of docs/cli.md is the real output of the command it shows, run from the
+/// project's root. A `text` block that starts with `$ lockstep` is a terminal session: each
+/// `$ ` line is a command, and the lines up to the next one are exactly what it prints
+/// (standard output, then standard error). When the last command of a session shows no output
+/// and a `json` block follows, that block is its output, abridged: see [`abridge`].
+///
+/// The outputs change whenever the engine, a monitor or the verdict's wording does. After such
+/// an intended change, rewrite the examples from the real outputs and review the diff:
+///
+/// ```sh
+/// UPDATE_DOCS=1 cargo test --test it documented_examples
+/// git diff docs/cli.md
+/// ```
+#[test]
+fn the_documented_examples_are_the_real_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("docs/cli.md");
+    let page = std::fs::read_to_string(&path).expect("docs/cli.md exists");
+    let format_page =
+        std::fs::read_to_string(root.join("docs/scenario-format.md")).expect("the format page");
+    let dir = DocsDir::new(&[&page, &format_page]);
+    let blocks = fenced_blocks(&page);
+    let mut fixes: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
+    let mut outputs_checked = vec![false; blocks.len()];
+    let mut sessions = 0;
+    for (i, block) in blocks.iter().enumerate() {
+        let body = &page[block.body.clone()];
+        if block.lang != "text" || !body.starts_with("$ lockstep ") {
+            continue;
+        }
+        sessions += 1;
+        let mut real = String::new();
+        let mut last_output = String::new();
+        let mut last_command = "";
+        for line in body.lines().filter(|l| l.starts_with("$ ")) {
+            last_command = &line[2..];
+            last_output = dir.run(last_command);
+            real.push_str(line);
+            real.push('\n');
+            real.push_str(&last_output);
+        }
+        let json_next = blocks.get(i + 1).filter(|b| b.lang == "json");
+        let shows_json = body.ends_with(&format!("$ {last_command}\n")) && json_next.is_some();
+        if shows_json {
+            // The session shows the command; the JSON block after it shows its output.
+            real.truncate(real.len() - last_output.len());
+            let json_block = json_next.expect("checked above");
+            outputs_checked[i + 1] = true;
+            let text = &page[json_block.body.clone()];
+            let actual: Value = serde_json::from_str(&last_output)
+                .unwrap_or_else(|e| panic!("{last_command}: not JSON: {e}\n{last_output}"));
+            let example: Value = serde_json::from_str(text).unwrap_or_else(|e| {
+                panic!(
+                    "{}: the example of `{last_command}` is not JSON: {e}",
+                    path.display()
+                )
+            });
+            let documented = abridge(&example, &actual);
+            if documented != example {
+                problems.push(format!(
+                    "`{last_command}`: the JSON example differs from the output"
+                ));
+                fixes.push((
+                    json_block.body.clone(),
+                    documented_json(&documented, 0, 0) + "\n",
+                ));
+            }
+        }
+        if real != body {
+            let diff = body
+                .lines()
+                .zip(real.lines())
+                .find(|(a, b)| a != b)
+                .map_or_else(
+                    || "the outputs differ in length".to_string(),
+                    |(a, b)| format!("documented: {a}\n  real:       {b}"),
+                );
+            problems.push(format!("a session differs from the real output:\n  {diff}"));
+            fixes.push((block.body.clone(), real));
+        }
+    }
+    assert!(sessions >= 8, "docs/cli.md has {sessions} sessions");
+    for (block, checked) in blocks.iter().zip(&outputs_checked) {
+        if block.lang == "json" && !checked {
+            problems.push(format!(
+                "a JSON example follows no command: `{}`",
+                page[block.body.clone()].lines().next().unwrap_or("")
+            ));
+        }
+    }
+    if std::env::var_os("UPDATE_DOCS").is_some() && !fixes.is_empty() {
+        let mut updated = page.clone();
+        fixes.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
+        for (range, text) in fixes {
+            updated.replace_range(range, &text);
+        }
+        std::fs::write(&path, updated).expect("docs/cli.md is writable");
+        return;
+    }
+    assert!(
+        problems.is_empty(),
+        "{} does not show what the commands print:\n\n{}\n\nIf the change is intended, rewrite \
+         the examples with\n\n    UPDATE_DOCS=1 cargo test --test it documented_examples\n\n\
+         and review the diff.",
+        path.display(),
+        problems.join("\n\n")
     );
 }

@@ -857,6 +857,16 @@ fn bad_inputs_give_located_errors() {
             "service \"s2\": outage duration_ms is 4000000, more than the limit of 3600000 ms",
         ),
         (
+            "initial above the limit",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\ninitial = 1000000000000001"),
+            "resource \"orders\": initial is 1000000000000001, it must be between -1000000000000000 and 1000000000000000",
+        ),
+        (
+            "initial below the limit",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\ninitial = -9223372036854775808"),
+            "resource \"orders\": initial is -9223372036854775808, it must be between -1000000000000000 and 1000000000000000",
+        ),
+        (
             "no rows",
             edit("rows = [\"total\", \"count\"]", "rows = []"),
             "resource \"orders\": rows: 0 given, 1 to 32 allowed",
@@ -1069,7 +1079,11 @@ fn huge_inputs_are_refused_not_run() {
         ),
         (
             edit("count = 2", "count = 100000"),
-            "scenario: 100000 client instances in all, more than the limit of 256",
+            "client \"batch\": count is 100000, it must be between 1 and 64",
+        ),
+        (
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\ninitial = 9223372036854775807"),
+            "resource \"orders\": initial is 9223372036854775807, it must be between -1000000000000000 and 1000000000000000",
         ),
         (
             edit("duration_ms = 1000", &format!("duration_ms = {max}")),
@@ -1148,4 +1162,306 @@ fn instances_are_named_after_their_class() {
         s.client_instance_names(),
         ["batch-1", "batch-2", "online-1"]
     );
+}
+
+/// A file of tests/it/regressions, as bytes, with its path for messages.
+fn regression(name: &str) -> (String, Vec<u8>) {
+    let path = manifest_path("tests/it/regressions").join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (path.display().to_string(), bytes)
+}
+
+/// Every error of `result`, as (location, message) pairs.
+fn pairs(result: Result<Scenario, lockstep::ScenarioErrors>) -> Vec<(String, String)> {
+    match result {
+        Ok(_) => Vec::new(),
+        Err(errors) => errors
+            .0
+            .into_iter()
+            .map(|e| (e.location, e.message))
+            .collect(),
+    }
+}
+
+fn pair(location: &str, message: &str) -> (String, String) {
+    (location.to_string(), message.to_string())
+}
+
+#[test]
+fn row_values_are_bounded_so_that_no_run_wraps() {
+    // At either bound, every row ends exactly at its initial value plus its accepted writes.
+    for initial in [limits::INITIAL_ABS_MAX, -limits::INITIAL_ABS_MAX] {
+        let toml = edit(
+            "rows = [\"total\", \"count\"]",
+            &format!("rows = [\"total\", \"count\"]\ninitial = {initial}"),
+        );
+        let s = Scenario::from_toml_str(&toml).unwrap_or_else(|e| panic!("{initial}: {e}"));
+        let (_, v) = crate::check(&s, 1);
+        assert!(v.accepted_writes > 0, "{}", v.summary());
+        assert_eq!(v.integrity, lockstep::Integrity::Intact, "{}", v.summary());
+        for report in &v.resources {
+            for (row, value) in &report.rows {
+                let writes = i64::try_from(report.increments[row]).expect("few writes");
+                assert_eq!(*value, initial + writes, "row {row} starting at {initial}");
+            }
+        }
+    }
+    // The value that two writes used to wrap is refused, at the resource that has it.
+    let (path, bytes) = regression("invalid-initial-overflow.toml");
+    assert_eq!(
+        pairs(Scenario::from_toml_bytes(&bytes)),
+        [pair(
+            "resource \"r\"",
+            "initial is 9223372036854775807, it must be between -1000000000000000 and 1000000000000000"
+        )],
+        "{path}"
+    );
+}
+
+#[test]
+fn the_schema_states_the_bounds_of_every_number() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&Scenario::json_schema()).expect("the schema is JSON");
+    // Every object of the format: the top level and each definition.
+    let mut objects = vec![("Scenario".to_string(), &schema)];
+    for (name, def) in schema["$defs"].as_object().expect("definitions") {
+        objects.push((name.clone(), def));
+        for variant in def["oneOf"].as_array().into_iter().flatten() {
+            objects.push((name.clone(), variant));
+        }
+    }
+    let mut unbounded = Vec::new();
+    for (object, def) in &objects {
+        for (field, property) in def["properties"].as_object().into_iter().flatten() {
+            let integer = property["type"] == "integer"
+                || property["type"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|x| x == "integer"));
+            if integer && property.get("maximum").is_none() {
+                unbounded.push(format!("{object}.{field}"));
+            }
+        }
+    }
+    unbounded.sort();
+    // The seed only selects random streams, and `max_operations` is only compared with a
+    // count: no arithmetic is done with either, so any value of their types is safe.
+    assert_eq!(
+        unbounded,
+        ["ClientClass.max_operations", "Scenario.seed"],
+        "every number the engine computes with must be bounded in the schema as in validation"
+    );
+    let property = |object: &str, field: &str| -> serde_json::Value {
+        let def = if object == "Scenario" {
+            &schema
+        } else {
+            &schema["$defs"][object]
+        };
+        def["properties"][field].clone()
+    };
+    let initial = property("Resource", "initial");
+    assert_eq!(initial["minimum"], -limits::INITIAL_ABS_MAX);
+    assert_eq!(initial["maximum"], limits::INITIAL_ABS_MAX);
+    assert_eq!(
+        property("Scenario", "duration_ms")["maximum"],
+        limits::DURATION_MS_MAX
+    );
+    assert_eq!(
+        property("Scenario", "max_events")["maximum"],
+        limits::EVENTS_MAX
+    );
+    assert_eq!(
+        property("Service", "first_token")["maximum"],
+        limits::FIRST_TOKEN_MAX
+    );
+    assert_eq!(
+        property("ClientClass", "count")["maximum"],
+        limits::CLIENTS_PER_CLASS_MAX
+    );
+    assert_eq!(
+        property("Window", "duration_ms")["maximum"],
+        limits::SPAN_MS_MAX
+    );
+    assert_eq!(property("Resource", "rows")["maxItems"], limits::ROWS_MAX);
+}
+
+#[test]
+fn an_out_of_range_count_is_reported_once() {
+    // The regression: a class over its limit, and a pause naming an instance of another class.
+    let (path, bytes) = regression("invalid-count-cascade.toml");
+    assert_eq!(
+        pairs(Scenario::from_toml_bytes(&bytes)),
+        [pair(
+            "client \"big\"",
+            "count is 65, it must be between 1 and 64"
+        )],
+        "{path}"
+    );
+    // A pause may name any instance the class has with its count as written: the count is the
+    // one problem, whatever it is, and it does not also make the total too large.
+    for (count, client) in [
+        (65, "batch-65"),
+        (100_000, "batch-70000"),
+        (0, "batch-1"),
+        (0, "batch"),
+    ] {
+        let toml = edit("count = 2", &format!("count = {count}"))
+            + &format!("\n[[pauses]]\nclient = \"{client}\"\nstart_ms = 1\nduration_ms = 1\n");
+        assert_eq!(
+            pairs(Scenario::from_toml_str(&toml)),
+            [pair(
+                "client \"batch\"",
+                &format!("count is {count}, it must be between 1 and 64")
+            )],
+            "count {count}, a pause of {client}"
+        );
+    }
+    // A pause of an instance beyond even that count, or misspelt, is a second, real problem.
+    for client in ["batch-66", "batch-065"] {
+        let toml = edit("count = 2", "count = 65")
+            + &format!("\n[[pauses]]\nclient = \"{client}\"\nstart_ms = 1\nduration_ms = 1\n");
+        assert_eq!(
+            pairs(Scenario::from_toml_str(&toml)),
+            [
+                pair("client \"batch\"", "count is 65, it must be between 1 and 64"),
+                pair(
+                    "pause 1",
+                    &format!("client \"{client}\" is neither a client class nor an instance (instances are named like \"batch-1\")")
+                ),
+            ]
+        );
+    }
+}
+
+#[test]
+fn every_parse_error_has_a_line_and_a_column() {
+    let deep_key_message = "recursion limit: a dotted key or table header has too many parts";
+    // The regression: a dotted key too deep for toml, which toml reports without a position.
+    let (path, bytes) = regression("invalid-deep-dotted-key.toml");
+    assert_eq!(
+        pairs(Scenario::from_toml_bytes(&bytes)),
+        [pair("line 5, column 1", deep_key_message)],
+        "{path}"
+    );
+    // The same in table headers and inline tables, after valid lines and before more.
+    let deep = ["a"; 100].join(".");
+    let base_lines = BASE.lines().count();
+    for (toml, location) in [
+        (
+            format!("{BASE}\n  [{deep}]\nx = 1\n"),
+            format!("line {}, column 4", base_lines + 2),
+        ),
+        (
+            format!("{BASE}[[{deep}]]\n"),
+            format!("line {}, column 3", base_lines + 1),
+        ),
+        (
+            format!("x = {{ {deep} = 1 }}\n{BASE}"),
+            "line 1, column 1".into(),
+        ),
+    ] {
+        assert_eq!(
+            pairs(Scenario::from_toml_str(&toml)),
+            [pair(&location, deep_key_message)],
+            "{}",
+            toml.chars().take(300).collect::<String>()
+        );
+    }
+    // Values nested too deep are located by the parsers themselves.
+    let nested = format!("a = {}{}\n", "[".repeat(200), "]".repeat(200));
+    let errors = pairs(Scenario::from_toml_str(&nested));
+    assert!(errors[0].0.starts_with("line 1, column "), "{errors:?}");
+    let errors = pairs(Scenario::from_json_str(&"[".repeat(200)));
+    assert!(errors[0].0.starts_with("line 1, column "), "{errors:?}");
+
+    // Text that is not UTF-8: the offset of the first invalid byte, and its line and column.
+    let not_utf8 = "byte 10 (counting from 0) is not valid UTF-8; a scenario must be UTF-8 text";
+    assert_eq!(
+        pairs(Scenario::from_toml_bytes(b"name = \"ab\xffc\"\n")),
+        [pair("line 1, column 11", not_utf8)]
+    );
+    assert_eq!(
+        pairs(Scenario::from_json_bytes(b"{\"name\": \"\xe9\"}")),
+        [pair(
+            "line 1, column 11",
+            "byte 10 (counting from 0) is not valid UTF-8; a scenario must be UTF-8 text"
+        )]
+    );
+    // A character cut short on the third line, after a character of two bytes on the first.
+    assert_eq!(
+        pairs(Scenario::from_toml_bytes(
+            b"# \xc3\xa9\nname = \"x\"\nx = \xc3("
+        )),
+        [pair(
+            "line 3, column 5",
+            "byte 20 (counting from 0) is not valid UTF-8; a scenario must be UTF-8 text"
+        )]
+    );
+
+    // Whatever the text, every error is located: every truncation of a valid scenario, and
+    // the same scenario with a stray character at every position.
+    let mut texts: Vec<String> = (0..=BASE.len()).map(|n| BASE[..n].to_string()).collect();
+    for n in (0..BASE.len()).step_by(3) {
+        for stray in ["\"", "[", "=", "."] {
+            texts.push(format!("{}{stray}{}", &BASE[..n], &BASE[n..]));
+        }
+    }
+    for text in &texts {
+        for (location, message) in pairs(Scenario::from_toml_str(text)) {
+            assert!(
+                !location.is_empty(),
+                "`{message}` has no location, for\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_worst_case_scenarios_stay_valid() {
+    // Valid scenarios of the largest cost found so far, kept for benchmarks. They must keep
+    // validating; running them here would take minutes, so they are only read.
+    let dir = manifest_path("tests/it/regressions");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the regressions directory exists")
+        .map(|e| {
+            e.expect("readable entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n.starts_with("worst-") && n.ends_with(".toml"))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 4, "{names:?}");
+    for name in &names {
+        let (path, bytes) = regression(name);
+        let s = Scenario::from_toml_bytes(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(
+            String::from_utf8_lossy(&bytes).starts_with("# "),
+            "{path} says what shape it exercises in its first lines"
+        );
+        // Each of them has as many clients as the limits allow.
+        assert_eq!(
+            s.client_instance_names().len(),
+            limits::CLIENTS_MAX as usize,
+            "{path}"
+        );
+    }
+    // The one with every list at its bound keeps every list at its bound.
+    let (path, bytes) = regression("worst-W4-everything-at-bounds.toml");
+    let s = Scenario::from_toml_bytes(&bytes).expect("valid");
+    assert_eq!(s.regions.len(), limits::REGIONS_MAX, "{path}");
+    assert_eq!(s.services.len(), limits::SERVICES_MAX, "{path}");
+    assert_eq!(s.resources.len(), limits::RESOURCES_MAX, "{path}");
+    assert_eq!(s.clients.len(), limits::CLASSES_MAX, "{path}");
+    assert_eq!(s.partitions.len(), limits::WINDOWS_MAX, "{path}");
+    assert_eq!(s.pauses.len(), limits::WINDOWS_MAX, "{path}");
+    assert_eq!(s.migrations.len(), limits::MIGRATIONS_MAX, "{path}");
+    assert_eq!(s.max_events, Some(limits::EVENTS_MAX), "{path}");
+    for svc in &s.services {
+        assert_eq!(svc.replicas.len(), limits::REPLICAS_MAX, "{path}");
+        assert_eq!(svc.outages.len(), limits::WINDOWS_MAX, "{path}");
+    }
+    for r in &s.resources {
+        assert_eq!(r.rows.len(), limits::ROWS_MAX, "{path}");
+    }
 }
