@@ -1150,7 +1150,7 @@ fn broke_by(op: &ServiceOp, aborts: &[Option<&'static str>]) -> &'static str {
     match op {
         ServiceOp::Expired { .. } => "lease expiry",
         ServiceOp::Superseded { .. } => "a higher authority token",
-        ServiceOp::Released { .. } => "release",
+        ServiceOp::Released { client, .. } => aborts[*client as usize].unwrap_or("release"),
         ServiceOp::Cancelled { client } => aborts[*client as usize].unwrap_or("client timeout"),
         ServiceOp::Refused { .. } => "refusal",
         ServiceOp::MovedOut { .. }
@@ -1171,11 +1171,22 @@ fn wait_cycles(world: &World, events: &[Event]) -> Vec<WaitCycle> {
     let mut graph = WaitGraph::new(world.clients.len());
     let mut cycles = Vec::new();
     let mut current: Option<(Cycle, Micros)> = None;
-    // Why each client last cancelled a request: its own timeout, a refusal elsewhere, or
-    // giving up on an unreachable service. A cancel that breaks a cycle is named after it.
+    // Why each client last let go of its locks: its own timeout, a refusal elsewhere, giving up
+    // on an unreachable service, or the end of its operation. A release or cancel that breaks
+    // a cycle is named after the cause, not the message that carried it.
     let mut aborts: Vec<Option<&'static str>> = vec![None; world.clients.len()];
     for e in events {
         let (service, resource, op) = match &e.what {
+            What::BeliefEnded { client, reason, .. } => {
+                aborts[*client as usize] = Some(match reason {
+                    crate::trace::BeliefEnd::Released => "release",
+                    crate::trace::BeliefEnd::Rejected => "release after a rejected access",
+                    crate::trace::BeliefEnd::LeaseExpiredLocally => {
+                        "release by a client whose lease ran out"
+                    }
+                });
+                continue;
+            }
             What::AttemptAborted { client, reason, .. } => {
                 aborts[*client as usize] = Some(match reason {
                     crate::trace::AbortReason::Timeout => "client timeout",
@@ -1696,8 +1707,14 @@ impl Verdict {
                         .collect::<Vec<_>>()
                         .join(" and ")
                 };
+                // A client without a lock holds nothing; it only works on the rows.
+                let verb = if v.holders.iter().all(|h| !h.grants.is_empty()) {
+                    "held"
+                } else {
+                    "worked on"
+                };
                 out.push_str(&format!(
-                    "Exclusion broken: {} and {} both held {}[{}] from t={} to t={}; for {}, {}; for {}, {}.",
+                    "Exclusion broken: {} and {} both {verb} {}[{}] from t={} to t={}; for {}, {}; for {}, {}.",
                     v.holders[0].client,
                     v.holders[1].client,
                     v.resource,
@@ -1741,10 +1758,21 @@ impl Verdict {
         if self.deadlock {
             out.push_str("Deadlock: a wait-for cycle across services that nothing times out.\n");
         } else if !self.wait_cycles.is_empty() {
-            out.push_str(&format!(
-                "No deadlock, but {} wait-for cycle(s) formed and were broken.\n",
-                self.wait_cycle_count
-            ));
+            let standing = self
+                .wait_cycles
+                .last()
+                .is_some_and(|c| c.broken_us.is_none());
+            if standing {
+                out.push_str(&format!(
+                    "No deadlock, but {} wait-for cycle(s) formed; the last still stood when the run ended, though a timeout or lease can break it.\n",
+                    self.wait_cycle_count
+                ));
+            } else {
+                out.push_str(&format!(
+                    "No deadlock, but {} wait-for cycle(s) formed and were broken.\n",
+                    self.wait_cycle_count
+                ));
+            }
         } else {
             out.push_str("No deadlock.\n");
         }

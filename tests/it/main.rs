@@ -12,6 +12,7 @@ mod properties;
 mod scenario_format;
 mod snapshots;
 mod ui;
+mod verdicts;
 
 use std::path::PathBuf;
 
