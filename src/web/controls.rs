@@ -371,6 +371,8 @@ pub fn controls(p: &ControlsProps) -> Html {
 
 #[derive(Properties, PartialEq)]
 pub struct EditorProps {
+    /// The picker source the text belongs to, saved with it.
+    pub source: String,
     pub text: String,
     pub errors: Vec<ScenarioError>,
     /// True when a toggle rewrote text the user had written, which can be put back.
@@ -396,9 +398,16 @@ pub fn editor(p: &EditorProps) -> Html {
     let oninput = {
         let d = p.dispatch.clone();
         let heavy = p.heavy;
+        let source = p.source.clone();
         Callback::from(move |e: InputEvent| {
             let e: Event = e.into();
             let text = value_of(&e);
+            // The text is stored before the engine runs it, so even a run that brought the tab
+            // down would leave what the user typed in storage for the next visit.
+            super::save(&crate::ui::Saved {
+                source: source.clone(),
+                text: text.clone(),
+            });
             // A small run re-runs on every keystroke; a heavy one waits for a pause in the
             // typing, so that typing stays responsive.
             if heavy {

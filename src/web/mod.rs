@@ -57,8 +57,9 @@ fn initial_state() -> ui::App {
     app
 }
 
-fn save(app: &ui::App) {
-    if let Ok(json) = serde_json::to_string(&app.saved()) {
+/// Stores the source and the text, so that a reload (or a crash) restores them.
+fn save(saved: &ui::Saved) {
+    if let Ok(json) = serde_json::to_string(saved) {
         let _ = LocalStorage::raw().set_item(STORAGE_KEY, &json);
     }
 }
@@ -129,7 +130,7 @@ pub fn root() -> Html {
     {
         let app = app.clone();
         use_effect_with((app.source.clone(), app.text.clone()), move |_| {
-            save(&app);
+            save(&app.saved());
         });
     }
 
@@ -275,7 +276,7 @@ pub fn root() -> Html {
                 <EventTable app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             </section>
             <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
-            <Editor text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />
+            <Editor source={app.source.clone()} text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />
         </main>
         </>
     }

@@ -31,6 +31,27 @@ export const tests = [
     },
   },
   {
+    name: 'persistence::the_text_is_stored_before_the_engine_runs_it',
+    async run(ctx) {
+      await ctx.open();
+      await ctx.pickScenario('05-fencing.toml');
+      const text = await ctx.value('#editor');
+      const edited = text.replace(/^name\s*=.*$/m, 'name = "Stored before it runs"');
+      // Typing fires the input handler synchronously; storage is read in the same task, before
+      // the page has had any chance to run the scenario and render.
+      const stored = await ctx.page.evaluate((value) => {
+        const editor = document.querySelector('#editor');
+        editor.value = value;
+        editor.dispatchEvent(new Event('input', { bubbles: true }));
+        return localStorage.getItem('lockstep.state.v1');
+      }, edited);
+      assert(stored !== null, 'nothing stored after typing');
+      const saved = JSON.parse(stored);
+      assertEqual(saved.text, edited, 'stored text right after typing');
+      assertEqual(saved.source, '05-fencing.toml', 'stored source right after typing');
+    },
+  },
+  {
     name: 'persistence::reload_keeps_the_scenario_and_a_corrupt_store_is_set_aside',
     async run(ctx) {
       await ctx.open();
