@@ -69,7 +69,8 @@ pub fn sweep(
             if v.exclusion == Exclusion::Broken {
                 broken += 1;
             }
-            violations += v.violations.len() as u64;
+            // Every overlap, not only the ones the verdict details.
+            violations += v.violation_count;
             lost += v.lost_updates;
         }
         let n = seeds.max(1) as f64;
