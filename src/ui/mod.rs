@@ -6,6 +6,8 @@
 //! behaviour of the app can be tested natively.
 
 pub mod compare;
+pub mod links;
+pub mod notes;
 pub mod text;
 pub mod timeline;
 pub mod toggles;
@@ -118,7 +120,7 @@ impl Outcome {
             run.seed,
             &analysis,
         );
-        let layout = Layout::build_with(&run.world, &run.events, run.end, &analysis);
+        let layout = Layout::build_judged(&run.world, &run.events, run.end, &analysis, &verdict);
         let orders = timeline::own_orders(&run.world, &run.events);
         let headline = verdict
             .summary()
@@ -126,18 +128,50 @@ impl Outcome {
             .next()
             .unwrap_or_default()
             .to_string();
+        // A defect is about the data, whatever one run shows; a run that holds despite it is
+        // lucky, and the finding says so beside the verdict instead of seeming to contradict it.
         let inventory = inventory::check(scenario)
             .into_iter()
-            .map(|f| {
-                format!(
-                    "{} {}: {}",
-                    match f.severity {
-                        Severity::Defect => "Defect at",
-                        _ => "Warning at",
-                    },
-                    f.resource,
-                    f.message
-                )
+            .map(|f| match f.severity {
+                Severity::Defect => {
+                    let r = run
+                        .world
+                        .resources
+                        .iter()
+                        .position(|x| x.name == f.resource);
+                    let overlaps = r.map_or(0, |r| {
+                        analysis
+                            .overlaps
+                            .bands
+                            .iter()
+                            .filter(|b| b.resources & (1 << r) != 0)
+                            .map(|b| b.count)
+                            .sum()
+                    });
+                    let lost = r.map_or(0, |r| {
+                        let initial = run.world.resources[r].initial;
+                        verdict.resources.get(r).map_or(0, |report| {
+                            report
+                                .rows
+                                .iter()
+                                .map(|(row, value)| {
+                                    let writes = report.increments.get(row).copied().unwrap_or(0);
+                                    (initial + writes as i64 - value).max(0) as u64
+                                })
+                                .sum()
+                        })
+                    });
+                    let writes = r
+                        .and_then(|r| verdict.resources.get(r))
+                        .map_or(0, |report| report.increments.values().sum());
+                    format!(
+                        "Defect at {}: {}. {}",
+                        f.resource,
+                        f.message,
+                        text::defect_in_this_run(scenario, &f.resource, overlaps, lost, writes)
+                    )
+                }
+                _ => format!("Warning at {}: {}", f.resource, f.message),
             })
             .collect();
         Ok(Outcome {

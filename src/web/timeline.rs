@@ -728,18 +728,25 @@ fn paint(
         let _ = ctx.fill_text("⚠", x0 + 2.0, y0 + 10.0);
         let next = bands.get(k + 1).map_or(right, |n| x(n.from));
         let room = next.min(right) - (x0 + wd);
-        let label = match layout.single(b) {
-            Some(one) => one.short.clone(),
-            None => format!("{} overlaps", b.count),
+        let labels = match layout.single(b) {
+            Some(one) => one.labels.clone(),
+            None => vec![
+                format!("{} overlapping holds", b.count),
+                format!("{} overlaps", b.count),
+            ],
         };
-        // Measuring text is costly on a crowded run, so only where a label could fit.
+        // Measuring text is costly on a crowded run, so only where a label could fit; the
+        // longest label that fits is drawn.
         if room > 40.0 {
-            let label_width = ctx.measure_text(&label).map_or(f64::MAX, |m| m.width());
-            if label_width + 8.0 < room {
-                ctx.set_fill_style_str(&pal.bg);
-                ctx.fill_rect(x0 + wd + 2.0, y0 + 1.0, label_width + 4.0, 13.0);
-                ctx.set_fill_style_str(pal.of("--violation"));
-                let _ = ctx.fill_text(&label, x0 + wd + 4.0, y0 + 11.0);
+            for label in &labels {
+                let label_width = ctx.measure_text(label).map_or(f64::MAX, |m| m.width());
+                if label_width + 8.0 < room {
+                    ctx.set_fill_style_str(&pal.bg);
+                    ctx.fill_rect(x0 + wd + 2.0, y0 + 1.0, label_width + 4.0, 13.0);
+                    ctx.set_fill_style_str(pal.of("--violation"));
+                    let _ = ctx.fill_text(label, x0 + wd + 4.0, y0 + 11.0);
+                    break;
+                }
             }
         }
     }
