@@ -88,6 +88,17 @@ pub struct Note {
     pub event: usize,
 }
 
+impl Note {
+    /// Where the note's tag stands: at the decisive event of a lost update or a rejection (the
+    /// overwriting write, the refused access), at the start of anything that lasts.
+    pub fn tag_at(&self) -> Micros {
+        match self.kind {
+            NoteKind::LostUpdate | NoteKind::Rejection => self.to,
+            _ => self.from,
+        }
+    }
+}
+
 /// How many notes of each kind a layout keeps: the verdict details at most this many lost
 /// updates and cycles too, and a run with more of them has made its point many times over.
 pub const NOTES_PER_KIND_MAX: usize = 1_000;
@@ -380,7 +391,7 @@ fn cycle_notes(
             })
             .collect();
         let ring = if n == 2 {
-            format!("{} ⇄ {}", c.clients[0], c.clients[1])
+            format!("{} and {} wait for each other", c.clients[0], c.clients[1])
         } else {
             let mut r = c.clients.join(" → ");
             r.push_str(&format!(" → {}", c.clients[0]));

@@ -14,9 +14,10 @@ pub struct Count {
     pub value: String,
     /// True when the count is a sign of trouble (non-zero lost updates, a deadlock...).
     pub bad: bool,
-    /// What the figure counts, and, where this run's figure would surprise, why it is what it
-    /// is.
-    pub explain: String,
+    /// What the figure counts.
+    pub explain: &'static str,
+    /// Where this run's figure would surprise, why it is what it is.
+    pub why: Option<String>,
 }
 
 /// The counts a learner checks after the headline.
@@ -29,49 +30,56 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
             label: "Overlapping holds",
             value: v.violation_count.to_string(),
             bad: v.violation_count > 0,
-            explain: overlaps_explained(v),
+            explain: "Pairs of clients whose believed holds on the same rows overlapped in time, each pair and stretch counted once. It counts beliefs, not damage.",
+            why: overlaps_explained(v),
         },
         Count {
             key: "lost-updates",
             label: "Lost updates",
             value: v.lost_updates.to_string(),
             bad: v.lost_updates > 0,
-            explain: "Increments missing from the final values: every accepted write adds one to each row it touches, so a row that ends lower than its accepted writes lost that many. Each is attributed on the timeline to the write that overwrote it.".to_string(),
+            explain: "Increments missing from the final values: every accepted write adds one to each row it touches, so a row that ends lower than its accepted writes lost that many. Each is attributed on the timeline to the write that overwrote it.",
+            why: None,
         },
         Count {
             key: "interleaved-writes",
             label: "Writes inside another's critical section",
             value: v.interleaved_writes.to_string(),
             bad: v.interleaved_writes > 0,
-            explain: interleaved_explained(v),
+            explain: "Accepted writes that landed while another client believed it held the same rows. Such a write is lost only if the other client then writes a value computed from a read taken before it.",
+            why: interleaved_explained(v),
         },
         Count {
             key: "rejected-writes",
             label: "Writes rejected by fencing",
             value: v.rejected_writes.to_string(),
             bad: false,
-            explain: "Writes the resource refused because their token was missing, came from a service it does not count, or was lower than one it had already accepted. A rejected write changes nothing.".to_string(),
+            explain: "Writes the resource refused because their token was missing, came from a service it does not count, or was lower than one it had already accepted. A rejected write changes nothing.",
+            why: None,
         },
         Count {
             key: "rejected-reads",
             label: "Reads rejected by fencing",
             value: v.rejected_reads.to_string(),
             bad: false,
-            explain: "Reads refused the same way, when fencing checks every access: the client cannot go on with a value it should not have read.".to_string(),
+            explain: "Reads refused the same way, when fencing checks every access: the client cannot go on with a value it should not have read.",
+            why: None,
         },
         Count {
             key: "idle-ms",
             label: "Resource idle while clients waited (ms)",
             value: format!("{}", idle / 1_000),
             bad: false,
-            explain: "Time in which no one was in a critical section on the resource while some client waited for its locks.".to_string(),
+            explain: "Time in which no one was in a critical section on the resource while some client waited for its locks.",
+            why: None,
         },
         Count {
             key: "unavailable-ms",
             label: "Service unavailable to some region (ms, summed)",
             value: format!("{}", unavailable / 1_000),
             bad: false,
-            explain: "For each service and each region whose clients use it, the time that region could not use it (the service was down, or a majority of its replicas was out of reach), summed over services and regions.".to_string(),
+            explain: "For each service and each region whose clients use it, the time that region could not use it (the service was down, or a majority of its replicas was out of reach), summed over services and regions.",
+            why: None,
         },
         Count {
             key: "deadlock",
@@ -84,7 +92,8 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
                 format!("no ({} cycle(s) broken)", v.wait_cycles.len())
             },
             bad: v.deadlock,
-            explain: "Yes when a wait-for cycle across services formed that nothing can break: no client in it times out and no lock in it has a lease. Cycles that a timeout or an expiry broke are counted beside it.".to_string(),
+            explain: "Yes when a wait-for cycle across services formed that nothing can break: no client in it times out and no lock in it has a lease. Cycles that a timeout or an expiry broke are counted beside it.",
+            why: None,
         },
         Count {
             key: "integrity",
@@ -94,39 +103,35 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
                 crate::monitor::Integrity::Corrupted => "corrupted".to_string(),
             },
             bad: v.integrity == crate::monitor::Integrity::Corrupted,
-            explain: "Intact when no update was lost. It is about the data, apart from exclusion, which is about beliefs.".to_string(),
+            explain: "Intact when no update was lost. It is about the data, apart from exclusion, which is about beliefs.",
+            why: None,
         },
     ]
 }
 
 /// What "overlapping holds" counts, and why fencing can raise it while the data stays intact.
-fn overlaps_explained(v: &Verdict) -> String {
-    let mut out = "Pairs of clients whose believed holds on the same rows overlapped in time, each pair and stretch counted once. It counts beliefs, not damage.".to_string();
-    if v.operations.rejected > 0 {
-        out.push_str(&format!(
-            " Fencing rejected {} operation(s) here; a rejected client lets go and starts again ({} operations started in all), so there are more, shorter beliefs to overlap. Fencing guards the data, not beliefs: this figure can rise while no update is lost.",
-            v.operations.rejected, v.operations.started
-        ));
-    }
-    out
+fn overlaps_explained(v: &Verdict) -> Option<String> {
+    (v.operations.rejected > 0 && v.violation_count > 0).then(|| format!(
+        "Fencing rejected {} operation(s) here; a rejected client lets go and starts again ({} operations started in all), so there are more, shorter beliefs to overlap. Fencing guards the data, not beliefs: the overlaps can rise while no update is lost.",
+        v.operations.rejected, v.operations.started
+    ))
 }
 
 /// What "writes inside another's critical section" counts, and why it can exceed the lost
 /// updates.
-fn interleaved_explained(v: &Verdict) -> String {
-    let mut out = "Accepted writes that landed while another client believed it held the same rows. Such a write is lost only if the other client then writes a value computed from a read taken before it.".to_string();
-    if v.interleaved_writes > v.lost_updates {
-        out.push_str(&format!(
-            " Here {} of them were not lost: the other client read after them{}.",
+fn interleaved_explained(v: &Verdict) -> Option<String> {
+    (v.interleaved_writes > v.lost_updates).then(|| {
+        format!(
+            "{} of the {} writes inside another's critical section were not lost: the other client read after them{}.",
             v.interleaved_writes - v.lost_updates,
+            v.interleaved_writes,
             if v.rejected_writes + v.rejected_reads > 0 {
                 ", never wrote, or had its own access rejected by fencing"
             } else {
                 " or never wrote"
             }
-        ));
-    }
-    out
+        )
+    })
 }
 
 /// What a defect of the inventory means for this run: the rule is about the data, not about

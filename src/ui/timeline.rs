@@ -1034,9 +1034,11 @@ fn overlap_words(world: &World, o: &monitor::Overlap, ended: &HoldEnds) -> (Vec<
     (labels, text)
 }
 
-/// At most this many links in view are all drawn; beyond it only the selected event's causes
-/// and effects are, because a thicket of arrows hides more than it shows.
+/// At most this many links in view are all drawn, and at most one per this many pixels of the
+/// plot; beyond that only the selected event's causes and effects are, because a thicket of
+/// arrows hides more than it shows.
 pub const LINKS_ALL_MAX: usize = 120;
+pub const LINK_SPACING_PX: f64 = 10.0;
 
 impl Layout {
     /// The links that led to an event (its causes).
@@ -1062,12 +1064,13 @@ impl Layout {
         &self.links[a..b]
     }
 
-    /// The links the canvas draws in a window: all of them when there are at most
-    /// [`LINKS_ALL_MAX`], otherwise none (the selected event's are drawn on top of the canvas, see
-    /// [`Layout::selected_links`]).
-    pub fn links_to_draw(&self, w: Window) -> &[Link] {
+    /// The links the canvas draws in a window `plot_px` pixels wide: all of them when they are
+    /// few (at most [`LINKS_ALL_MAX`], and one per [`LINK_SPACING_PX`]), otherwise none (the
+    /// selected event's are drawn on top of the canvas, see [`Layout::selected_links`]).
+    pub fn links_to_draw(&self, w: Window, plot_px: f64) -> &[Link] {
         let ending = self.links_ending_in(w);
-        if ending.len() <= LINKS_ALL_MAX {
+        let room = (plot_px / LINK_SPACING_PX).max(0.0) as usize;
+        if ending.len() <= LINKS_ALL_MAX.min(room) {
             ending
         } else {
             &[]

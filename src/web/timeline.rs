@@ -15,18 +15,34 @@ use yew::prelude::*;
 
 use super::Dispatch;
 use crate::ui::compare::Diff;
-use crate::ui::timeline::{visible_marks, visible_spans, Layout, MarkKind, SpanKind, Window};
-use crate::ui::Action;
+use crate::ui::links::{Link, LinkKind};
+use crate::ui::notes::NoteKind;
+use crate::ui::timeline::{
+    marking, visible_marks, visible_spans, Layout, MarkKind, SpanKind, Window,
+};
+use crate::ui::{Action, Pinned};
 use crate::world::Micros;
 
-/// The most overlaps in view that get a focusable element.
+/// The most overlaps in view that get a focusable element, and the most notes.
 const OVERLAYS_MAX: usize = 100;
 
 /// Width of the lane labels on the left.
 pub const GUTTER: u32 = 112;
 const RIGHT: u32 = 10;
 const AXIS: u32 = 24;
-const LANE: u32 = 30;
+const LANE: u32 = 38;
+/// The strip at the top of each lane where notes put their tags, above what the lane draws.
+const NOTE_BAND: u32 = 12;
+
+/// The top of a lane.
+fn lane_top(lane: usize) -> f64 {
+    f64::from(AXIS + LANE * lane as u32)
+}
+
+/// The middle of a lane's drawing, below its note strip: where marks and links sit.
+fn lane_mid(lane: usize) -> f64 {
+    lane_top(lane) + f64::from(NOTE_BAND) + f64::from(LANE - NOTE_BAND) / 2.0
+}
 
 /// The playhead's position. It moves by a transform on its own layer, so that scrubbing
 /// never repaints the timeline under it.
@@ -88,6 +104,9 @@ pub fn defs() -> Html {
             { for MarkKind::ALL.iter().map(|k| html! {
                 <path id={format!("mk-{}", k.name())} d={mark_path(*k)} />
             }) }
+            <marker id="arrow-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                <path d="M0,0 L10,5 L0,10 Z" class="arrow-head" />
+            </marker>
             <pattern id="hatch-violation" width="8" height="8" patternUnits="userSpaceOnUse">
                 <rect width="8" height="8" class="hatch-bg-violation" />
                 <path d={HATCH_VIOLATION} class="hatch-line-violation" fill="none" stroke-width="1.5" />
@@ -119,19 +138,22 @@ fn swatch_mark(kind: MarkKind) -> Html {
 fn swatch_span(kind: SpanKind) -> Html {
     let (y, h) = span_geometry(kind, 0);
     html! {
-        <svg class="swatch" width="28" height="18" viewBox={format!("0 {} 28 18", LANE as f64 / 2.0 - 9.0)} aria-hidden="true">
+        <svg class="swatch" width="28" height="18" viewBox={format!("0 {} 28 18", lane_mid(0) - lane_top(0) - 9.0)} aria-hidden="true">
             <rect x="1" y={y.to_string()} width="26" height={h.to_string()} class={classes!("span", format!("span-{}", kind.name()))} />
         </svg>
     }
 }
 
-/// The vertical place of a span kind inside a lane starting at `top`.
+/// The vertical place of a span kind inside a lane starting at `top`: below the note strip,
+/// except for the hatched backgrounds of pauses, outages and partitions, which fill the lane.
 fn span_geometry(kind: SpanKind, top: u32) -> (f64, f64) {
     let top = top as f64;
     let lane = LANE as f64;
+    let band = NOTE_BAND as f64;
+    let mid = top + band + (lane - band) / 2.0;
     match kind {
-        SpanKind::Waiting => (top + lane / 2.0 - 2.0, 4.0),
-        SpanKind::Believed | SpanKind::Held => (top + 7.0, lane - 14.0),
+        SpanKind::Waiting => (mid - 2.0, 4.0),
+        SpanKind::Believed | SpanKind::Held => (mid - 9.0, 18.0),
         SpanKind::Paused | SpanKind::Outage | SpanKind::Partition => (top + 2.0, lane - 4.0),
     }
 }
@@ -194,6 +216,12 @@ pub struct TimelineProps {
     pub flipped: bool,
     /// The event of this run whose details are shown.
     pub selected: Option<usize>,
+    /// Where the selected event is drawn: its time and lane.
+    #[prop_or_default]
+    pub selected_at: Option<(Micros, usize)>,
+    /// The overlap or note whose card is shown.
+    #[prop_or_default]
+    pub pinned: Option<Pinned>,
     pub dispatch: Dispatch,
 }
 
@@ -217,6 +245,8 @@ impl PartialEq for TimelineProps {
             && self.divergence == o.divergence
             && self.flipped == o.flipped
             && self.selected == o.selected
+            && self.selected_at == o.selected_at
+            && self.pinned == o.pinned
             && same_rc(&self.diff, &o.diff)
     }
 }
@@ -232,11 +262,33 @@ pub fn x_in(t: Micros, w: Window, width: u32) -> f64 {
     GUTTER as f64 + plot * w.fraction(t)
 }
 
+/// The words a link says to a screen reader and in its tooltip.
+fn link_words(layout: &Layout, l: &Link) -> String {
+    let lane = |k: usize| {
+        layout
+            .lanes
+            .get(k)
+            .map_or(String::new(), |x| x.label.clone())
+    };
+    let token = layout
+        .token_text(l)
+        .map_or(String::new(), |t| format!(" with token {t}"));
+    format!(
+        "{} from {} at t={} to {} at t={}{token}",
+        l.kind.name(),
+        lane(l.from_lane),
+        crate::trace::seconds(l.from),
+        lane(l.to_lane),
+        crate::trace::seconds(l.to)
+    )
+}
+
 /// The timeline. The lanes are painted on a canvas, because a run of thousands of events
 /// would otherwise be thousands of elements to create on every toggle; the pointer finds
-/// events through [`Layout::hit`]. The overlaps are also real elements on top, so that
-/// keyboard and screen-reader users can reach each one; the event table below the timeline
-/// holds everything else as text.
+/// events through [`Layout::hit`]. The overlaps and notes are also real elements on top, so
+/// that keyboard and screen-reader users can reach each one, and the selected event's links
+/// are drawn there too, so that pointing at an event never repaints the canvas; the card
+/// below and the event table hold everything else as text.
 #[function_component(Timeline)]
 pub fn timeline(p: &TimelineProps) -> Html {
     let canvas = use_node_ref();
@@ -320,55 +372,93 @@ pub fn timeline(p: &TimelineProps) -> Html {
     };
 
     let x = |t: Micros| x_in(t, p.window, width);
+    let prefix = if p.flipped {
+        "In the flipped run: "
+    } else {
+        ""
+    };
     // Each overlap in view can be reached with Tab (up to a bound, so that a run with
-    // thousands of overlaps does not become thousands of tab stops); focusing one moves the
-    // playhead into it, where the playhead's sentence says who believes what.
-    let overlaps = p.layout.overlaps.iter().filter(|o| o.to >= p.window.from && o.from <= p.window.to).take(OVERLAYS_MAX).map(|o| {
-        let mid = o.from + (o.to - o.from) / 2;
+    // thousands of overlaps does not become thousands of tab stops); focusing one shows its
+    // card and moves the playhead into it. Its twin covers its cell in the resource's lane,
+    // the lane every overlap involves.
+    let overlaps = p.layout.overlaps.iter().enumerate().filter(|(_, o)| o.to >= p.window.from && o.from <= p.window.to).take(OVERLAYS_MAX).map(|(k, o)| {
         let onfocus = {
             let d = p.dispatch.clone();
-            Callback::from(move |_: FocusEvent| d.dispatch(Action::Seek(mid)))
+            let flipped = p.flipped;
+            Callback::from(move |_: FocusEvent| if !flipped { d.dispatch(Action::Pin { pin: Pinned::Overlap(k), seek: true }) })
         };
-        let first = o.lanes.first().copied().unwrap_or(0) as u32;
-        let last = o.lanes.last().copied().unwrap_or(0) as u32;
-        let y0 = AXIS + LANE * first;
-        let h = LANE * (last - first + 1);
+        let lane = o.lanes.last().copied().unwrap_or(0);
         let x0 = x(o.from).max(f64::from(GUTTER));
         let w = (x(o.to).min(f64::from(width - RIGHT)) - x0).max(4.0);
-        let text = format!(
-            "{}Exclusion broken from t={} to t={}: {}",
-            if p.flipped { "In the flipped run: " } else { "" },
-            crate::trace::seconds(o.from),
-            crate::trace::seconds(o.to),
-            o.text
-        );
+        let text = format!("{prefix}{}", o.text);
+        let pinned = p.pinned == Some(Pinned::Overlap(k));
         html! {
-            <rect class="violation" tabindex="0" role="img" aria-label={text.clone()} {onfocus}
-                x={format!("{x0:.1}")} y={y0.to_string()} width={format!("{w:.1}")} height={h.to_string()}>
+            <rect class={classes!("violation", pinned.then_some("pinned"))} tabindex="0" role="img" aria-label={text.clone()} {onfocus}
+                x={format!("{x0:.1}")} y={format!("{:.1}", lane_top(lane))} width={format!("{w:.1}")} height={LANE.to_string()}>
                 <title>{ text }</title>
             </rect>
         }
     });
+    // Each note in view is a tab stop too, over its tag; pointing at it or focusing it shows
+    // its card.
+    let notes = p.layout.notes_in(p.window).take(OVERLAYS_MAX).map(|(k, n)| {
+        let pin = |seek: bool| {
+            let d = p.dispatch.clone();
+            let flipped = p.flipped;
+            move || if !flipped { d.dispatch(Action::Pin { pin: Pinned::Note(k), seek }) }
+        };
+        let onfocus = { let f = pin(true); Callback::from(move |_: FocusEvent| f()) };
+        let onmouseenter = { let f = pin(false); Callback::from(move |_: MouseEvent| f()) };
+        let text = format!("{prefix}{}", n.text);
+        let pinned = p.pinned == Some(Pinned::Note(k));
+        html! {
+            <rect class={classes!("note-focus", format!("note-{}", n.kind.name()), pinned.then_some("pinned"))}
+                tabindex="0" role="img" aria-label={text.clone()} data-note={n.kind.name()} {onfocus} {onmouseenter}
+                x={format!("{:.1}", x(n.tag_at()) - 7.0)} y={format!("{:.1}", lane_top(n.anchor))} width="14" height={NOTE_BAND.to_string()}>
+                <title>{ text }</title>
+            </rect>
+        }
+    });
+    // The selected event's causes and effects, over the canvas, whatever the crowd.
+    let selected_links = p.layout.selected_links(p.selected).into_iter().map(|l| {
+        let words = link_words(&p.layout, &l);
+        html! {
+            <line class={classes!("link-selected", format!("link-{}", l.kind.name()))}
+                x1={format!("{:.1}", x(l.from))} y1={format!("{:.1}", lane_mid(l.from_lane))}
+                x2={format!("{:.1}", x(l.to))} y2={format!("{:.1}", lane_mid(l.to_lane))}
+                marker-end="url(#arrow-head)">
+                <title>{ words }</title>
+            </line>
+        }
+    });
+    let ring = p.selected_at.map(|(t, lane)| html! {
+        <circle class="selected-ring" cx={format!("{:.1}", x(t))} cy={format!("{:.1}", lane_mid(lane))} r="9" />
+    });
 
     let summary = format!(
-        "{}: {} lanes from t={} to t={}; {} overlapping hold(s) in the whole run. The event list below has the same content as text.",
+        "{}: {} lanes from t={} to t={}; {} overlapping hold(s) and {} note(s) in the whole run. Each overlap and note below can be reached with Tab; the event list has every event as text.",
         p.title,
         p.layout.lanes.len(),
         crate::trace::seconds(p.window.from),
         crate::trace::seconds(p.window.to),
-        p.layout.overlap_count
+        p.layout.overlap_count,
+        p.layout.notes.len()
     );
 
     html! {
         <div id={p.id.clone()} class="timeline" style={format!("width: {width}px; height: {height}px")}
-            data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlap_count.to_string()}>
+            data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlap_count.to_string()}
+            data-notes={p.layout.notes.len().to_string()} data-links={p.layout.links.len().to_string()}>
             // The drawing takes focus so that the arrow keys, which step through the events,
-            // have somewhere to be pressed; each step shows the event's details below.
+            // have somewhere to be pressed; each step shows the event's card below.
             <canvas ref={canvas} role="img" tabindex="0" aria-label={summary}
                 aria-describedby="event-details"
                 style={format!("width: {width}px; height: {height}px")} {onmousemove} />
             <svg class="overlay" width={width.to_string()} height={height.to_string()} aria-hidden="false">
+                { for selected_links }
+                { for ring }
                 { for overlaps }
+                { for notes }
             </svg>
         </div>
     }
@@ -629,7 +719,7 @@ fn paint(
         .collect();
     ctx.set_line_width(1.6);
     for (i, _) in layout.lanes.iter().enumerate() {
-        let mid = f64::from(AXIS + LANE * i as u32) + f64::from(LANE) / 2.0;
+        let mid = lane_mid(i);
         let marks = visible_marks(layout.marks_in(i, w), us_per_px * MARK_COLUMN_PX);
         for m in &marks {
             let Some((_, Some(path))) = shapes.iter().find(|(k, _)| *k == m.kind) else {
@@ -687,7 +777,8 @@ fn paint(
         }
     }
 
-    // Overlaps: a hatched band across every lane they span, outlined in each lane involved.
+    // Overlaps: a hatched, outlined cell in each lane involved, joined across the lanes that
+    // are not, so that nothing uninvolved seems part of it.
     let band = hatch(
         &ctx,
         pal.of("--violation"),
@@ -695,39 +786,77 @@ fn paint(
         HATCH_VIOLATION,
     );
     let bands = layout.bands(w, us_per_px);
-    let geometry = |b: &crate::ui::timeline::Band| {
-        let first = b.lanes.first().copied().unwrap_or(0) as u32;
-        let last = b.lanes.last().copied().unwrap_or(0) as u32;
-        let x0 = x(b.from);
-        (
-            x0,
-            (x(b.to) - x0).max(4.0),
-            f64::from(AXIS + LANE * first),
-            f64::from(LANE * (last - first + 1)),
-        )
-    };
     ctx.set_stroke_style_str(pal.of("--violation"));
-    ctx.set_line_width(2.5);
     for b in &bands {
-        let (x0, wd, y0, h) = geometry(b);
-        if let Some(p) = &band {
-            ctx.set_fill_style_canvas_pattern(p);
-            ctx.fill_rect(x0, y0, wd, h);
-        }
-        for l in &b.lanes {
-            let y = f64::from(AXIS + LANE * *l as u32);
+        let x0 = x(b.from);
+        let wd = (x(b.to) - x0).max(4.0);
+        let m = marking(&b.lanes);
+        for l in &m.cells {
+            let y = lane_top(*l);
+            if let Some(p) = &band {
+                ctx.set_fill_style_canvas_pattern(p);
+                ctx.fill_rect(x0, y + 1.0, wd, f64::from(LANE) - 2.0);
+            }
+            ctx.set_line_width(2.5);
             ctx.stroke_rect(x0, y + 1.0, wd, f64::from(LANE) - 2.0);
         }
+        ctx.set_line_width(2.0);
+        for (upper, lower) in &m.joins {
+            let xj = x0 + 1.0;
+            ctx.begin_path();
+            ctx.move_to(xj, lane_top(*upper) + f64::from(LANE) - 1.0);
+            ctx.line_to(xj, lane_top(*lower) + 1.0);
+            ctx.stroke();
+        }
     }
-    // A warning sign on each band, and beside a band of one overlap the grants that overlap,
-    // by each service's own instant, when the next band leaves room.
+    // A warning sign in each band's resource cell.
     ctx.set_font(&font(11.0, "bold "));
+    ctx.set_fill_style_str(pal.of("--violation"));
+    for b in &bands {
+        let y0 = lane_top(b.lanes.last().copied().unwrap_or(0)) + f64::from(NOTE_BAND);
+        let _ = ctx.fill_text("⚠", x(b.from) + 2.0, y0 + 10.0);
+    }
+
+    paint_links(&ctx, layout, w, &x, &pal, &font(9.0, ""));
+    let occupied = paint_notes(
+        &ctx,
+        layout,
+        w,
+        &x,
+        right,
+        &pal,
+        &font(10.0, "bold "),
+        &font(10.0, ""),
+    );
+
+    // Beside each band, in words, who held what at once: the longest label that the room
+    // before the next band allows, in the note strip of the band's first lane where no note
+    // stands. The first overlap has its note instead.
+    ctx.set_font(&font(10.0, "bold "));
     for (k, b) in bands.iter().enumerate() {
-        let (x0, wd, y0, _) = geometry(b);
-        ctx.set_fill_style_str(pal.of("--violation"));
-        let _ = ctx.fill_text("⚠", x0 + 2.0, y0 + 10.0);
+        if b.first == 0 {
+            continue;
+        }
+        let x0 = x(b.to).max(x(b.from) + 4.0) + 3.0;
+        let lane = b.lanes.first().copied().unwrap_or(0);
         let next = bands.get(k + 1).map_or(right, |n| x(n.from));
-        let room = next.min(right) - (x0 + wd);
+        let free_until = occupied
+            .get(lane)
+            .and_then(|o| {
+                o.iter()
+                    .filter(|(a, _)| *a >= x0)
+                    .map(|(a, _)| *a)
+                    .reduce(f64::min)
+            })
+            .unwrap_or(right);
+        let blocked = occupied
+            .get(lane)
+            .is_some_and(|o| o.iter().any(|(a, z)| *a <= x0 && x0 <= *z));
+        let room = next.min(right).min(free_until) - x0;
+        // Measuring text is costly on a crowded run, so only where a label could fit.
+        if blocked || room <= 40.0 {
+            continue;
+        }
         let labels = match layout.single(b) {
             Some(one) => one.labels.clone(),
             None => vec![
@@ -735,18 +864,15 @@ fn paint(
                 format!("{} overlaps", b.count),
             ],
         };
-        // Measuring text is costly on a crowded run, so only where a label could fit; the
-        // longest label that fits is drawn.
-        if room > 40.0 {
-            for label in &labels {
-                let label_width = ctx.measure_text(label).map_or(f64::MAX, |m| m.width());
-                if label_width + 8.0 < room {
-                    ctx.set_fill_style_str(&pal.bg);
-                    ctx.fill_rect(x0 + wd + 2.0, y0 + 1.0, label_width + 4.0, 13.0);
-                    ctx.set_fill_style_str(pal.of("--violation"));
-                    let _ = ctx.fill_text(label, x0 + wd + 4.0, y0 + 11.0);
-                    break;
-                }
+        for label in &labels {
+            let label_width = ctx.measure_text(label).map_or(f64::MAX, |m| m.width());
+            if label_width + 6.0 < room {
+                let top = lane_top(lane);
+                ctx.set_fill_style_str(&pal.bg);
+                ctx.fill_rect(x0, top + 0.5, label_width + 4.0, f64::from(NOTE_BAND) - 1.0);
+                ctx.set_fill_style_str(pal.of("--violation"));
+                let _ = ctx.fill_text(label, x0 + 2.0, top + f64::from(NOTE_BAND) - 2.5);
+                break;
             }
         }
     }
@@ -778,12 +904,211 @@ fn paint(
         });
         ctx.fill_rect(0.0, top, left - 8.0, f64::from(LANE));
         ctx.set_fill_style_str(&pal.fg);
-        let _ = ctx.fill_text(
-            &shorten(&lane.label, 16),
-            6.0,
-            top + f64::from(LANE) / 2.0 + 4.0,
-        );
+        let _ = ctx.fill_text(&shorten(&lane.label, 16), 6.0, lane_mid(i) + 4.0);
     }
+}
+
+/// The colour variable and the dash pattern of each kind of link: the pattern tells them apart
+/// without colour.
+fn link_style(kind: LinkKind) -> (&'static str, &'static [f64]) {
+    match kind {
+        LinkKind::Request => ("--waiting", &[5.0, 3.0]),
+        LinkKind::Grant => ("--believed", &[]),
+        LinkKind::Read => ("--read", &[1.5, 2.5]),
+        LinkKind::Write => ("--write", &[]),
+        LinkKind::Release => ("--service-mark", &[8.0, 3.0, 2.0, 3.0]),
+    }
+}
+
+fn dash(ctx: &CanvasRenderingContext2d, pattern: &[f64]) {
+    let array = js_sys::Array::new();
+    for v in pattern {
+        array.push(&(*v).into());
+    }
+    let _ = ctx.set_line_dash(&array);
+}
+
+/// An arrow from one point to another, with its head at the end.
+fn arrow(ctx: &CanvasRenderingContext2d, from: (f64, f64), to: (f64, f64)) {
+    ctx.begin_path();
+    ctx.move_to(from.0, from.1);
+    ctx.line_to(to.0, to.1);
+    ctx.stroke();
+    let angle = (to.1 - from.1).atan2(to.0 - from.0);
+    let (a, b) = (angle + 2.7, angle - 2.7);
+    let _ = ctx.set_line_dash(&js_sys::Array::new());
+    ctx.begin_path();
+    ctx.move_to(to.0, to.1);
+    ctx.line_to(to.0 + 7.0 * a.cos(), to.1 + 7.0 * a.sin());
+    ctx.line_to(to.0 + 7.0 * b.cos(), to.1 + 7.0 * b.sin());
+    ctx.close_path();
+    ctx.fill();
+}
+
+/// Messages as arrows between lanes: every one when there are few in view, none when there
+/// are many (the selected event's are drawn over the canvas instead). A write's arrow carries
+/// its token.
+fn paint_links(
+    ctx: &CanvasRenderingContext2d,
+    layout: &Layout,
+    w: Window,
+    x: &dyn Fn(Micros) -> f64,
+    pal: &Palette,
+    font: &str,
+) {
+    let links = layout.links_to_draw(w, x(w.to) - x(w.from));
+    if links.is_empty() {
+        return;
+    }
+    ctx.set_line_width(1.3);
+    ctx.set_font(font);
+    for l in links {
+        let (colour, pattern) = link_style(l.kind);
+        ctx.set_stroke_style_str(pal.of(colour));
+        ctx.set_fill_style_str(pal.of(colour));
+        dash(ctx, pattern);
+        let from = (x(l.from), lane_mid(l.from_lane));
+        let to = (x(l.to), lane_mid(l.to_lane));
+        // Shorten the arrow so that its head does not cover the mark it points at.
+        let len = ((to.0 - from.0).powi(2) + (to.1 - from.1).powi(2)).sqrt();
+        if len < 8.0 {
+            continue;
+        }
+        let k = (len - 6.0) / len;
+        let end = (from.0 + (to.0 - from.0) * k, from.1 + (to.1 - from.1) * k);
+        arrow(ctx, from, end);
+    }
+    let _ = ctx.set_line_dash(&js_sys::Array::new());
+    // Tokens of writes, under the write's mark, where the previous token leaves room.
+    let mut last_end = f64::NEG_INFINITY;
+    for l in links.iter().filter(|l| l.kind == LinkKind::Write) {
+        if let Some(t) = layout.token_text(l) {
+            let wd = ctx.measure_text(&t).map_or(0.0, |m| m.width());
+            let xt = x(l.to) - wd / 2.0;
+            if xt < last_end + 4.0 {
+                continue;
+            }
+            last_end = xt + wd;
+            let yt = lane_mid(l.to_lane) + 12.0;
+            ctx.set_fill_style_str(&pal.bg);
+            ctx.fill_rect(xt - 1.0, yt - 8.0, wd + 2.0, 10.0);
+            ctx.set_fill_style_str(pal.of("--write"));
+            let _ = ctx.fill_text(&t, xt, yt);
+        }
+    }
+}
+
+/// The colour variable of each kind of note; its letter tells them apart without colour.
+fn note_colour(kind: NoteKind) -> &'static str {
+    match kind {
+        NoteKind::FirstOverlap => "--violation",
+        NoteKind::LostUpdate => "--lost",
+        NoteKind::Rejection => "--rejected",
+        NoteKind::Cycle => "--broken",
+        NoteKind::Unavailable => "--outage",
+    }
+}
+
+/// Notes: a bracket over what lasts (a lost update from the lost write to the one that
+/// overwrote it, a cycle and an unavailable window on every lane they involve), a tag with the
+/// kind's letter, and the short label where the next tag in the lane leaves room.
+#[allow(clippy::too_many_arguments)]
+fn paint_notes(
+    ctx: &CanvasRenderingContext2d,
+    layout: &Layout,
+    w: Window,
+    x: &dyn Fn(Micros) -> f64,
+    right: f64,
+    pal: &Palette,
+    bold: &str,
+    plain: &str,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut occupied: Vec<Vec<(f64, f64)>> = vec![Vec::new(); layout.lanes.len()];
+    let left = f64::from(GUTTER);
+    let mut tags: Vec<(usize, f64, usize)> = Vec::new();
+    ctx.set_line_width(2.0);
+    for (k, n) in layout.notes_in(w) {
+        ctx.set_stroke_style_str(pal.of(note_colour(n.kind)));
+        let bracketed: &[usize] = match n.kind {
+            NoteKind::LostUpdate => std::slice::from_ref(&n.anchor),
+            NoteKind::Cycle | NoteKind::Unavailable => &n.lanes,
+            NoteKind::FirstOverlap | NoteKind::Rejection => &[],
+        };
+        for lane in bracketed {
+            let y = lane_top(*lane) + f64::from(NOTE_BAND) - 1.0;
+            let (x0, x1) = (x(n.from).max(left), x(n.to).min(right));
+            ctx.begin_path();
+            ctx.move_to(x0, y - 3.0);
+            ctx.line_to(x0, y);
+            ctx.line_to(x1.max(x0 + 2.0), y);
+            ctx.line_to(x1.max(x0 + 2.0), y - 3.0);
+            ctx.stroke();
+        }
+        let xt = x(n.tag_at());
+        if xt >= left - 7.0 && xt <= right + 7.0 {
+            tags.push((k, xt, n.anchor));
+        }
+    }
+    tags.sort_by(|a, b| {
+        (a.2, a.1)
+            .partial_cmp(&(b.2, b.1))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    for (i, (k, xt, lane)) in tags.iter().enumerate() {
+        let n = &layout.notes[*k];
+        let top = lane_top(*lane);
+        let colour = pal.of(note_colour(n.kind));
+        ctx.set_fill_style_str(colour);
+        ctx.fill_rect(xt - 7.0, top + 0.5, 14.0, f64::from(NOTE_BAND) - 1.0);
+        if let Some(o) = occupied.get_mut(*lane) {
+            o.push((xt - 7.0, xt + 7.0));
+        }
+        ctx.set_fill_style_str(&pal.bg);
+        ctx.set_font(bold);
+        let _ = ctx.fill_text(n.kind.letter(), xt - 3.0, top + f64::from(NOTE_BAND) - 2.5);
+        let next = tags
+            .get(i + 1)
+            .filter(|t| t.2 == *lane)
+            .map_or(right, |t| t.1 - 8.0);
+        let room = next - (xt + 9.0);
+        if room > 30.0 {
+            ctx.set_font(plain);
+            let label = &n.short;
+            let wd = ctx.measure_text(label).map_or(f64::MAX, |m| m.width());
+            let text = if wd <= room {
+                Some(label.clone())
+            } else {
+                // Cut to what fits, at a word.
+                let mut cut = String::new();
+                for word in label.split(' ') {
+                    let candidate = if cut.is_empty() {
+                        word.to_string()
+                    } else {
+                        format!("{cut} {word}")
+                    };
+                    let cw = ctx
+                        .measure_text(&format!("{candidate}…"))
+                        .map_or(f64::MAX, |m| m.width());
+                    if cw > room {
+                        break;
+                    }
+                    cut = candidate;
+                }
+                (!cut.is_empty()).then(|| format!("{cut}…"))
+            };
+            if let Some(text) = text {
+                let wd = ctx.measure_text(&text).map_or(0.0, |m| m.width());
+                ctx.set_fill_style_str(&pal.bg);
+                ctx.fill_rect(xt + 8.0, top + 0.5, wd + 4.0, f64::from(NOTE_BAND) - 1.0);
+                ctx.set_fill_style_str(colour);
+                let _ = ctx.fill_text(&text, xt + 10.0, top + f64::from(NOTE_BAND) - 2.5);
+                if let Some(o) = occupied.get_mut(*lane) {
+                    o.push((xt + 8.0, xt + 12.0 + wd));
+                }
+            }
+        }
+    }
+    occupied
 }
 
 fn shorten(s: &str, max: usize) -> String {
@@ -796,18 +1121,76 @@ fn shorten(s: &str, max: usize) -> String {
     }
 }
 
-/// What every colour and shape means.
-#[function_component(Legend)]
-pub fn legend() -> Html {
+#[derive(Properties, PartialEq)]
+pub struct LegendProps {
+    /// The height of the timeline beside it: the legend scrolls within it.
+    pub height: u32,
+    pub dispatch: Dispatch,
+}
+
+/// A small drawing of a link kind, for the legend: its dash and its head.
+fn swatch_link(kind: LinkKind) -> Html {
+    let (colour, pattern) = link_style(kind);
+    let dash = pattern
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
     html! {
-        <details class="panel legend">
-            <summary>{ "Legend: what each shape means" }</summary>
-            <ul>
-                { for SpanKind::ALL.iter().map(|k| html! { <li>{ swatch_span(*k) }{ k.meaning() }</li> }) }
-                { for MarkKind::ALL.iter().map(|k| html! { <li>{ swatch_mark(*k) }{ k.meaning() }</li> }) }
-                <li><svg class="swatch" width="28" height="18" aria-hidden="true"><rect x="1" y="1" width="26" height="16" class="violation-band" /></svg>{ "exclusion broken: two clients believe they hold the same rows" }</li>
-                <li><svg class="swatch" width="18" height="18" viewBox="-9 -9 18 18" aria-hidden="true"><circle r="7" class="diff-ring" /></svg>{ "in compare mode: an event the other run does not have" }</li>
-            </ul>
-        </details>
+        <svg class="swatch" width="28" height="18" viewBox="0 0 28 18" aria-hidden="true">
+            <line x1="2" y1="14" x2="22" y2="4" stroke-width="1.6" stroke-dasharray={dash}
+                style={format!("stroke: var({colour})")} marker-end="url(#arrow-head)" />
+        </svg>
+    }
+}
+
+/// A note's tag, for the legend.
+fn swatch_note(kind: NoteKind) -> Html {
+    html! {
+        <svg class="swatch" width="18" height="18" viewBox="0 0 18 18" aria-hidden="true">
+            <rect x="2" y="3" width="14" height="12" style={format!("fill: var({})", note_colour(kind))} />
+            <text x="9" y="13" text-anchor="middle" class="note-letter">{ kind.letter() }</text>
+        </svg>
+    }
+}
+
+/// What every colour, shape, arrow and tag means, beside the timeline until it is hidden.
+#[function_component(Legend)]
+pub fn legend(p: &LegendProps) -> Html {
+    let hide = {
+        let d = p.dispatch.clone();
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(Action::Legend(false));
+            super::controls::focus_after_render("show-legend");
+        })
+    };
+    html! {
+        <aside id="legend" class="legend" aria-labelledby="legend-h"
+            style={format!("max-height: {}px", p.height.max(240))}>
+            <div class="legend-head">
+                <h2 id="legend-h">{ "Legend" }</h2>
+                <button id="hide-legend" type="button" onclick={hide}>{ "Hide" }</button>
+            </div>
+            <div class="legend-body" tabindex="0" role="region" aria-label="Legend, scrollable">
+                <h3>{ "Lanes" }</h3>
+                <ul>
+                    { for SpanKind::ALL.iter().map(|k| html! { <li>{ swatch_span(*k) }{ k.meaning() }</li> }) }
+                    <li><svg class="swatch" width="28" height="18" aria-hidden="true"><rect x="1" y="1" width="26" height="16" class="violation-band" /></svg>{ "exclusion broken: marked in each lane involved, joined across the others" }</li>
+                </ul>
+                <h3>{ "Messages" }</h3>
+                <ul>
+                    { for LinkKind::ALL.iter().map(|k| html! { <li>{ swatch_link(*k) }{ k.meaning() }</li> }) }
+                </ul>
+                <h3>{ "Notes (Tab reaches each)" }</h3>
+                <ul>
+                    { for NoteKind::ALL.iter().map(|k| html! { <li>{ swatch_note(*k) }{ k.meaning() }</li> }) }
+                </ul>
+                <h3>{ "Marks" }</h3>
+                <ul>
+                    { for MarkKind::ALL.iter().map(|k| html! { <li>{ swatch_mark(*k) }{ k.meaning() }</li> }) }
+                    <li><svg class="swatch" width="18" height="18" viewBox="-9 -9 18 18" aria-hidden="true"><circle r="7" class="diff-ring" /></svg>{ "in compare mode: an event the other run does not have" }</li>
+                </ul>
+            </div>
+        </aside>
     }
 }
