@@ -30,18 +30,44 @@ const OVERLAYS_MAX: usize = 100;
 pub const GUTTER: u32 = 112;
 const RIGHT: u32 = 10;
 const AXIS: u32 = 24;
+/// The height of a lane in a timeline with many lanes.
 const LANE: u32 = 38;
+/// The tallest a lane grows when there are few of them.
+const LANE_MAX: u32 = 56;
+/// The height the lanes of a timeline with few lanes grow to fill, so that a small run is not a
+/// thin strip under its verdict.
+const LANES_HEIGHT_MIN: u32 = 300;
 /// The strip at the top of each lane where notes put their tags, above what the lane draws.
 const NOTE_BAND: u32 = 12;
 
-/// The top of a lane.
-fn lane_top(lane: usize) -> f64 {
-    f64::from(AXIS + LANE * lane as u32)
+/// Where the lanes of a timeline are: their height depends on how many there are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Geo {
+    lane: u32,
 }
 
-/// The middle of a lane's drawing, below its note strip: where marks and links sit.
-fn lane_mid(lane: usize) -> f64 {
-    lane_top(lane) + f64::from(NOTE_BAND) + f64::from(LANE - NOTE_BAND) / 2.0
+impl Geo {
+    fn of(lanes: usize) -> Geo {
+        let fill = LANES_HEIGHT_MIN / (lanes.max(1) as u32);
+        Geo {
+            lane: fill.clamp(LANE, LANE_MAX),
+        }
+    }
+
+    /// The top of a lane.
+    fn top(&self, lane: usize) -> f64 {
+        f64::from(AXIS + self.lane * lane as u32)
+    }
+
+    /// The middle of a lane's drawing, below its note strip: where marks and links sit.
+    fn mid(&self, lane: usize) -> f64 {
+        self.top(lane) + f64::from(NOTE_BAND) + f64::from(self.lane - NOTE_BAND) / 2.0
+    }
+
+    /// The lane under a height, if any.
+    fn lane_at(&self, y: f64) -> usize {
+        ((y - f64::from(AXIS)) / f64::from(self.lane)).max(0.0) as usize
+    }
 }
 
 /// The playhead's position. It moves by a transform on its own layer, so that scrubbing
@@ -136,9 +162,10 @@ fn swatch_mark(kind: MarkKind) -> Html {
 }
 
 fn swatch_span(kind: SpanKind) -> Html {
-    let (y, h) = span_geometry(kind, 0);
+    let g = Geo::of(usize::MAX);
+    let (y, h) = span_geometry(kind, f64::from(AXIS), g);
     html! {
-        <svg class="swatch" width="28" height="18" viewBox={format!("0 {} 28 18", lane_mid(0) - lane_top(0) - 9.0)} aria-hidden="true">
+        <svg class="swatch" width="28" height="18" viewBox={format!("0 {} 28 18", g.mid(0) - 9.0)} aria-hidden="true">
             <rect x="1" y={y.to_string()} width="26" height={h.to_string()} class={classes!("span", format!("span-{}", kind.name()))} />
         </svg>
     }
@@ -146,9 +173,8 @@ fn swatch_span(kind: SpanKind) -> Html {
 
 /// The vertical place of a span kind inside a lane starting at `top`: below the note strip,
 /// except for the hatched backgrounds of pauses, outages and partitions, which fill the lane.
-fn span_geometry(kind: SpanKind, top: u32) -> (f64, f64) {
-    let top = top as f64;
-    let lane = LANE as f64;
+fn span_geometry(kind: SpanKind, top: f64, g: Geo) -> (f64, f64) {
+    let lane = f64::from(g.lane);
     let band = NOTE_BAND as f64;
     let mid = top + band + (lane - band) / 2.0;
     match kind {
@@ -253,7 +279,7 @@ impl PartialEq for TimelineProps {
 
 /// The height of a timeline with `lanes` lanes.
 pub fn height_of(lanes: usize) -> u32 {
-    AXIS + LANE * lanes as u32 + 4
+    AXIS + Geo::of(lanes).lane * lanes as u32 + 4
 }
 
 /// The x coordinate of a time in a window, on a timeline of the given width.
@@ -295,6 +321,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
     let theme = use_state(|| 0u32);
     let width = p.width.max(300);
     let height = height_of(p.layout.lanes.len());
+    let g = Geo::of(p.layout.lanes.len());
 
     // Colours come from the style sheet, which follows the system's dark mode; repaint when
     // that changes.
@@ -356,7 +383,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
             if y < f64::from(AXIS) || x < f64::from(GUTTER) {
                 return;
             }
-            let lane = ((y - f64::from(AXIS)) / f64::from(LANE)) as usize;
+            let lane = g.lane_at(y);
             let plot = f64::from(width.saturating_sub(GUTTER + RIGHT).max(1));
             let t = window.time_at((x - f64::from(GUTTER)) / plot);
             let tolerance = (6.0 * window.span() as f64 / plot) as Micros;
@@ -394,7 +421,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let pinned = p.pinned == Some(Pinned::Overlap(k));
         html! {
             <rect class={classes!("violation", pinned.then_some("pinned"))} tabindex="0" role="img" aria-label={text.clone()} {onfocus}
-                x={format!("{x0:.1}")} y={format!("{:.1}", lane_top(lane))} width={format!("{w:.1}")} height={LANE.to_string()}>
+                x={format!("{x0:.1}")} y={format!("{:.1}", g.top(lane))} width={format!("{w:.1}")} height={g.lane.to_string()}>
                 <title>{ text }</title>
             </rect>
         }
@@ -414,7 +441,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
         html! {
             <rect class={classes!("note-focus", format!("note-{}", n.kind.name()), pinned.then_some("pinned"))}
                 tabindex="0" role="img" aria-label={text.clone()} data-note={n.kind.name()} {onfocus} {onmouseenter}
-                x={format!("{:.1}", x(n.tag_at()) - 7.0)} y={format!("{:.1}", lane_top(n.anchor))} width="14" height={NOTE_BAND.to_string()}>
+                x={format!("{:.1}", x(n.tag_at()) - 7.0)} y={format!("{:.1}", g.top(n.anchor))} width="14" height={NOTE_BAND.to_string()}>
                 <title>{ text }</title>
             </rect>
         }
@@ -424,15 +451,15 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let words = link_words(&p.layout, &l);
         html! {
             <line class={classes!("link-selected", format!("link-{}", l.kind.name()))}
-                x1={format!("{:.1}", x(l.from))} y1={format!("{:.1}", lane_mid(l.from_lane))}
-                x2={format!("{:.1}", x(l.to))} y2={format!("{:.1}", lane_mid(l.to_lane))}
+                x1={format!("{:.1}", x(l.from))} y1={format!("{:.1}", g.mid(l.from_lane))}
+                x2={format!("{:.1}", x(l.to))} y2={format!("{:.1}", g.mid(l.to_lane))}
                 marker-end="url(#arrow-head)">
                 <title>{ words }</title>
             </line>
         }
     });
     let ring = p.selected_at.map(|(t, lane)| html! {
-        <circle class="selected-ring" cx={format!("{:.1}", x(t))} cy={format!("{:.1}", lane_mid(lane))} r="9" />
+        <circle class="selected-ring" cx={format!("{:.1}", x(t))} cy={format!("{:.1}", g.mid(lane))} r="9" />
     });
 
     let summary = format!(
@@ -582,6 +609,7 @@ fn paint(
     divergence: Option<Micros>,
 ) {
     let height = height_of(layout.lanes.len());
+    let g = Geo::of(layout.lanes.len());
     let dpr = gloo::utils::window().device_pixel_ratio().clamp(1.0, 3.0);
     canvas.set_width((f64::from(width) * dpr) as u32);
     canvas.set_height((f64::from(height) * dpr) as u32);
@@ -621,13 +649,13 @@ fn paint(
     ctx.set_fill_style_str(&pal.bg);
     ctx.fill_rect(0.0, 0.0, f64::from(width), f64::from(height));
     for (i, _) in layout.lanes.iter().enumerate() {
-        let top = f64::from(AXIS + LANE * i as u32);
+        let top = g.top(i);
         ctx.set_fill_style_str(if i % 2 == 0 {
             &pal.lane_even
         } else {
             &pal.lane_odd
         });
-        ctx.fill_rect(0.0, top, f64::from(width), f64::from(LANE));
+        ctx.fill_rect(0.0, top, f64::from(width), f64::from(g.lane));
     }
 
     // The axis: round times with grid lines.
@@ -668,7 +696,7 @@ fn paint(
         ),
     ];
     for (i, lane) in layout.lanes.iter().enumerate() {
-        let top = AXIS + LANE * i as u32;
+        let top = g.top(i);
         let visible: Vec<_> = lane
             .spans
             .iter()
@@ -676,7 +704,7 @@ fn paint(
             .cloned()
             .collect();
         for s in visible_spans(&visible, us_per_px) {
-            let (y, h) = span_geometry(s.kind, top);
+            let (y, h) = span_geometry(s.kind, top, g);
             let x0 = x(s.from).max(left - 8.0);
             let wd = (x(s.to).min(right + 8.0) - x0).max(1.5);
             match s.kind {
@@ -719,7 +747,7 @@ fn paint(
         .collect();
     ctx.set_line_width(1.6);
     for (i, _) in layout.lanes.iter().enumerate() {
-        let mid = lane_mid(i);
+        let mid = g.mid(i);
         let marks = visible_marks(layout.marks_in(i, w), us_per_px * MARK_COLUMN_PX);
         for m in &marks {
             let Some((_, Some(path))) = shapes.iter().find(|(k, _)| *k == m.kind) else {
@@ -792,20 +820,20 @@ fn paint(
         let wd = (x(b.to) - x0).max(4.0);
         let m = marking(&b.lanes);
         for l in &m.cells {
-            let y = lane_top(*l);
+            let y = g.top(*l);
             if let Some(p) = &band {
                 ctx.set_fill_style_canvas_pattern(p);
-                ctx.fill_rect(x0, y + 1.0, wd, f64::from(LANE) - 2.0);
+                ctx.fill_rect(x0, y + 1.0, wd, f64::from(g.lane) - 2.0);
             }
             ctx.set_line_width(2.5);
-            ctx.stroke_rect(x0, y + 1.0, wd, f64::from(LANE) - 2.0);
+            ctx.stroke_rect(x0, y + 1.0, wd, f64::from(g.lane) - 2.0);
         }
         ctx.set_line_width(2.0);
         for (upper, lower) in &m.joins {
             let xj = x0 + 1.0;
             ctx.begin_path();
-            ctx.move_to(xj, lane_top(*upper) + f64::from(LANE) - 1.0);
-            ctx.line_to(xj, lane_top(*lower) + 1.0);
+            ctx.move_to(xj, g.top(*upper) + f64::from(g.lane) - 1.0);
+            ctx.line_to(xj, g.top(*lower) + 1.0);
             ctx.stroke();
         }
     }
@@ -813,14 +841,15 @@ fn paint(
     ctx.set_font(&font(11.0, "bold "));
     ctx.set_fill_style_str(pal.of("--violation"));
     for b in &bands {
-        let y0 = lane_top(b.lanes.last().copied().unwrap_or(0)) + f64::from(NOTE_BAND);
+        let y0 = g.top(b.lanes.last().copied().unwrap_or(0)) + f64::from(NOTE_BAND);
         let _ = ctx.fill_text("⚠", x(b.from) + 2.0, y0 + 10.0);
     }
 
-    paint_links(&ctx, layout, w, &x, &pal, &font(9.0, ""));
+    paint_links(&ctx, layout, g, w, &x, &pal, &font(9.0, ""));
     let occupied = paint_notes(
         &ctx,
         layout,
+        g,
         w,
         &x,
         right,
@@ -867,7 +896,7 @@ fn paint(
         for label in &labels {
             let label_width = ctx.measure_text(label).map_or(f64::MAX, |m| m.width());
             if label_width + 6.0 < room {
-                let top = lane_top(lane);
+                let top = g.top(lane);
                 ctx.set_fill_style_str(&pal.bg);
                 ctx.fill_rect(x0, top + 0.5, label_width + 4.0, f64::from(NOTE_BAND) - 1.0);
                 ctx.set_fill_style_str(pal.of("--violation"));
@@ -896,15 +925,15 @@ fn paint(
     // Lane labels last, on their own background, so that nothing covers them.
     ctx.set_font(&font(11.0, "600 "));
     for (i, lane) in layout.lanes.iter().enumerate() {
-        let top = f64::from(AXIS + LANE * i as u32);
+        let top = g.top(i);
         ctx.set_fill_style_str(if i % 2 == 0 {
             &pal.lane_even
         } else {
             &pal.lane_odd
         });
-        ctx.fill_rect(0.0, top, left - 8.0, f64::from(LANE));
+        ctx.fill_rect(0.0, top, left - 8.0, f64::from(g.lane));
         ctx.set_fill_style_str(&pal.fg);
-        let _ = ctx.fill_text(&shorten(&lane.label, 16), 6.0, lane_mid(i) + 4.0);
+        let _ = ctx.fill_text(&shorten(&lane.label, 16), 6.0, g.mid(i) + 4.0);
     }
 }
 
@@ -951,6 +980,7 @@ fn arrow(ctx: &CanvasRenderingContext2d, from: (f64, f64), to: (f64, f64)) {
 fn paint_links(
     ctx: &CanvasRenderingContext2d,
     layout: &Layout,
+    g: Geo,
     w: Window,
     x: &dyn Fn(Micros) -> f64,
     pal: &Palette,
@@ -967,8 +997,8 @@ fn paint_links(
         ctx.set_stroke_style_str(pal.of(colour));
         ctx.set_fill_style_str(pal.of(colour));
         dash(ctx, pattern);
-        let from = (x(l.from), lane_mid(l.from_lane));
-        let to = (x(l.to), lane_mid(l.to_lane));
+        let from = (x(l.from), g.mid(l.from_lane));
+        let to = (x(l.to), g.mid(l.to_lane));
         // Shorten the arrow so that its head does not cover the mark it points at.
         let len = ((to.0 - from.0).powi(2) + (to.1 - from.1).powi(2)).sqrt();
         if len < 8.0 {
@@ -989,7 +1019,7 @@ fn paint_links(
                 continue;
             }
             last_end = xt + wd;
-            let yt = lane_mid(l.to_lane) + 12.0;
+            let yt = g.mid(l.to_lane) + 12.0;
             ctx.set_fill_style_str(&pal.bg);
             ctx.fill_rect(xt - 1.0, yt - 8.0, wd + 2.0, 10.0);
             ctx.set_fill_style_str(pal.of("--write"));
@@ -1016,6 +1046,7 @@ fn note_colour(kind: NoteKind) -> &'static str {
 fn paint_notes(
     ctx: &CanvasRenderingContext2d,
     layout: &Layout,
+    g: Geo,
     w: Window,
     x: &dyn Fn(Micros) -> f64,
     right: f64,
@@ -1035,7 +1066,7 @@ fn paint_notes(
             NoteKind::FirstOverlap | NoteKind::Rejection => &[],
         };
         for lane in bracketed {
-            let y = lane_top(*lane) + f64::from(NOTE_BAND) - 1.0;
+            let y = g.top(*lane) + f64::from(NOTE_BAND) - 1.0;
             let (x0, x1) = (x(n.from).max(left), x(n.to).min(right));
             ctx.begin_path();
             ctx.move_to(x0, y - 3.0);
@@ -1056,7 +1087,7 @@ fn paint_notes(
     });
     for (i, (k, xt, lane)) in tags.iter().enumerate() {
         let n = &layout.notes[*k];
-        let top = lane_top(*lane);
+        let top = g.top(*lane);
         let colour = pal.of(note_colour(n.kind));
         ctx.set_fill_style_str(colour);
         ctx.fill_rect(xt - 7.0, top + 0.5, 14.0, f64::from(NOTE_BAND) - 1.0);
