@@ -485,16 +485,19 @@ pub struct Card {
     pub led_to: Vec<(String, usize)>,
 }
 
-/// The card of one event of a run.
-pub fn card(
+/// Why an event happened, in words, with the event that caused it: the text twin of the arrows
+/// that end at it (the event table shows these).
+pub fn because(
     world: &World,
     events: &[Event],
     layout: &crate::ui::timeline::Layout,
     index: usize,
-) -> Option<Card> {
+) -> Vec<(String, usize)> {
     use crate::trace::{HoldChange, ServiceOp, What};
     use crate::ui::links::LinkKind;
-    let e = events.get(index)?;
+    let Some(e) = events.get(index) else {
+        return Vec::new();
+    };
     let client = |c: u32| world.clients[c as usize].name.as_str();
     let service = |s: u32| world.services[s as usize].name.as_str();
     let at = |k: usize| seconds(events[k].at);
@@ -591,6 +594,19 @@ pub fn card(
             }
         }
     }
+    because
+}
+
+/// The card of one event of a run.
+pub fn card(
+    world: &World,
+    events: &[Event],
+    layout: &crate::ui::timeline::Layout,
+    index: usize,
+) -> Option<Card> {
+    let e = events.get(index)?;
+    let at = |k: usize| seconds(events[k].at);
+    let because = because(world, events, layout, index);
     let led_to = layout
         .effects(index)
         .map(|l| {

@@ -572,8 +572,14 @@ impl Layout {
             .collect();
         let index = LaneIndex::of_world(world);
         let links = links::links(world, events, &index);
-        let mut links_by_cause: Vec<u32> = (0..links.len() as u32).collect();
-        links_by_cause.sort_by_key(|k| links[*k as usize].cause);
+        // Sorted as plain integers (cause, then position), the sort the page already has.
+        let mut keys: Vec<u64> = links
+            .iter()
+            .enumerate()
+            .map(|(k, l)| ((l.cause as u64) << 32) | k as u64)
+            .collect();
+        keys.sort_unstable();
+        let links_by_cause: Vec<u32> = keys.iter().map(|k| *k as u32).collect();
         let notes = notes::notes(world, events, end, analysis, verdict, &index, &overlaps);
         Layout {
             end,

@@ -795,14 +795,20 @@ pub fn route_stages<'a>(
         }
         out
     };
-    let mut migrations: Vec<&Migration> = s
+    // The engine applies migrations at their times, in the order the scenario lists those
+    // that share a time (there are at most 16, and a time fits in 48 bits).
+    let mut order: Vec<u64> = s
         .migrations
         .iter()
-        .filter(|m| m.resource == c.resource)
+        .enumerate()
+        .filter(|(_, m)| m.resource == c.resource)
+        .map(|(k, m)| (m.at_ms << 8) | k as u64)
         .collect();
-    // The engine applies migrations at their times, in the order the scenario lists those
-    // that share a time.
-    migrations.sort_by_key(|m| m.at_ms);
+    order.sort_unstable();
+    let migrations: Vec<&Migration> = order
+        .iter()
+        .map(|k| &s.migrations[(k & 0xff) as usize])
+        .collect();
     let mut stages: Vec<(u64, Vec<String>)> = Vec::new();
     let mut moved_before: Vec<&Migration> = Vec::new();
     for m in &migrations {

@@ -543,7 +543,7 @@ fn event_rows(id: &str, caption: &str, o: &Outcome, cursor: usize, only: Option<
                                 <td>{ seconds(e.at) }</td>
                                 <td>{ e.describe(&o.world) }</td>
                                 // The text twin of the arrows and notes that end at this event.
-                                <td>{ text::card(&o.world, &o.events, &o.layout, i).map(|c| c.because.into_iter().map(|(w, _)| w).chain(c.notes).collect::<Vec<_>>().join("; ")).unwrap_or_default() }</td>
+                                <td>{ text::because(&o.world, &o.events, &o.layout, i).into_iter().map(|(w, _)| w).collect::<Vec<_>>().join("; ") }</td>
                                 if let Some(flags) = only {
                                     <td>{ if flags.get(i) == Some(&true) { "only in this run" } else { "" } }</td>
                                 }

@@ -420,10 +420,8 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let text = format!("{prefix}{}", o.text);
         let pinned = p.pinned == Some(Pinned::Overlap(k));
         html! {
-            <rect class={classes!("violation", pinned.then_some("pinned"))} tabindex="0" role="img" aria-label={text.clone()} {onfocus}
-                x={format!("{x0:.1}")} y={format!("{:.1}", g.top(lane))} width={format!("{w:.1}")} height={g.lane.to_string()}>
-                <title>{ text }</title>
-            </rect>
+            <rect class={classes!("violation", pinned.then_some("pinned"))} tabindex="0" role="img" aria-label={text} {onfocus}
+                x={format!("{x0:.1}")} y={format!("{:.1}", g.top(lane))} width={format!("{w:.1}")} height={g.lane.to_string()} />
         }
     });
     // Each note in view is a tab stop too, over its tag; pointing at it or focusing it shows
@@ -440,10 +438,8 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let pinned = p.pinned == Some(Pinned::Note(k));
         html! {
             <rect class={classes!("note-focus", format!("note-{}", n.kind.name()), pinned.then_some("pinned"))}
-                tabindex="0" role="img" aria-label={text.clone()} data-note={n.kind.name()} {onfocus} {onmouseenter}
-                x={format!("{:.1}", x(n.tag_at()) - 7.0)} y={format!("{:.1}", g.top(n.anchor))} width="14" height={NOTE_BAND.to_string()}>
-                <title>{ text }</title>
-            </rect>
+                tabindex="0" role="img" aria-label={text} data-note={n.kind.name()} {onfocus} {onmouseenter}
+                x={format!("{:.1}", x(n.tag_at()) - 7.0)} y={format!("{:.1}", g.top(n.anchor))} width="14" height={NOTE_BAND.to_string()} />
         }
     });
     // The selected event's causes and effects, over the canvas, whatever the crowd.
@@ -814,28 +810,38 @@ fn paint(
         HATCH_VIOLATION,
     );
     let bands = layout.bands(w, us_per_px);
-    ctx.set_stroke_style_str(pal.of("--violation"));
+    // Every cell in one path and every join in another, each filled or stroked once: a crowded
+    // run has thousands of cells, and one call per cell would cost more than the picture.
+    let cells = Path2d::new().ok();
+    let joins = Path2d::new().ok();
     for b in &bands {
         let x0 = x(b.from);
         let wd = (x(b.to) - x0).max(4.0);
         let m = marking(&b.lanes);
-        for l in &m.cells {
-            let y = g.top(*l);
-            if let Some(p) = &band {
-                ctx.set_fill_style_canvas_pattern(p);
-                ctx.fill_rect(x0, y + 1.0, wd, f64::from(g.lane) - 2.0);
+        if let Some(path) = &cells {
+            for l in &m.cells {
+                path.rect(x0, g.top(*l) + 1.0, wd, f64::from(g.lane) - 2.0);
             }
-            ctx.set_line_width(2.5);
-            ctx.stroke_rect(x0, y + 1.0, wd, f64::from(g.lane) - 2.0);
         }
+        if let Some(path) = &joins {
+            for (upper, lower) in &m.joins {
+                path.move_to(x0 + 1.0, g.top(*upper) + f64::from(g.lane) - 1.0);
+                path.line_to(x0 + 1.0, g.top(*lower) + 1.0);
+            }
+        }
+    }
+    ctx.set_stroke_style_str(pal.of("--violation"));
+    if let Some(path) = &cells {
+        if let Some(p) = &band {
+            ctx.set_fill_style_canvas_pattern(p);
+            ctx.fill_with_path_2d(path);
+        }
+        ctx.set_line_width(2.5);
+        ctx.stroke_with_path(path);
+    }
+    if let Some(path) = &joins {
         ctx.set_line_width(2.0);
-        for (upper, lower) in &m.joins {
-            let xj = x0 + 1.0;
-            ctx.begin_path();
-            ctx.move_to(xj, g.top(*upper) + f64::from(g.lane) - 1.0);
-            ctx.line_to(xj, g.top(*lower) + 1.0);
-            ctx.stroke();
-        }
+        ctx.stroke_with_path(path);
     }
     // A warning sign in each band's resource cell.
     ctx.set_font(&font(11.0, "bold "));
@@ -957,19 +963,24 @@ fn dash(ctx: &CanvasRenderingContext2d, pattern: &[f64]) {
     let _ = ctx.set_line_dash(&array);
 }
 
-/// An arrow from one point to another, with its head at the end.
+/// An arrow from one point to another, with its head at the end. The head's corners are the
+/// direction turned back by about 155 degrees either way, by a fixed rotation rather than
+/// trigonometry, which would add its own code to the download.
 fn arrow(ctx: &CanvasRenderingContext2d, from: (f64, f64), to: (f64, f64)) {
     ctx.begin_path();
     ctx.move_to(from.0, from.1);
     ctx.line_to(to.0, to.1);
     ctx.stroke();
-    let angle = (to.1 - from.1).atan2(to.0 - from.0);
-    let (a, b) = (angle + 2.7, angle - 2.7);
+    let (dx, dy) = (to.0 - from.0, to.1 - from.1);
+    let len = (dx * dx + dy * dy).sqrt().max(1e-9);
+    let (ux, uy) = (dx / len * 7.0, dy / len * 7.0);
+    // cos and sin of 155 degrees.
+    let (c, s) = (-0.906_307_787, 0.422_618_262);
     let _ = ctx.set_line_dash(&js_sys::Array::new());
     ctx.begin_path();
     ctx.move_to(to.0, to.1);
-    ctx.line_to(to.0 + 7.0 * a.cos(), to.1 + 7.0 * a.sin());
-    ctx.line_to(to.0 + 7.0 * b.cos(), to.1 + 7.0 * b.sin());
+    ctx.line_to(to.0 + ux * c - uy * s, to.1 + ux * s + uy * c);
+    ctx.line_to(to.0 + ux * c + uy * s, to.1 - ux * s + uy * c);
     ctx.close_path();
     ctx.fill();
 }
@@ -1000,7 +1011,7 @@ fn paint_links(
         let from = (x(l.from), g.mid(l.from_lane));
         let to = (x(l.to), g.mid(l.to_lane));
         // Shorten the arrow so that its head does not cover the mark it points at.
-        let len = ((to.0 - from.0).powi(2) + (to.1 - from.1).powi(2)).sqrt();
+        let len = ((to.0 - from.0) * (to.0 - from.0) + (to.1 - from.1) * (to.1 - from.1)).sqrt();
         if len < 8.0 {
             continue;
         }
@@ -1080,11 +1091,16 @@ fn paint_notes(
             tags.push((k, xt, n.anchor));
         }
     }
-    tags.sort_by(|a, b| {
-        (a.2, a.1)
-            .partial_cmp(&(b.2, b.1))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    // In lane order, then from left to right, as plain integers (the sort the page already has).
+    let mut keys: Vec<u64> = tags
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            ((t.2 as u64) << 40) | (((t.1 + 8.0).max(0.0) as u64).min(0xff_ffff) << 16) | k as u64
+        })
+        .collect();
+    keys.sort_unstable();
+    let tags: Vec<(usize, f64, usize)> = keys.iter().map(|k| tags[(k & 0xffff) as usize]).collect();
     for (i, (k, xt, lane)) in tags.iter().enumerate() {
         let n = &layout.notes[*k];
         let top = g.top(*lane);
