@@ -180,9 +180,25 @@ pub struct Overlap {
     /// The overlap's card: who believed they held what, granted by which service at which of
     /// its own instants, with which token, and whether the service still held it for them.
     pub text: String,
+    /// The two clients, the rows, and which service granted what, for its labels.
+    pub names: [String; 2],
+    pub what: String,
+    pub granted: String,
+}
+
+impl Overlap {
     /// Labels to draw beside the overlap, longest first; the painter takes the first that fits.
-    /// Each is in words ("batch-1 and online-1 both hold orders[total]").
-    pub labels: Vec<String>,
+    /// Each is in words ("batch-1 and online-1 both hold orders[total]"). They are made when
+    /// drawn, for the few overlaps with room for one, not for every overlap of a long run.
+    pub fn labels(&self) -> [String; 4] {
+        let [a, b] = &self.names;
+        [
+            format!("{a} and {b} both hold {}: {}", self.what, self.granted),
+            format!("{a} and {b} both hold {}", self.what),
+            format!("{a} & {b} both hold"),
+            "2 hold at once".to_string(),
+        ]
+    }
 }
 
 /// How many overlaps a layout keeps in detail (with words and lanes of their own); the rest
@@ -531,12 +547,19 @@ impl Layout {
                     .collect();
                 spanned.sort_unstable();
                 spanned.dedup();
-                let (labels, text) = overlap_words(world, o, &ended);
+                let (granted, text) = overlap_words(world, o, &ended);
+                let name = |k: usize| world.clients[o.clients[k] as usize].name.clone();
                 Overlap {
                     from: o.from,
                     to: o.to,
                     lanes: spanned,
-                    labels,
+                    names: [name(0), name(1)],
+                    what: format!(
+                        "{}[{}]",
+                        world.resources[o.resource as usize].name,
+                        rows_text(world, o.resource, o.rows)
+                    ),
+                    granted,
                     text,
                 }
             })
@@ -942,12 +965,13 @@ pub fn marking(lanes: &[usize]) -> Marking {
     }
 }
 
-/// The words of one overlap: labels for the picture, longest first, and the card's full text.
+/// The words of one overlap: which service granted what, in brief for its labels, and the
+/// card's full text.
 ///
 /// The card always says, for each client, what it believed it held, which service granted it at
 /// which of its own instants and with which token, and whether that service had already taken
 /// the lock back (a lease that expired under a paused holder); then why no one noticed.
-fn overlap_words(world: &World, o: &monitor::Overlap, ended: &HoldEnds) -> (Vec<String>, String) {
+fn overlap_words(world: &World, o: &monitor::Overlap, ended: &HoldEnds) -> (String, String) {
     let name = |k: usize| world.clients[o.clients[k] as usize].name.as_str();
     let service = |s: u32| world.services[s as usize].name.as_str();
     let what = format!(
@@ -1031,13 +1055,7 @@ fn overlap_words(world: &World, o: &monitor::Overlap, ended: &HoldEnds) -> (Vec<
     } else {
         format!("{} granted one, {} the other", service(a[0]), service(b[0]))
     };
-    let labels = vec![
-        format!("{} and {} both hold {what}: {granted}", name(0), name(1)),
-        format!("{} and {} both hold {what}", name(0), name(1)),
-        format!("{} & {} both hold", name(0), name(1)),
-        "2 hold at once".to_string(),
-    ];
-    (labels, text)
+    (granted, text)
 }
 
 /// At most this many links in view are all drawn, and at most one per this many pixels of the

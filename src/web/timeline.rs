@@ -23,8 +23,11 @@ use crate::ui::timeline::{
 use crate::ui::{Action, Pinned};
 use crate::world::Micros;
 
-/// The most overlaps in view that get a focusable element, and the most notes.
+/// The most overlaps in view that get a focusable element.
 const OVERLAYS_MAX: usize = 100;
+/// The most notes in view that get one: more tab stops than this help no one, and a crowded run
+/// is read by zooming in, where every note in view has its own.
+const NOTE_TWINS_MAX: usize = 40;
 
 /// Width of the lane labels on the left.
 pub const GUTTER: u32 = 112;
@@ -426,7 +429,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
     });
     // Each note in view is a tab stop too, over its tag; pointing at it or focusing it shows
     // its card.
-    let notes = p.layout.notes_in(p.window).take(OVERLAYS_MAX).map(|(k, n)| {
+    let notes = p.layout.notes_in(p.window).take(NOTE_TWINS_MAX).map(|(k, n)| {
         let pin = |seek: bool| {
             let d = p.dispatch.clone();
             let flipped = p.flipped;
@@ -468,10 +471,16 @@ pub fn timeline(p: &TimelineProps) -> Html {
         p.layout.notes.len()
     );
 
+    // How many arrows the canvas draws in this window, for tests and the benchmark.
+    let arrows = p
+        .layout
+        .links_to_draw(p.window, x(p.window.to) - x(p.window.from))
+        .len();
     html! {
         <div id={p.id.clone()} class="timeline" style={format!("width: {width}px; height: {height}px")}
             data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlap_count.to_string()}
-            data-notes={p.layout.notes.len().to_string()} data-links={p.layout.links.len().to_string()}>
+            data-notes={p.layout.notes.len().to_string()} data-links={p.layout.links.len().to_string()}
+            data-arrows={arrows.to_string()}>
             // The drawing takes focus so that the arrow keys, which step through the events,
             // have somewhere to be pressed; each step shows the event's card below.
             <canvas ref={canvas} role="img" tabindex="0" aria-label={summary}
@@ -893,14 +902,18 @@ fn paint(
             continue;
         }
         let labels = match layout.single(b) {
-            Some(one) => one.labels.clone(),
+            Some(one) => one.labels().to_vec(),
             None => vec![
                 format!("{} overlapping holds", b.count),
                 format!("{} overlaps", b.count),
             ],
         };
+        // One measurement per band: the shorter labels are estimated from the longest, since
+        // they are the same words cut down and measuring is costly on a crowded run.
+        let longest = ctx.measure_text(&labels[0]).map_or(f64::MAX, |m| m.width());
+        let per_char = longest / labels[0].chars().count().max(1) as f64;
         for label in &labels {
-            let label_width = ctx.measure_text(label).map_or(f64::MAX, |m| m.width());
+            let label_width = per_char * label.chars().count() as f64;
             if label_width + 6.0 < room {
                 let top = g.top(lane);
                 ctx.set_fill_style_str(&pal.bg);
@@ -1068,27 +1081,34 @@ fn paint_notes(
     let mut occupied: Vec<Vec<(f64, f64)>> = vec![Vec::new(); layout.lanes.len()];
     let left = f64::from(GUTTER);
     let mut tags: Vec<(usize, f64, usize)> = Vec::new();
-    ctx.set_line_width(2.0);
+    // One path of brackets per kind, stroked once: a run can have hundreds of lost updates.
+    let brackets: Vec<Option<Path2d>> = NoteKind::ALL.iter().map(|_| Path2d::new().ok()).collect();
     for (k, n) in layout.notes_in(w) {
-        ctx.set_stroke_style_str(pal.of(note_colour(n.kind)));
         let bracketed: &[usize] = match n.kind {
             NoteKind::LostUpdate => std::slice::from_ref(&n.anchor),
             NoteKind::Cycle | NoteKind::Unavailable => &n.lanes,
             NoteKind::FirstOverlap | NoteKind::Rejection => &[],
         };
-        for lane in bracketed {
-            let y = g.top(*lane) + f64::from(NOTE_BAND) - 1.0;
-            let (x0, x1) = (x(n.from).max(left), x(n.to).min(right));
-            ctx.begin_path();
-            ctx.move_to(x0, y - 3.0);
-            ctx.line_to(x0, y);
-            ctx.line_to(x1.max(x0 + 2.0), y);
-            ctx.line_to(x1.max(x0 + 2.0), y - 3.0);
-            ctx.stroke();
+        if let Some(Some(path)) = brackets.get(n.kind as usize) {
+            for lane in bracketed {
+                let y = g.top(*lane) + f64::from(NOTE_BAND) - 1.0;
+                let (x0, x1) = (x(n.from).max(left), x(n.to).min(right));
+                path.move_to(x0, y - 3.0);
+                path.line_to(x0, y);
+                path.line_to(x1.max(x0 + 2.0), y);
+                path.line_to(x1.max(x0 + 2.0), y - 3.0);
+            }
         }
         let xt = x(n.tag_at());
         if xt >= left - 7.0 && xt <= right + 7.0 {
             tags.push((k, xt, n.anchor));
+        }
+    }
+    ctx.set_line_width(2.0);
+    for (kind, path) in NoteKind::ALL.iter().zip(&brackets) {
+        if let Some(path) = path {
+            ctx.set_stroke_style_str(pal.of(note_colour(*kind)));
+            ctx.stroke_with_path(path);
         }
     }
     // In lane order, then from left to right, as plain integers (the sort the page already has).
@@ -1100,7 +1120,20 @@ fn paint_notes(
         })
         .collect();
     keys.sort_unstable();
-    let tags: Vec<(usize, f64, usize)> = keys.iter().map(|k| tags[(k & 0xffff) as usize]).collect();
+    // A tag closer than its width to the previous one in its lane is not drawn: it would only
+    // cover it. Each note still has its focusable twin and its line in the event table.
+    let mut last: Option<(usize, f64)> = None;
+    let tags: Vec<(usize, f64, usize)> = keys
+        .iter()
+        .map(|k| tags[(k & 0xffff) as usize])
+        .filter(|t| {
+            let crowded = last.is_some_and(|(lane, x)| lane == t.2 && t.1 - x < 14.0);
+            if !crowded {
+                last = Some((t.2, t.1));
+            }
+            !crowded
+        })
+        .collect();
     for (i, (k, xt, lane)) in tags.iter().enumerate() {
         let n = &layout.notes[*k];
         let top = g.top(*lane);

@@ -1566,13 +1566,13 @@ fn an_overlaps_words_say_who_held_what_granted_by_which_service_when_with_which_
         }
     }
     // Labels are words, longest first; none is the old code of instants and crosses.
-    assert!(o.labels.windows(2).all(|w| w[0].len() >= w[1].len()));
+    assert!(o.labels().windows(2).all(|w| w[0].len() >= w[1].len()));
     assert!(o
-        .labels
+        .labels()
         .iter()
         .all(|x| !x.contains('×') && !x.contains('#')));
     assert_eq!(
-        o.labels[0],
+        o.labels()[0],
         "batch-1 and online-1 both hold orders[total]: old granted one, new the other"
     );
     // A paused holder whose lease expired: the card says the service had taken the lock back.
