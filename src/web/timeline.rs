@@ -895,7 +895,7 @@ fn paint(
             .unwrap_or(right);
         let blocked = occupied
             .get(lane)
-            .is_some_and(|o| o.iter().any(|(a, z)| *a <= x0 && x0 <= *z));
+            .is_some_and(|o| o.iter().any(|(a, z)| *a <= x0 && x0 <= *z + 12.0));
         let room = next.min(right).min(free_until) - x0;
         // Measuring text is costly on a crowded run, so only where a label could fit.
         if blocked || room <= 40.0 {
