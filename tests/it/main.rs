@@ -7,6 +7,7 @@
 mod claims;
 mod cli;
 mod determinism;
+mod mechanisms;
 mod model_api;
 mod properties;
 mod scenario_format;
