@@ -9,6 +9,7 @@ mod cli;
 mod determinism;
 mod mechanisms;
 mod model_api;
+mod monitors;
 mod properties;
 mod scenario_format;
 mod snapshots;
