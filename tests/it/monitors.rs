@@ -557,3 +557,47 @@ fn a_violation_quotes_each_service_from_a_second_before_the_first_belief() {
         ]
     );
 }
+
+#[test]
+fn the_resource_idles_while_a_client_waits_and_nobody_uses_it() {
+    // locked-1's request is lost to an outage, so it waits for the whole run. free-1 takes no
+    // lock: it uses the resource from the start of its operation until its write lands, and
+    // not after. The resource idles from that write to the end.
+    let s = Scenario::from_toml_str(
+        r#"
+        name = "idle while one waits"
+        duration_ms = 1000
+        regions = ["east"]
+        resources = [{ name = "t", rows = ["n"] }]
+        [[services]]
+        name = "locks"
+        replicas = ["east"]
+        outages = [{ start_ms = 0, duration_ms = 1000 }]
+        [[clients]]
+        name = "locked"
+        region = "east"
+        protocol = { kind = "single", service = "locks" }
+        resource = "t"
+        period_ms = 100
+        work_ms = 10
+        max_operations = 1
+        [[clients]]
+        name = "free"
+        region = "east"
+        protocol = { kind = "no_lock" }
+        resource = "t"
+        period_ms = 100
+        work_ms = 100
+        max_operations = 1
+        "#,
+    )
+    .unwrap();
+    let (run, v) = crate::check(&s, 0);
+    let written = run
+        .events
+        .iter()
+        .find(|e| matches!(e.what, What::Write { .. }))
+        .expect("free-1 writes")
+        .at;
+    assert_eq!(v.resources[0].idle_while_waiting_us, 1_000_000 - written);
+}
