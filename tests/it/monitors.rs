@@ -4,19 +4,20 @@
 //! check finds one.
 
 use lockstep::monitor::{self, check_service_logs, snapshot, verdict_of};
-use lockstep::trace::{BeliefEnd, Event, GrantRef, ServiceOp, What};
+use lockstep::trace::{BeliefEnd, Event, GrantRef, ServiceOp, Values, What};
 use lockstep::world::{Micros, World};
 use lockstep::Scenario;
 
-/// Two independent services `s` and `t`, three clients `x-1`, `y-1` and `z-1`, and a resource
-/// `r` with three rows. Nothing here is simulated; the scenario only names things.
+/// Two independent services `s` and `t`, three clients `x-1`, `y-1` and `z-1`, a resource `r`
+/// with three rows and a resource `q` with one. Nothing here is simulated; the scenario only
+/// names things.
 fn world() -> World {
     let s = Scenario::from_toml_str(
         r#"
         name = "hand-made traces"
         duration_ms = 10000
         regions = ["east"]
-        resources = [{ name = "r", rows = ["a", "b", "c"] }]
+        resources = [{ name = "r", rows = ["a", "b", "c"] }, { name = "q", rows = ["a"] }]
         services = [{ name = "s", replicas = ["east"] }, { name = "t", replicas = ["east"] }]
         [[clients]]
         name = "x"
@@ -600,4 +601,81 @@ fn the_resource_idles_while_a_client_waits_and_nobody_uses_it() {
         .expect("free-1 writes")
         .at;
     assert_eq!(v.resources[0].idle_while_waiting_us, 1_000_000 - written);
+}
+
+#[test]
+fn a_write_is_interleaved_only_inside_another_clients_read_modify_write_on_the_same_rows() {
+    // x reads row a of r at 10 ms and would write at 40 ms. Another client's accepted write
+    // between the two lands inside x's read-modify-write only if it touches row a of r, and
+    // only while x's operation lasts.
+    let read = |t: Trace| {
+        t.event(
+            10,
+            What::Read {
+                client: X,
+                resource: 0,
+                rows: 0b001,
+                token: None,
+                accepted: true,
+                value: 0,
+            },
+        )
+    };
+    let write = |t: Trace, ms: u64, client: u32, resource: u32, rows: u64| {
+        t.event(
+            ms,
+            What::Write {
+                client,
+                resource,
+                rows,
+                token: None,
+                accepted: true,
+                values: Values::from_slice(&[1]),
+                lost: 0,
+            },
+        )
+    };
+    struct Case {
+        what: &'static str,
+        trace: Trace,
+        interleaved: u64,
+    }
+    let cases = [
+        Case {
+            what: "y writes row a of r while x works",
+            trace: write(read(Trace::default()), 20, Y, 0, 0b001),
+            interleaved: 1,
+        },
+        Case {
+            what: "y writes row b of r",
+            trace: write(read(Trace::default()), 20, Y, 0, 0b010),
+            interleaved: 0,
+        },
+        Case {
+            what: "y writes row a of q",
+            trace: write(read(Trace::default()), 20, Y, 1, 0b001),
+            interleaved: 0,
+        },
+        Case {
+            what: "y writes row a of r after x's operation ended without a write",
+            trace: write(read(Trace::default()).lets_go(15, X), 20, Y, 0, 0b001),
+            interleaved: 0,
+        },
+        Case {
+            what: "y writes row a of r after x's own write",
+            trace: write(
+                write(read(Trace::default()), 15, X, 0, 0b001),
+                20,
+                Y,
+                0,
+                0b001,
+            ),
+            interleaved: 0,
+        },
+    ];
+    let world = world();
+    for case in cases {
+        let v = verdict_of(&world, &case.trace.events, END, false, 0);
+        assert_eq!(v.interleaved_writes, case.interleaved, "{}", case.what);
+    }
 }
