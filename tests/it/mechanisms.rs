@@ -99,50 +99,55 @@ fn a_message_held_back_by_a_delay_partition_arrives_after_the_heal_plus_its_late
 
 #[test]
 fn a_request_needs_a_majority_and_waits_for_the_replicas_that_heal_first() {
-    // Three replicas in x, y and z; the client is in c. Replica z is 1 ms away and never cut.
-    // The other two are behind partitions, so the request arrives when the first of them gets
-    // it: the one whose heal plus latency is earliest. A dropped path is simply not counted.
+    // Three replicas in x, y and z; the client is in c and asks at 200 ms. Replica z is 1 ms
+    // away and never cut off; x (900 ms away) and y are behind partitions from 100 ms. Two
+    // replicas make a majority, so the request arrives when the second replica has it: z, and
+    // whichever of x and y has it first once its partition heals. A dropped path never counts.
     struct Case {
-        x: &'static str,
-        y: &'static str,
+        x_mode: &'static str,
+        x_heals_ms: u64,
+        y_heals_ms: u64,
+        y_latency_ms: u64,
         arrives_ms: u64,
     }
     let cases = [
-        // x heals at 1000 ms, 900 ms away (1900); y heals at 1800 ms, 200 ms away (2000).
+        // x: 1000 + 900 = 1900; y: 1800 + 200 = 2000.
         Case {
-            x: "mode = \"delay\", duration_ms = 900",
-            y: "mode = \"delay\", duration_ms = 1700",
+            x_mode: "delay",
+            x_heals_ms: 1000,
+            y_heals_ms: 1800,
+            y_latency_ms: 200,
             arrives_ms: 1900,
         },
-        // x as before (1900); y heals at 1500 ms, 100 ms away (1600).
+        // x: 1000 + 900 = 1900; y: 1500 + 100 = 1600.
         Case {
-            x: "mode = \"delay\", duration_ms = 900",
-            y: "mode = \"delay\", duration_ms = 1400, y_latency = 100",
+            x_mode: "delay",
+            x_heals_ms: 1000,
+            y_heals_ms: 1500,
+            y_latency_ms: 100,
             arrives_ms: 1600,
         },
-        // x is dropped for good; y heals at 1000 ms, 200 ms away: z and y make a majority.
+        // x is dropped; y: 1000 + 200 = 1200.
         Case {
-            x: "mode = \"drop\", duration_ms = 2000",
-            y: "mode = \"delay\", duration_ms = 900",
+            x_mode: "drop",
+            x_heals_ms: 2100,
+            y_heals_ms: 1000,
+            y_latency_ms: 200,
             arrives_ms: 1200,
         },
     ];
     for case in cases {
-        let (y_cut, y_latency) = match case.y.split_once(", y_latency = ") {
-            Some((cut, latency)) => (cut, latency),
-            None => (case.y, "200"),
-        };
         let toml = format!(
             r#"
             name = "majority behind partitions"
             duration_ms = 3000
             regions = ["c", "x", "y", "z"]
-            network = {{ jitter_ms = 0, links = [{{ between = ["c", "x"], latency_ms = 900 }}, {{ between = ["c", "y"], latency_ms = {y_latency} }}, {{ between = ["c", "z"], latency_ms = 1 }}] }}
+            network = {{ jitter_ms = 0, links = [{{ between = ["c", "x"], latency_ms = 900 }}, {{ between = ["c", "y"], latency_ms = {} }}, {{ between = ["c", "z"], latency_ms = 1 }}] }}
             services = [{{ name = "locks", replicas = ["x", "y", "z"] }}]
             resources = [{{ name = "t", region = "c", rows = ["n"] }}]
             partitions = [
-                {{ start_ms = 100, groups = [["c"], ["x"]], {} }},
-                {{ start_ms = 100, groups = [["c"], ["y"]], {y_cut} }},
+                {{ start_ms = 100, duration_ms = {}, groups = [["c"], ["x"]], mode = "{}" }},
+                {{ start_ms = 100, duration_ms = {}, groups = [["c"], ["y"]], mode = "delay" }},
             ]
             [[clients]]
             name = "c"
@@ -154,15 +159,19 @@ fn a_request_needs_a_majority_and_waits_for_the_replicas_that_heal_first() {
             work_ms = 10
             max_operations = 1
             "#,
-            case.x
+            case.y_latency_ms,
+            case.x_heals_ms - 100,
+            case.x_mode,
+            case.y_heals_ms - 100
         );
         let (run, _) = run(&toml);
         assert_eq!(
             first(&run, "grant t to c-1"),
             case.arrives_ms * 1000,
-            "x {}, y {}:\n{}",
-            case.x,
-            case.y,
+            "x {} until {} ms, y until {} ms:\n{}",
+            case.x_mode,
+            case.x_heals_ms,
+            case.y_heals_ms,
             text(&run)
         );
         assert_eq!(count(&run, "c-1 -> service locks lost"), 0);
