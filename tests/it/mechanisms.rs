@@ -182,7 +182,8 @@ fn a_request_needs_a_majority_and_waits_for_the_replicas_that_heal_first() {
 
 #[test]
 fn a_run_that_uses_exactly_its_event_budget_is_complete() {
-    // The budget is only "reached" if something else was still due within the duration.
+    // A run is cut short only if something was still due within its duration when the event
+    // budget ran out.
     let toml = r#"
         name = "one operation"
         duration_ms = 1000
@@ -510,9 +511,10 @@ fn a_transferred_holder_that_finds_the_new_lock_taken_waits_and_withdraws() {
 
 #[test]
 fn a_cancel_that_reaches_the_old_service_after_a_transfer_is_passed_on() {
-    // The waiter is 40 ms from the old service. It gives up at 420 ms, before it hears of the
-    // move at 400 ms, so its cancel goes to the old service, which passes it on: the new
-    // service removes it from its queue, and never grants to a client that stopped asking.
+    // The waiter is 40 ms from the old service. It gives up at 420 ms, before the news of the
+    // move (sent at 400 ms) reaches it, so its cancel goes to the old service, which passes it
+    // on: the new service removes it from its queue, and never grants to a client that stopped
+    // asking.
     let (run, _) = run(r#"
         name = "a cancel after a transfer"
         duration_ms = 3000
@@ -882,7 +884,7 @@ fn a_client_that_lists_both_services_of_a_migration_asks_the_new_one_once() {
 // ----- Lease-aware clients --------------------------------------------------------------------
 
 #[test]
-fn a_lease_aware_client_lets_go_at_its_own_deadline_and_never_writes_after() {
+fn a_lease_aware_client_lets_go_at_its_own_deadline_and_sends_nothing_after() {
     // One lease-aware client, no jitter. The service and the resource are near (1 ms) or far
     // (100 ms). The client's deadline is the moment it sent its request plus the lease, less
     // the margin; where that falls in the operation decides what the resource sees.
