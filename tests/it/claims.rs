@@ -246,7 +246,7 @@ fn claim_04_a_subordinate_imports_the_authoritys_order() {
         "without fencing the stale write loses an update"
     );
     // The newer token supersedes the paused holder at the subordinate, which does not tell it.
-    let superseded = said(&run, "subordinate#")
+    let superseded = after(&run, 0, "subordinate#")
         .into_iter()
         .filter(|l| l.contains("supersede worker-1's hold"))
         .count();
@@ -280,6 +280,7 @@ fn claim_04_a_subordinate_imports_the_authoritys_order() {
         .iter()
         .position(|s| s.name == "authority")
         .unwrap() as u32;
+    // worker-1 is client 0, the first instance of the only class.
     let (granted_at, token) = run
         .events
         .iter()
@@ -355,15 +356,6 @@ fn claim_04_a_subordinate_imports_the_authoritys_order() {
         .find(|u| u.service == "subordinate")
         .expect("the subordinate's availability is reported");
     assert_eq!(unavailable.unavailable_us, 1_000_000);
-}
-
-/// A service's log lines, or any lines starting with `head`, as `lockstep run` prints them.
-fn said(run: &lockstep::Run, head: &str) -> Vec<String> {
-    run.events
-        .iter()
-        .map(|e| e.describe(&run.world))
-        .filter(|l| l.starts_with(head))
-        .collect()
 }
 
 /// The lines starting with `head` from time `at` on.
