@@ -7,7 +7,9 @@
 mod claims;
 mod cli;
 mod determinism;
+mod mechanisms;
 mod model_api;
+mod monitors;
 mod properties;
 mod scenario_format;
 mod snapshots;
