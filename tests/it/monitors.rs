@@ -273,9 +273,13 @@ fn two_services_each_consistent_on_its_own_can_both_grant() {
     // The point of claim 1: neither log is wrong, yet two clients hold the lock.
     let trace = Trace::default()
         .op(1, S, granted(X, 1))
+        .believes(1, X, 0b001, (S, 1, 1))
         .op(2, T, granted(Y, 1))
+        .believes(2, Y, 0b001, (T, 1, 1))
         .op(3, S, released(X, 1))
-        .op(4, T, released(Y, 1));
+        .lets_go(3, X)
+        .op(4, T, released(Y, 1))
+        .lets_go(4, Y);
     let logs = check_service_logs(&world(), &trace.events);
     assert!(logs.iter().all(|l| l.consistent && l.grants == 1));
     let v = verdict_of(&world(), &trace.events, END, false, 0);
@@ -350,7 +354,7 @@ fn the_snapshot_shows_who_holds_and_who_believes_at_an_instant() {
 }
 
 #[test]
-fn grants_of_two_services_are_incomparable_only_while_both_last() {
+fn overlaps_are_incomparable_only_when_no_service_ordered_both() {
     struct Case {
         what: &'static str,
         trace: Trace,
@@ -359,12 +363,14 @@ fn grants_of_two_services_are_incomparable_only_while_both_last() {
     }
     let cases = [
         Case {
-            what: "overlapping holds",
+            what: "overlapping beliefs through two services",
             trace: Trace::default()
                 .op(0, S, granted(X, 1))
+                .believes(1, X, 0b001, (S, 1, 1))
                 .op(10, T, granted(Y, 1))
-                .op(20, S, released(X, 1))
-                .op(30, T, released(Y, 1)),
+                .believes(11, Y, 0b001, (T, 1, 1))
+                .lets_go(20, X)
+                .lets_go(30, Y),
             pairs: 1,
             most: 2,
         },
@@ -372,30 +378,53 @@ fn grants_of_two_services_are_incomparable_only_while_both_last() {
             what: "one ends as the other begins",
             trace: Trace::default()
                 .op(0, S, granted(X, 1))
-                .op(10, S, released(X, 1))
+                .believes(1, X, 0b001, (S, 1, 1))
+                .lets_go(10, X)
                 .op(10, T, granted(Y, 1))
-                .op(20, T, released(Y, 1)),
+                .believes(10, Y, 0b001, (T, 1, 1))
+                .lets_go(20, Y),
             pairs: 0,
             most: 1,
         },
         Case {
-            what: "a confirmation later in a hold does not shorten it",
+            what: "one service, one order: a lease expired under its holder",
+            trace: Trace::default()
+                .op(0, S, granted(X, 1))
+                .believes(1, X, 0b001, (S, 1, 1))
+                .op(
+                    10,
+                    S,
+                    ServiceOp::Expired {
+                        client: X,
+                        token: 1,
+                    },
+                )
+                .op(11, S, granted(Y, 2))
+                .believes(12, Y, 0b001, (S, 2, 3))
+                .lets_go(20, X)
+                .lets_go(30, Y),
+            pairs: 0,
+            most: 1,
+        },
+        Case {
+            what: "grants overlap in the services' logs, but nobody believed at once",
             trace: Trace::default()
                 .op(0, S, granted(X, 1))
                 .op(10, T, granted(Y, 1))
-                .op(20, T, released(Y, 1))
-                .op(30, S, granted(X, 1))
-                .op(40, S, released(X, 1)),
-            pairs: 1,
-            most: 2,
+                .op(20, S, released(X, 1))
+                .op(30, T, released(Y, 1)),
+            pairs: 0,
+            most: 0,
         },
         Case {
-            what: "one service, one order",
+            what: "beliefs on rows the other never touches",
             trace: Trace::default()
                 .op(0, S, granted(X, 1))
-                .op(10, S, released(X, 1))
-                .op(10, S, granted(Y, 2))
-                .op(20, S, released(Y, 2)),
+                .believes(1, X, 0b001, (S, 1, 1))
+                .op(10, T, granted(Y, 1))
+                .believes(11, Y, 0b010, (T, 1, 1))
+                .lets_go(20, X)
+                .lets_go(30, Y),
             pairs: 0,
             most: 1,
         },
@@ -458,7 +487,7 @@ fn a_wait_cycle_is_reported_once_with_what_broke_it() {
                     held: true,
                 },
             )),
-            Some("release"),
+            Some("migration"),
         ),
         (
             Some((
@@ -469,7 +498,7 @@ fn a_wait_cycle_is_reported_once_with_what_broke_it() {
                     held: false,
                 },
             )),
-            Some("release"),
+            Some("migration"),
         ),
     ];
     let world = world();
@@ -509,7 +538,7 @@ fn an_overlap_names_only_the_rows_both_believed_they_held() {
     let o = &v.violations[0];
     assert_eq!(o.rows, ["b"]);
     assert_eq!((o.from_us, o.to_us), (20_000, 30_000));
-    let overlaps = monitor::overlaps(&trace.events, END);
+    let overlaps = monitor::scan_overlaps(&world, &trace.events, END, usize::MAX).first;
     assert_eq!(overlaps.len(), 1);
     assert_eq!(overlaps[0].rows, 0b010);
 }
@@ -594,32 +623,36 @@ fn the_resource_idles_while_a_client_waits_and_nobody_uses_it() {
     )
     .unwrap();
     let (run, v) = crate::check(&s, 0);
-    let written = run
+    // free-1 takes no lock: it uses the resource from the start of its operation until its
+    // write is done and acknowledged, which ends its unprotected critical section.
+    let done = run
         .events
         .iter()
-        .find(|e| matches!(e.what, What::Write { .. }))
-        .expect("free-1 writes")
+        .find(|e| matches!(e.what, What::BeliefEnded { .. }))
+        .expect("free-1 finishes")
         .at;
-    assert_eq!(v.resources[0].idle_while_waiting_us, 1_000_000 - written);
+    assert_eq!(v.resources[0].idle_while_waiting_us, 1_000_000 - done);
 }
 
 #[test]
 fn a_write_is_interleaved_only_inside_another_clients_read_modify_write_on_the_same_rows() {
-    // x reads row a of r at 10 ms and would write at 40 ms. Another client's accepted write
-    // between the two lands inside x's read-modify-write only if it touches row a of r, and
-    // only while x's operation lasts.
+    // x, inside its critical section since 5 ms, reads row a of r at 10 ms and would write at
+    // 40 ms. Another client's accepted write between the two lands inside x's read-modify-write
+    // only if it touches row a of r, and only while x's operation lasts.
     let read = |t: Trace| {
-        t.event(
-            10,
-            What::Read {
-                client: X,
-                resource: 0,
-                rows: 0b001,
-                token: None,
-                accepted: true,
-                value: 0,
-            },
-        )
+        t.op(4, S, granted(X, 1))
+            .believes(5, X, 0b001, (S, 1, 1))
+            .event(
+                10,
+                What::Read {
+                    client: X,
+                    resource: 0,
+                    rows: 0b001,
+                    token: None,
+                    accepted: true,
+                    value: 0,
+                },
+            )
     };
     let write = |t: Trace, ms: u64, client: u32, resource: u32, rows: u64| {
         t.event(
@@ -631,7 +664,6 @@ fn a_write_is_interleaved_only_inside_another_clients_read_modify_write_on_the_s
                 token: None,
                 accepted: true,
                 values: Values::from_slice(&[1]),
-                lost: 0,
             },
         )
     };
@@ -659,6 +691,31 @@ fn a_write_is_interleaved_only_inside_another_clients_read_modify_write_on_the_s
         Case {
             what: "y writes row a of r after x's operation ended without a write",
             trace: write(read(Trace::default()).lets_go(15, X), 20, Y, 0, 0b001),
+            interleaved: 0,
+        },
+        Case {
+            what: "x's read lands after x let go, then y writes row a of r",
+            trace: write(
+                Trace::default()
+                    .op(4, S, granted(X, 1))
+                    .believes(5, X, 0b001, (S, 1, 1))
+                    .lets_go(8, X)
+                    .event(
+                        10,
+                        What::Read {
+                            client: X,
+                            resource: 0,
+                            rows: 0b001,
+                            token: None,
+                            accepted: true,
+                            value: 0,
+                        },
+                    ),
+                20,
+                Y,
+                0,
+                0b001,
+            ),
             interleaved: 0,
         },
         Case {
