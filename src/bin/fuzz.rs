@@ -59,7 +59,7 @@ usage:
   --seconds T          stop after T seconds and report what ran
   --threads K          worker threads, 1 or 2 (default: 2 if the machine has two cores)
   --cap-events E       event budget of most runs (default 500); see --real-every
-  --real-every R       one case in R runs at the scenario's own budgets (default 2000)
+  --real-every R       one case in R runs at the scenario's own budgets (default 1000)
   --slowest K          how many of the slowest cases to list and save (default 10)
   --out DIR            where findings are saved (default target)
   --case I             run case I alone, print what each stage did and save its input
@@ -69,6 +69,8 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
 
     /// How many inputs of each kind of finding are kept and saved.
     const KEPT_MAX: usize = 20;
+    /// The largest input, as for the command line.
+    const INPUT_BYTES_MAX: usize = 1 << 20;
     /// How much of a finding's input is printed.
     const PRINTED_CHARS_MAX: usize = 600;
 
@@ -95,7 +97,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             seconds: None,
             threads: cores.min(2),
             cap_events: 500,
-            real_every: 2_000,
+            real_every: 1_000,
             slowest: 10,
             out: PathBuf::from("target"),
             case: None,
@@ -281,6 +283,9 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                 (bytes, format, what)
             }
         };
+        // The command line refuses files over 1 MiB, and a mutation that repeats a deeply
+        // nested block can pass that; what is beyond it only makes the parser's cases slow.
+        bytes.truncate(INPUT_BYTES_MAX);
         if let Some(cap) = cap {
             cap_text(&mut bytes, format, cap);
         }
@@ -348,9 +353,12 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
     /// Draws the parts of a scenario. `bad` is the chance that any one value is taken at or
     /// just outside a limit, or that a reference names something that does not exist: zero
     /// gives scenarios that are almost all valid, a few percent gives some broken ones.
+    /// `heavy` draws busy worlds within the limits (long runs, many clients, short periods),
+    /// which only cost anything in the cases that run at the real budgets.
     struct Gen<'r> {
         rng: &'r mut ChaCha8Rng,
         bad: f64,
+        heavy: bool,
     }
 
     impl Gen<'_> {
@@ -468,7 +476,13 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             let duration_ms = if self.chance(self.bad) {
                 self.pick(&[0, 1, limits::DURATION_MS_MAX, limits::DURATION_MS_MAX + 1])
             } else {
-                self.rng.random_range(50..=20_000)
+                self.rng.random_range(
+                    50..=if self.heavy {
+                        limits::DURATION_MS_MAX
+                    } else {
+                        20_000
+                    },
+                )
             };
             let regions: Vec<String> = (0..self.size(1..=3, 1, limits::REGIONS_MAX))
                 .map(|i| self.name(REGIONS, i))
@@ -497,7 +511,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                 Network {
                     local_latency_ms: self.ms(5),
                     remote_latency_ms: self.ms(100),
-                    jitter_ms: self.ms(10),
+                    jitter_ms: self.ms(if self.heavy { 50 } else { 10 }),
                     links,
                 }
             };
@@ -609,8 +623,8 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                     .find(|r| r.name == resource)
                     .map(|r| r.rows.clone())
                     .unwrap_or_default();
-                let period_ms = self.ms(500);
-                let work_ms = self.ms(200);
+                let period_ms = self.ms(if self.heavy { 20 } else { 500 });
+                let work_ms = self.ms(if self.heavy { 50 } else { 200 });
                 clients.push(ClientClass {
                     name: name.clone(),
                     count: if self.chance(self.bad) {
@@ -622,7 +636,13 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                             u32::MAX,
                         ])
                     } else {
-                        self.rng.random_range(1..=4)
+                        self.rng.random_range(
+                            1..=if self.heavy {
+                                limits::CLIENTS_PER_CLASS_MAX
+                            } else {
+                                4
+                            },
+                        )
                     },
                     region: self.reference(&regions),
                     protocol,
@@ -818,7 +838,8 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             5..8 => 0.02,
             _ => 0.15,
         };
-        let scenario = Gen { rng, bad }.scenario(cap);
+        let heavy = rng.random_bool(0.1);
+        let scenario = Gen { rng, bad, heavy }.scenario(cap);
         let json = rng.random_bool(0.25);
         if !json {
             if let Ok(text) = toml::to_string(&scenario) {
@@ -1429,13 +1450,17 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             out.ran = true;
             out.truncated = run.truncated;
             out.events = run.events.len() as u64;
-            out.timed("verdict", |o| {
-                let verdict = monitor::verdict(&run);
+            let verdict = out.timed("verdict", |_| monitor::verdict(&run));
+            out.timed("render", |_| {
+                // What the command line prints: the verdict in words and as JSON, the trace
+                // and its digest, and the overlaps the timeline draws.
                 let _ = verdict.summary();
                 let _ = serde_json::to_string(&verdict);
                 let _ = trace::render(&run.world, &run.events);
                 let _ = trace::digest(&run.events);
                 let _ = monitor::overlaps(&run.events, run.end);
+            });
+            out.timed("verdict", |o| {
                 if verdict.events != run.events.len() as u64 {
                     o.problems.push(format!(
                         "the verdict counts {} events of a trace of {}",
@@ -1548,14 +1573,46 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             check_app(out, &app, &next, "app action");
             app = next;
         }
+        out.timed("views", |_| views(&app, rng));
+    }
+
+    /// What the page's views ask of the app's state: the words, the timeline's marks, spans
+    /// and bands at a few widths (a hidden canvas is 0 pixels wide, which makes the scale
+    /// infinite, or not a number for an empty run), pointer hits, and the comparison's words.
+    fn views(app: &App, rng: &mut ChaCha8Rng) {
         let _ = app.playhead_text();
         let _ = app.snapshot();
         let _ = app.saved();
         let _ = app.edited();
-        let layout = &app.outcome.layout;
-        for width in [1.0, 800.0, 3_000.0] {
-            let us_per_px = app.window.span() as f64 / width;
-            let _ = layout.bands(app.window, us_per_px);
+        let outcome = &app.outcome;
+        let _ = ui::text::counts(&outcome.verdict);
+        let n = outcome.events.len();
+        for index in [0, n / 2, n.saturating_sub(1), n, usize::MAX] {
+            let _ = ui::text::event_details(&outcome.world, &outcome.events, index);
+        }
+        let layout = &outcome.layout;
+        let w = app.window;
+        let end = outcome.end;
+        for width in [0.0, 1.0, 800.0, 3_000.0] {
+            let us_per_px = w.span() as f64 / width;
+            let _ = layout.bands(w, us_per_px);
+            for lane in layout.lanes.iter().take(8) {
+                let _ = ui::timeline::visible_marks(&lane.marks, us_per_px);
+                let _ = ui::timeline::visible_spans(&lane.spans, us_per_px);
+            }
+        }
+        for lane in 0..layout.lanes.len().min(8) + 1 {
+            let _ = layout.marks_in(lane, w);
+            let t = big_u64(rng, end);
+            let tolerance = big_u64(rng, end / 100);
+            let _ = layout.hit(lane, t, tolerance);
+        }
+        for f in [f64::NAN, f64::INFINITY, -1.0, 0.0, 0.5, 1.0, 2.0] {
+            let _ = w.time_at(f);
+        }
+        let _ = w.fraction(big_u64(rng, end));
+        if let Some(Ok((b, diff))) = app.compare.as_ref().map(|c| &c.result) {
+            let _ = ui::text::compare_summary(&outcome.verdict, &b.verdict, diff);
         }
     }
 
