@@ -1453,13 +1453,14 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             let verdict = out.timed("verdict", |_| monitor::verdict(&run));
             out.timed("render", |_| {
                 // What the command line prints: the verdict in words and as JSON, the trace
-                // and its digest, and the overlaps the timeline draws.
+                // and its digest.
                 let _ = verdict.summary();
                 let _ = serde_json::to_string(&verdict);
                 let _ = trace::render(&run.world, &run.events);
                 let _ = trace::digest(&run.events);
-                let _ = monitor::overlaps(&run.events, run.end);
             });
+            // The overlaps the timeline draws, the verdict's own enumeration.
+            out.timed("overlaps", |_| monitor::overlaps(&run.events, run.end));
             out.timed("verdict", |o| {
                 if verdict.events != run.events.len() as u64 {
                     o.problems.push(format!(
