@@ -161,10 +161,21 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
         static STAGE: Cell<&'static str> = const { Cell::new("") };
         /// The message and location of the last panic on this thread.
         static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+        /// The actions the app was given in the current case. They are kept outside the
+        /// case's result so that a panic in the middle of them still reports them.
+        static ACTIONS: RefCell<Vec<Action>> = const { RefCell::new(Vec::new()) };
     }
 
     fn stage(name: &'static str) {
         STAGE.with(|s| s.set(name));
+    }
+
+    fn record(action: &Action) {
+        ACTIONS.with(|a| a.borrow_mut().push(action.clone()));
+    }
+
+    fn take_actions() -> Vec<Action> {
+        ACTIONS.with(|a| std::mem::take(&mut *a.borrow_mut()))
     }
 
     /// Replaces the default hook, which would print every caught panic's message to stderr, with
@@ -1308,8 +1319,6 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
         problems: Vec<String>,
         /// Wall-clock time of each stage.
         stages: Vec<(&'static str, Duration)>,
-        /// The actions the app was given, for a replay.
-        actions: Vec<Action>,
         /// The errors of the first parse, for a replay.
         first_errors: Vec<ScenarioError>,
     }
@@ -1414,6 +1423,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
         budgets: &Budgets,
     ) -> Outcome {
         let mut out = Outcome::default();
+        take_actions();
         let format = case.format;
         let scenario = out.timed("parse", |o| {
             let parsed = parse_stage(o, &case.text, format, "parse");
@@ -1552,7 +1562,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             app = restored;
         }
         let first = Action::Edit(case.text.clone());
-        out.actions.push(first.clone());
+        record(&first);
         let before = app.clone();
         app = app.reduce(first);
         check_app(out, &before, &app, "edit");
@@ -1568,7 +1578,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             if reruns_scenario(&action) {
                 reruns += 1;
             }
-            out.actions.push(action.clone());
+            record(&action);
             let next = app.reduce(action);
             out.app_actions += 1;
             check_app(out, &app, &next, "app action");
@@ -2019,6 +2029,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             run_case(&case, &mut rng, apps, corpus, &budgets)
         }));
         let took = start.elapsed();
+        let actions = take_actions();
         tally.cases += 1;
         match case.format {
             Format::Toml => tally.toml += 1,
@@ -2053,7 +2064,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                         &mut tally.kept_unlocated,
                         &case,
                         format!("{context}: {e}"),
-                        &out.actions,
+                        &actions,
                     );
                 }
                 if !out.problems.is_empty() {
@@ -2065,7 +2076,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                         &mut tally.kept_problems,
                         &case,
                         out.problems.join("\n"),
-                        &out.actions,
+                        &actions,
                     );
                 }
                 out.slowest_stage()
@@ -2076,7 +2087,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                     .unwrap_or_else(|| "(no message)".to_string());
                 tally.panics += 1;
                 count_kind(&mut tally.panic_kinds, message.clone(), index);
-                keep(&mut tally.kept_panics, &case, message, &[]);
+                keep(&mut tally.kept_panics, &case, message, &actions);
                 (STAGE.with(Cell::get), took)
             }
         };
@@ -2354,7 +2365,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
 
     // ----- Replays ------------------------------------------------------------------------------
 
-    fn describe(out: &Outcome, took: Duration) {
+    fn describe(out: &Outcome, actions: &[Action], took: Duration) {
         println!(
             "parsed {}, validated {}, ran {} ({} events{}), {} app actions",
             out.parsed,
@@ -2387,8 +2398,12 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
         for p in &out.problems {
             println!("problem: {p}");
         }
+        print_actions(actions);
+    }
+
+    fn print_actions(actions: &[Action]) {
         println!("app actions:");
-        for a in &out.actions {
+        for a in actions {
             println!("  {}", action_text(a));
         }
     }
@@ -2405,9 +2420,10 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             run_case(case, rng, &apps, corpus, budgets)
         }));
         let took = start.elapsed();
+        let actions = take_actions();
         match result {
             Ok(out) => {
-                describe(&out, took);
+                describe(&out, &actions, took);
                 if out.unlocated.is_empty() {
                     ExitCode::SUCCESS
                 } else {
@@ -2419,6 +2435,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                     .with(|p| p.borrow_mut().take())
                     .unwrap_or_default();
                 println!("panic after {:.2} ms: {message}", took.as_secs_f64() * 1e3);
+                print_actions(&actions);
                 ExitCode::from(1)
             }
         }
