@@ -2129,6 +2129,10 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
             "lockstep-fuzz: seed {}, {} cases on {} thread(s); runs capped at {} events, one case in {} at the real budgets; a case over {} ms is a finding",
             o.seed, o.cases, threads, o.cap_events, o.real_every, o.max_ms_per_case
         );
+        // Inputs saved by an earlier run would read as findings of this one.
+        for dir in ["fuzz-failures", "fuzz-slow"] {
+            let _ = std::fs::remove_dir_all(o.out.join(dir));
+        }
         let started = Instant::now();
         let deadline = o.seconds.map(|s| started + Duration::from_secs(s));
         let done = AtomicU64::new(0);
