@@ -1466,11 +1466,19 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                 // and its digest.
                 let _ = verdict.summary();
                 let _ = serde_json::to_string(&verdict);
-                let _ = trace::render(&run.world, &run.events);
+                let lost = monitor::lost_updates(&run.world, &run.events, 0);
+                let _ = monitor::render_trace(&run.world, &run.events, &lost);
                 let _ = trace::digest(&run.events);
             });
-            // The overlaps the timeline draws, the verdict's own enumeration.
-            out.timed("overlaps", |_| monitor::overlaps(&run.events, run.end));
+            // The overlaps and lost updates the timeline draws, the verdict's own analysis.
+            out.timed("overlaps", |_| {
+                monitor::analyse(
+                    &run.world,
+                    &run.events,
+                    run.end,
+                    lockstep::ui::timeline::OVERLAPS_DETAILED_MAX,
+                )
+            });
             out.timed("verdict", |o| {
                 if verdict.events != run.events.len() as u64 {
                     o.problems.push(format!(

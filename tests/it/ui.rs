@@ -614,6 +614,12 @@ fn playback_steps_seeks_and_plays_to_the_end() {
         slow = slow.reduce(Action::SpeedStep(-1));
     }
     assert_eq!(slow.speed, SPEEDS[0]);
+    // Steps of any size stay in range, without overflow.
+    assert_eq!(
+        app.reduce(Action::SpeedStep(i32::MAX)).speed,
+        SPEEDS[SPEEDS.len() - 1]
+    );
+    assert_eq!(app.reduce(Action::SpeedStep(i32::MIN)).speed, SPEEDS[0]);
 
     // Selecting an event that does not exist selects nothing.
     assert_eq!(app.reduce(Action::Select(Some(n))).selected, None);
