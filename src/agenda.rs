@@ -1,21 +1,35 @@
 //! The agenda: steps waiting to happen, ordered by (time, sequence number).
 //!
-//! A binary min-heap of small keys, with the steps themselves in a slab beside it, so a sift
-//! moves 32-byte entries rather than whole steps. Pushing and popping the earliest are
-//! logarithmic in the number of waiting steps, which matters because network jitter can keep
-//! tens of thousands of messages in flight at once; a sorted vector, which is a little faster
-//! for the few dozen steps of a quiet run, costs a linear shift per insert there.
+//! Small keys in two tiers, with the steps themselves in a slab beside them, so reordering
+//! moves 32-byte keys rather than whole steps:
+//!
+//! - `near`, a vector sorted latest first holding the earliest keys, at most `NEAR_MAX` of
+//!   them. Most new steps are due soon, so they go a few places from its end, and the earliest
+//!   step is popped from its end. A quiet run (a few dozen steps waiting) lives here entirely,
+//!   and for that a sorted vector is cheaper than any heap.
+//! - `far`, a binary min-heap for every key later than all of `near`'s. When network jitter
+//!   keeps tens of thousands of messages in flight, most new keys land here in logarithmic
+//!   time, instead of costing a linear shift of one long sorted vector.
+//!
+//! `near` overflowing moves its later half to `far`; `near` running dry refills it with the
+//! next `NEAR_MAX / 2` keys from `far`. Each key crosses between the tiers a bounded number of
+//! times for each time it is pushed or popped, so every operation costs O(log n + NEAR_MAX)
+//! amortized, with n the number of waiting steps.
 //!
 //! Taking a step by its sequence number (an explorer's choice) is logarithmic too: the item
-//! leaves its slot at once, and its heap entry stays behind as a stale entry that is dropped
-//! when it reaches the top, or when stale entries outnumber live ones. The index from sequence
-//! numbers to slots that this needs is built by the first `take`, so the simulator, which only
-//! ever pops the earliest step, never pays for it.
+//! leaves its slot at once; its key is removed from `near`, or stays in `far` as a stale key
+//! that is dropped when it reaches the top, or when stale keys outnumber live ones. The index
+//! from sequence numbers to slots that this needs is built by the first `take`, so the
+//! simulator, which only ever pops the earliest step, never pays for it.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use crate::world::Micros;
+
+/// The most keys `near` holds. Large enough for a busy run's whole agenda (a few dozen
+/// steps), small enough that shifting it is a short copy.
+const NEAR_MAX: usize = 128;
 
 /// A key: time in the high 64 bits, sequence number in the low 64, so keys are unique and
 /// compare as (time, sequence).
@@ -36,14 +50,17 @@ struct Entry<T> {
 
 #[derive(Clone, Debug)]
 pub struct Agenda<T> {
-    /// (key, slot), the earliest key on top. Entries whose item was taken by sequence number
-    /// stay here until they are dropped; the top entry is never one of them.
-    heap: BinaryHeap<Reverse<(u128, u32)>>,
+    /// (key, slot) for the earliest keys, sorted latest first. Every key here is earlier than
+    /// every key in `far`.
+    near: Vec<(u128, u32)>,
+    /// (key, slot) for the later keys, the earliest on top. Keys whose item was taken by
+    /// sequence number stay here, stale, until they are dropped; the top is never stale.
+    far: BinaryHeap<Reverse<(u128, u32)>>,
     /// Items by slot, with their times and sequence numbers (the sequence number tells a
-    /// stale heap entry from the item that reused its slot); `None` marks a free slot.
+    /// stale key from the item that reused its slot); `None` marks a free slot.
     slots: Vec<Option<Entry<T>>>,
     free: Vec<u32>,
-    /// How many heap entries are stale.
+    /// How many keys in `far` are stale.
     stale: usize,
     /// Sequence number to slot, for `take`; `None` until the first `take`.
     by_seq: Option<BTreeMap<u64, u32>>,
@@ -52,7 +69,8 @@ pub struct Agenda<T> {
 impl<T> Default for Agenda<T> {
     fn default() -> Self {
         Agenda {
-            heap: BinaryHeap::new(),
+            near: Vec::new(),
+            far: BinaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
             stale: 0,
@@ -76,19 +94,67 @@ impl<T> Agenda<T> {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.heap.push(Reverse((key(at, seq), slot)));
         if let Some(index) = &mut self.by_seq {
             index.insert(seq, slot);
         }
+        let k = key(at, seq);
+        match self.far.peek() {
+            Some(Reverse((first_far, _))) if *first_far < k => {
+                self.far.push(Reverse((k, slot)));
+            }
+            _ => self.push_near(k, slot),
+        }
+    }
+
+    fn push_near(&mut self, k: u128, slot: u32) {
+        // Most new steps are due soon, so their place is a few keys from the end: look there
+        // first, and fall back to a binary search for steps due later.
+        const LOOK: usize = 8;
+        let near = &mut self.near;
+        let mut index = near.len();
+        let mut looked = 0;
+        while index > 0 && looked < LOOK && near[index - 1].0 < k {
+            index -= 1;
+            looked += 1;
+        }
+        if looked == LOOK && index > 0 && near[index - 1].0 < k {
+            index = near[..index].partition_point(|(other, _)| *other > k);
+        }
+        near.insert(index, (k, slot));
+        if near.len() > NEAR_MAX {
+            // The later half goes to `far`, all at once so `near` is shifted once per
+            // NEAR_MAX / 2 overflows rather than at each.
+            self.far.extend(
+                near.drain(..NEAR_MAX / 2)
+                    .map(|(k, slot)| Reverse((k, slot))),
+            );
+        }
+    }
+
+    /// Moves the next keys from `far` to `near`, which is empty.
+    fn refill(&mut self) {
+        debug_assert!(self.near.is_empty());
+        while self.near.len() < NEAR_MAX / 2 {
+            let Some(Reverse((k, slot))) = self.far.pop() else {
+                break;
+            };
+            if self.stale > 0 && !Self::live(&self.slots, k, slot) {
+                self.stale -= 1;
+                continue;
+            }
+            self.near.push((k, slot));
+        }
+        self.near.reverse();
+        self.drop_stale_top();
     }
 
     /// How many items are waiting.
     #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
-        self.heap.len() - self.stale
+        self.near.len() + self.far.len() - self.stale
     }
 
-    /// Whether a heap entry still stands for the item in its slot.
+    /// Whether a key still stands for the item in its slot.
     fn live(slots: &[Option<Entry<T>>], key: u128, slot: u32) -> bool {
         slots[slot as usize]
             .as_ref()
@@ -106,12 +172,12 @@ impl<T> Agenda<T> {
         entry
     }
 
-    /// Drops stale entries from the top, so the top is always a live item.
+    /// Drops stale keys from the top of `far`, so its top is always a live item.
     fn drop_stale_top(&mut self) {
         while self.stale > 0 {
-            match self.heap.peek() {
+            match self.far.peek() {
                 Some(Reverse((k, slot))) if !Self::live(&self.slots, *k, *slot) => {
-                    self.heap.pop();
+                    self.far.pop();
                     self.stale -= 1;
                 }
                 _ => break,
@@ -121,14 +187,19 @@ impl<T> Agenda<T> {
 
     /// The time of the earliest item.
     pub fn peek_at(&self) -> Option<Micros> {
-        self.heap.peek().map(|Reverse((k, _))| split(*k).0)
+        match self.near.last() {
+            Some((k, _)) => Some(split(*k).0),
+            None => self.far.peek().map(|Reverse((k, _))| split(*k).0),
+        }
     }
 
     /// Removes the earliest item, returning (time, sequence number, item).
     pub fn pop(&mut self) -> Option<(Micros, u64, T)> {
-        let Reverse((_, slot)) = self.heap.pop()?;
+        if self.near.is_empty() {
+            self.refill();
+        }
+        let (_, slot) = self.near.pop()?;
         let Entry { at, seq, item } = self.unslot(slot);
-        self.drop_stale_top();
         Some((at, seq, item))
     }
 
@@ -148,16 +219,22 @@ impl<T> Agenda<T> {
                 .collect()
         });
         let slot = *index.get(&seq)?;
-        // The heap entry stays behind, stale; the slot may be reused at once, because a stale
-        // entry is recognised by its sequence number.
         let Entry { at, item, .. } = self.unslot(slot);
-        self.stale += 1;
-        self.drop_stale_top();
-        if self.stale > 64 && self.stale > self.len() {
-            let slots = &self.slots;
-            self.heap
-                .retain(|Reverse((k, slot))| Self::live(slots, *k, *slot));
-            self.stale = 0;
+        let k = key(at, seq);
+        let place = self.near.partition_point(|(other, _)| *other > k);
+        if self.near.get(place).is_some_and(|(other, _)| *other == k) {
+            self.near.remove(place);
+        } else {
+            // The key stays in `far`, stale; the slot may be reused at once, because a stale
+            // key is recognised by its sequence number.
+            self.stale += 1;
+            self.drop_stale_top();
+            if self.stale > 64 && self.stale > self.len() {
+                let slots = &self.slots;
+                self.far
+                    .retain(|Reverse((k, slot))| Self::live(slots, *k, *slot));
+                self.stale = 0;
+            }
         }
         Some((at, seq, item))
     }
