@@ -182,6 +182,10 @@ pub struct Waiter {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LockState {
     pub holder: Option<Hold>,
+    /// An acquire replaces the client's earlier entry, so the queue holds about one entry per
+    /// waiting client: its length is bounded by the clients (`limits::CLIENTS_MAX`, 256) and
+    /// the few migrations that merge queues, never by the length of the run. The scans of it
+    /// by client (a retried acquire, a cancel, a moved client) cost at most that.
     pub queue: VecDeque<Waiter>,
     /// For a subordinate: the highest authority token seen for this lock.
     pub highest_authority_token: u64,
