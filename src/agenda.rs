@@ -1,7 +1,7 @@
 //! The agenda: steps waiting to happen, ordered by (time, sequence number).
 //!
 //! Small keys in two tiers, with the steps themselves in a slab beside them, so reordering
-//! moves 32-byte keys rather than whole steps:
+//! moves 24-byte keys rather than whole steps:
 //!
 //! - `near`, a vector sorted latest first holding the earliest keys, at most `NEAR_MAX` of
 //!   them. Most new steps are due soon, so they go a few places from its end, and the earliest
@@ -12,15 +12,16 @@
 //!   time, instead of costing a linear shift of one long sorted vector.
 //!
 //! `near` overflowing moves its later half to `far`; `near` running dry refills it with the
-//! next `NEAR_MAX / 2` keys from `far`. Each key crosses between the tiers a bounded number of
-//! times for each time it is pushed or popped, so every operation costs O(log n + NEAR_MAX)
-//! amortized, with n the number of waiting steps.
+//! next `NEAR_MAX / 2` keys from `far`. A key crosses between the tiers at most a bounded number
+//! of times for each push and pop, so every operation costs O(log n + NEAR_MAX) amortized, with
+//! n the number of waiting steps.
 //!
 //! Taking a step by its sequence number (an explorer's choice) is logarithmic too: the item
-//! leaves its slot at once; its key is removed from `near`, or stays in `far` as a stale key
-//! that is dropped when it reaches the top, or when stale keys outnumber live ones. The index
-//! from sequence numbers to slots that this needs is built by the first `take`, so the
-//! simulator, which only ever pops the earliest step, never pays for it.
+//! leaves its slot at once; its key is removed from `near`, or stays in `far`, stale, until it
+//! reaches the top or stale keys outnumber live ones. A stale key's slot stays empty and is not
+//! reused until the key is dropped, so an empty slot is how a stale key is recognised. The index
+//! from sequence numbers that `take` needs is built by its first call, so the simulator, which
+//! only ever pops the earliest step, never pays for it.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -31,39 +32,58 @@ use crate::world::Micros;
 /// steps), small enough that shifting it is a short copy.
 const NEAR_MAX: usize = 128;
 
-/// A key: time in the high 64 bits, sequence number in the low 64, so keys are unique and
-/// compare as (time, sequence).
-fn key(at: Micros, seq: u64) -> u128 {
-    (u128::from(at) << 64) | u128::from(seq)
-}
-
-fn split(key: u128) -> (Micros, u64) {
-    ((key >> 64) as Micros, key as u64)
-}
-
-#[derive(Clone, Debug)]
-struct Entry<T> {
+/// A key: unique, and ordered by time, then sequence number. (Two `u64`s rather than one
+/// `u128`: with the slot beside it an entry is 24 bytes instead of 32, which makes the shifts
+/// in `near` shorter.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Key {
     at: Micros,
     seq: u64,
-    item: T,
+}
+
+impl Key {
+    /// The key as one number, time in the high half: comparing that is a single wide
+    /// comparison without branches, where comparing field by field branches on the time.
+    fn wide(self) -> u128 {
+        (u128::from(self.at) << 64) | u128::from(self.seq)
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.wide().cmp(&other.wide())
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+
+    fn lt(&self, other: &Self) -> bool {
+        self.wide() < other.wide()
+    }
+
+    fn gt(&self, other: &Self) -> bool {
+        self.wide() > other.wide()
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct Agenda<T> {
     /// (key, slot) for the earliest keys, sorted latest first. Every key here is earlier than
     /// every key in `far`.
-    near: Vec<(u128, u32)>,
+    near: Vec<(Key, u32)>,
     /// (key, slot) for the later keys, the earliest on top. Keys whose item was taken by
     /// sequence number stay here, stale, until they are dropped; the top is never stale.
-    far: BinaryHeap<Reverse<(u128, u32)>>,
-    /// Items by slot, with their times and sequence numbers (the sequence number tells a
-    /// stale key from the item that reused its slot); `None` marks a free slot.
-    slots: Vec<Option<Entry<T>>>,
+    far: BinaryHeap<Reverse<(Key, u32)>>,
+    /// Items by slot. `None` marks a free slot, or the slot of a stale key.
+    slots: Vec<Option<T>>,
     free: Vec<u32>,
     /// How many keys in `far` are stale.
     stale: usize,
-    /// Sequence number to slot, for `take`; `None` until the first `take`.
-    by_seq: Option<BTreeMap<u64, u32>>,
+    /// Sequence number to (time, slot), for `take`; `None` until the first `take`.
+    by_seq: Option<BTreeMap<u64, (Micros, u32)>>,
 }
 
 impl<T> Default for Agenda<T> {
@@ -83,30 +103,46 @@ impl<T> Agenda<T> {
     /// Schedules `item` at `at`. Sequence numbers must be unique among waiting items; items
     /// due at the same time come out in the order of their sequence numbers.
     pub fn push(&mut self, at: Micros, seq: u64, item: T) {
-        let entry = Some(Entry { at, seq, item });
         let slot = match self.free.pop() {
             Some(slot) => {
-                self.slots[slot as usize] = entry;
+                self.slots[slot as usize] = Some(item);
                 slot
             }
             None => {
-                self.slots.push(entry);
+                self.slots.push(Some(item));
                 (self.slots.len() - 1) as u32
             }
         };
-        if let Some(index) = &mut self.by_seq {
-            index.insert(seq, slot);
+        if self.by_seq.is_some() {
+            self.index(seq, Some((at, slot)));
         }
-        let k = key(at, seq);
+        let k = Key { at, seq };
         match self.far.peek() {
-            Some(Reverse((first_far, _))) if *first_far < k => {
-                self.far.push(Reverse((k, slot)));
-            }
+            Some(Reverse((first_far, _))) if *first_far < k => self.push_far(k, slot),
             _ => self.push_near(k, slot),
         }
     }
 
-    fn push_near(&mut self, k: u128, slot: u32) {
+    /// Records or forgets where a sequence number's item is, once `take` has been used.
+    #[cold]
+    #[inline(never)]
+    fn index(&mut self, seq: u64, place: Option<(Micros, u32)>) {
+        if let Some(index) = &mut self.by_seq {
+            match place {
+                Some(place) => index.insert(seq, place),
+                None => index.remove(&seq),
+            };
+        }
+    }
+
+    // The rare paths stay out of line, so the common ones inline into the simulator's loop.
+    #[inline(never)]
+    fn push_far(&mut self, k: Key, slot: u32) {
+        self.far.push(Reverse((k, slot)));
+    }
+
+    #[inline]
+    fn push_near(&mut self, k: Key, slot: u32) {
         // Most new steps are due soon, so their place is a few keys from the end: look there
         // first, and fall back to a binary search for steps due later.
         const LOOK: usize = 8;
@@ -138,8 +174,9 @@ impl<T> Agenda<T> {
             let Some(Reverse((k, slot))) = self.far.pop() else {
                 break;
             };
-            if self.stale > 0 && !Self::live(&self.slots, k, slot) {
+            if self.stale > 0 && self.slots[slot as usize].is_none() {
                 self.stale -= 1;
+                self.free.push(slot);
                 continue;
             }
             self.near.push((k, slot));
@@ -154,29 +191,20 @@ impl<T> Agenda<T> {
         self.near.len() + self.far.len() - self.stale
     }
 
-    /// Whether a key still stands for the item in its slot.
-    fn live(slots: &[Option<Entry<T>>], key: u128, slot: u32) -> bool {
-        slots[slot as usize]
-            .as_ref()
-            .is_some_and(|e| e.seq == split(key).1)
-    }
-
-    fn unslot(&mut self, slot: u32) -> Entry<T> {
-        self.free.push(slot);
-        let entry = self.slots[slot as usize]
+    #[inline]
+    fn unslot(&mut self, slot: u32) -> T {
+        self.slots[slot as usize]
             .take()
-            .expect("every live key in the agenda has its item");
-        if let Some(index) = &mut self.by_seq {
-            index.remove(&entry.seq);
-        }
-        entry
+            .expect("every live key in the agenda has its item")
     }
 
-    /// Drops stale keys from the top of `far`, so its top is always a live item.
+    /// Drops stale keys from the top of `far`, freeing their slots, so its top is always a
+    /// live item.
     fn drop_stale_top(&mut self) {
         while self.stale > 0 {
             match self.far.peek() {
-                Some(Reverse((k, slot))) if !Self::live(&self.slots, *k, *slot) => {
+                Some(Reverse((_, slot))) if self.slots[*slot as usize].is_none() => {
+                    self.free.push(*slot);
                     self.far.pop();
                     self.stale -= 1;
                 }
@@ -188,51 +216,72 @@ impl<T> Agenda<T> {
     /// The time of the earliest item.
     pub fn peek_at(&self) -> Option<Micros> {
         match self.near.last() {
-            Some((k, _)) => Some(split(*k).0),
-            None => self.far.peek().map(|Reverse((k, _))| split(*k).0),
+            Some((k, _)) => Some(k.at),
+            None => self.far.peek().map(|Reverse((k, _))| k.at),
         }
     }
 
     /// Removes the earliest item, returning (time, sequence number, item).
+    #[inline]
     pub fn pop(&mut self) -> Option<(Micros, u64, T)> {
         if self.near.is_empty() {
             self.refill();
         }
-        let (_, slot) = self.near.pop()?;
-        let Entry { at, seq, item } = self.unslot(slot);
-        Some((at, seq, item))
+        let (k, slot) = self.near.pop()?;
+        let item = self.unslot(slot);
+        self.free.push(slot);
+        if self.by_seq.is_some() {
+            self.index(k.seq, None);
+        }
+        Some((k.at, k.seq, item))
+    }
+
+    /// Every key with a live item: in `near`, then in `far`.
+    fn keys(&self) -> impl Iterator<Item = (Key, u32)> + '_ {
+        self.near
+            .iter()
+            .copied()
+            .chain(self.far.iter().map(|Reverse(entry)| *entry))
+            .filter(|(_, slot)| self.slots[*slot as usize].is_some())
     }
 
     /// Every item, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (Micros, u64, &T)> {
-        self.slots.iter().flatten().map(|e| (e.at, e.seq, &e.item))
+        self.keys().map(|(k, slot)| {
+            let item = self.slots[slot as usize]
+                .as_ref()
+                .expect("only live keys are listed");
+            (k.at, k.seq, item)
+        })
     }
 
     /// Removes the item with the given sequence number.
     pub fn take(&mut self, seq: u64) -> Option<(Micros, u64, T)> {
-        let slots = &self.slots;
-        let index = self.by_seq.get_or_insert_with(|| {
-            slots
-                .iter()
-                .enumerate()
-                .filter_map(|(slot, entry)| entry.as_ref().map(|e| (e.seq, slot as u32)))
-                .collect()
-        });
-        let slot = *index.get(&seq)?;
-        let Entry { at, item, .. } = self.unslot(slot);
-        let k = key(at, seq);
+        if self.by_seq.is_none() {
+            let index = self.keys().map(|(k, slot)| (k.seq, (k.at, slot))).collect();
+            self.by_seq = Some(index);
+        }
+        let index = self.by_seq.as_mut().expect("built above");
+        let (at, slot) = index.remove(&seq)?;
+        let item = self.unslot(slot);
+        let k = Key { at, seq };
         let place = self.near.partition_point(|(other, _)| *other > k);
         if self.near.get(place).is_some_and(|(other, _)| *other == k) {
             self.near.remove(place);
+            self.free.push(slot);
         } else {
-            // The key stays in `far`, stale; the slot may be reused at once, because a stale
-            // key is recognised by its sequence number.
+            // The key stays in `far`, stale, and keeps its slot empty until it is dropped.
             self.stale += 1;
             self.drop_stale_top();
             if self.stale > 64 && self.stale > self.len() {
-                let slots = &self.slots;
-                self.far
-                    .retain(|Reverse((k, slot))| Self::live(slots, *k, *slot));
+                let (slots, free) = (&self.slots, &mut self.free);
+                self.far.retain(|Reverse((_, slot))| {
+                    let live = slots[*slot as usize].is_some();
+                    if !live {
+                        free.push(*slot);
+                    }
+                    live
+                });
                 self.stale = 0;
             }
         }

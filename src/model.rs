@@ -370,6 +370,7 @@ impl State {
     }
 
     /// Removes and returns the earliest scheduled step.
+    #[inline]
     pub fn pop_earliest(&mut self) -> Option<Scheduled> {
         let (at, seq, step) = self.agenda.pop()?;
         Some(Scheduled { at, seq, step })
