@@ -165,6 +165,8 @@ pub struct Exercise {
     pub hints: Vec<String>,
     /// One correct answer, shown after solving or on request. Any answer that passes is right.
     pub solution: Vec<Edit>,
+    /// Other correct answers the explanation mentions, each checked to pass as well.
+    pub alternatives: Vec<Vec<Edit>>,
     /// Why the solution works.
     pub explanation: String,
     /// Said when the check passes.

@@ -597,7 +597,7 @@ pub struct Condition {
     /// The condition as written.
     pub text: String,
     subject: Subject,
-    equal: bool,
+    op: Op,
     value: String,
 }
 
@@ -614,25 +614,29 @@ enum Subject {
     Pause,
     Migration,
     MigrationMode,
+    /// The time of the first migration, in milliseconds (compared as a number).
+    MigrationAt,
 }
 
 /// The conditions on a scenario, for messages.
 pub const CONDITION_FORMS: &str = "fencing(R), checks(R), fencing_source(R), protocol(CLASS), \
-protocol(any), role(S), outage(S), partition, pause, migration, migration_mode, each == or != a value";
+protocol(any), role(S), outage(S), partition, pause, migration, migration_mode, each == or != a \
+value, and migration_at compared with a number of milliseconds";
 
 impl Condition {
     /// Reads a condition: `SUBJECT == VALUE` or `SUBJECT != VALUE`.
     pub fn parse(text: &str) -> Result<Condition, String> {
         let text = text.trim();
-        let (left, equal, right) = if let Some((l, r)) = text.split_once("==") {
-            (l, true, r)
-        } else if let Some((l, r)) = text.split_once("!=") {
-            (l, false, r)
-        } else {
+        let Some((at, symbol, op)) = Op::ALL
+            .iter()
+            .filter_map(|(sym, op)| text.find(sym).map(|i| (i, *sym, *op)))
+            .min_by_key(|(i, sym, _)| (*i, std::cmp::Reverse(sym.len())))
+        else {
             return Err(format!(
                 "\"{text}\" is not a condition; a condition is one of: {CONDITION_FORMS}"
             ));
         };
+        let (left, right) = (&text[..at], &text[at + symbol.len()..]);
         let (name, args) = call(left);
         let one = || -> Result<String, String> {
             match args.as_slice() {
@@ -654,6 +658,7 @@ impl Condition {
             "pause" if args.is_empty() => Subject::Pause,
             "migration" if args.is_empty() => Subject::Migration,
             "migration_mode" if args.is_empty() => Subject::MigrationMode,
+            "migration_at" if args.is_empty() => Subject::MigrationAt,
             _ => {
                 return Err(format!(
                     "unknown subject \"{}\"; a condition is one of: {CONDITION_FORMS}",
@@ -662,6 +667,13 @@ impl Condition {
             }
         };
         let value = right.trim().to_string();
+        let numeric = subject == Subject::MigrationAt;
+        if numeric && value.parse::<f64>().is_err() {
+            return Err(format!("\"{value}\" is not a number of milliseconds"));
+        }
+        if !numeric && !matches!(op, Op::Eq | Op::Ne) {
+            return Err(format!("{} is compared with == or != only", left.trim()));
+        }
         let allowed: &[&str] = match subject {
             Subject::Fencing(_) => &["off", "any_source", "one_source"],
             Subject::Checks(_) => &["writes", "all_accesses"],
@@ -681,7 +693,7 @@ impl Condition {
         Ok(Condition {
             text: text.to_string(),
             subject,
-            equal,
+            op,
             value,
         })
     }
@@ -733,14 +745,30 @@ impl Condition {
                 Some(MigrationMode::Transfer) => "transfer".to_string(),
                 None => "none".to_string(),
             }],
+            Subject::MigrationAt => s
+                .migrations
+                .first()
+                .map(|m| m.at_ms.to_string())
+                .into_iter()
+                .collect(),
         }
     }
 
     /// Whether the condition holds of a scenario. `protocol(any) == X` holds when some class
-    /// uses X; `protocol(any) != X` when some class does not.
+    /// uses X; `protocol(any) != X` when some class does not. `migration_at` compares numbers,
+    /// and does not hold without a migration.
     pub fn holds(&self, s: &Scenario) -> bool {
         let values = self.values(s);
-        values.iter().any(|v| (v == &self.value) == self.equal)
+        if self.subject == Subject::MigrationAt {
+            let wanted: f64 = self.value.parse().unwrap_or(f64::NAN);
+            return values
+                .iter()
+                .filter_map(|v| v.parse::<f64>().ok())
+                .any(|v| self.op.holds(v, wanted));
+        }
+        values
+            .iter()
+            .any(|v| (v == &self.value) == (self.op == Op::Eq))
     }
 
     /// Why the condition names something the scenario lacks, if it does.

@@ -196,6 +196,8 @@ struct ExerciseToml {
     hints: Vec<String>,
     solution: Vec<Spanned<String>>,
     #[serde(default)]
+    alternatives: Vec<Spanned<Vec<String>>>,
+    #[serde(default)]
     explanation: String,
     #[serde(default)]
     success: String,
@@ -844,6 +846,17 @@ fn exercise(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Op
     if texts.is_empty() {
         problems.at(fence.line, "an exercise needs a solution");
     }
+    let mut alternatives = Vec::new();
+    for a in &t.alternatives {
+        let line = line_of(fence, a);
+        let texts: Vec<(u32, &str)> = a.get_ref().iter().map(|e| (line, e.as_str())).collect();
+        alternatives.push(edits_in(
+            &texts,
+            &scenario,
+            "alternative solution",
+            problems,
+        ));
+    }
     let mut misconceptions = Vec::new();
     for m in &t.misconception {
         let line = line_of(fence, m);
@@ -893,6 +906,7 @@ fn exercise(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Op
         check,
         hints: t.hints,
         solution,
+        alternatives,
         explanation: t.explanation,
         success: t.success,
         misconceptions,

@@ -157,25 +157,35 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
             ),
         );
     }
-    match x.attempt(&x.solution) {
-        Ok(solved) => {
-            let g = x.grade(&solved);
-            if let Some(f) = g.failures.first() {
-                error(
-                    out,
-                    x.line,
-                    format!(
-                        "exercise \"{}\": its solution fails the check \"{}\" with seed {}: {}",
-                        x.id, f.claim, f.seed, f.actual
-                    ),
-                );
+    let answers = std::iter::once(("solution", &x.solution))
+        .chain(x.alternatives.iter().map(|a| ("alternative solution", a)));
+    for (what, edits) in answers {
+        let shown: Vec<String> = edits.iter().map(|e| e.to_string()).collect();
+        match x.attempt(edits) {
+            Ok(solved) => {
+                let g = x.grade(&solved);
+                if let Some(f) = g.failures.first() {
+                    error(
+                        out,
+                        x.line,
+                        format!(
+                            "exercise \"{}\": its {what} [{}] fails the check \"{}\" with seed \
+                             {}: {}",
+                            x.id,
+                            shown.join(", "),
+                            f.claim,
+                            f.seed,
+                            f.actual
+                        ),
+                    );
+                }
             }
+            Err(why) => error(
+                out,
+                x.line,
+                format!("exercise \"{}\": its {what}: {why}", x.id),
+            ),
         }
-        Err(why) => error(
-            out,
-            x.line,
-            format!("exercise \"{}\": its solution: {why}", x.id),
-        ),
     }
     for (i, m) in x.misconceptions.iter().enumerate() {
         if m.matches(&x.scenario) {
