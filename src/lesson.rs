@@ -271,6 +271,17 @@ impl Exercise {
         self.misconceptions.iter().position(|m| m.matches(scenario))
     }
 
+    /// The completion code of a learner's edits: what the facilitator verifies with
+    /// [`code::verify`].
+    pub fn completion_code(&self, lesson: &str, edits: &[Edit]) -> String {
+        code::encode(&code::Completion {
+            lesson: lesson.to_string(),
+            exercise: self.id.clone(),
+            seeds: self.seeds.clone(),
+            edits: edits.to_vec(),
+        })
+    }
+
     /// The words of hint `n` (from 0) with its counter, e.g. "Hint 2 of 4".
     pub fn hint_label(&self, n: usize) -> Option<String> {
         (n < self.hints.len()).then(|| format!("Hint {} of {}", n + 1, self.hints.len()))

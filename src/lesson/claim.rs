@@ -809,7 +809,7 @@ impl Condition {
                     || self
                         .value
                         .strip_prefix("subordinate:")
-                        .is_some_and(|a| service(a));
+                        .is_some_and(service);
                 (!ok).then(|| {
                     format!(
                         "\"{}\" is not a role (independent or subordinate:SERVICE)",

@@ -216,8 +216,9 @@ fn push_inline(stack: &mut [Open], inline: Inline) {
     }
 }
 
-/// The inline list of the innermost container, or `None` where inlines are dropped. Text
-/// directly inside a block container (a tight list item) goes into that item's own paragraph.
+/// The inline list of the innermost container, or `None` where inlines are dropped (code, an
+/// HTML block). Text directly inside a block container (a tight list item, or content whose
+/// paragraph was beyond the nesting bound) goes into a paragraph of its own.
 fn inlines_of(stack: &mut [Open]) -> Option<&mut Vec<Inline>> {
     match stack.last_mut()? {
         Open::Paragraph(x)
@@ -227,7 +228,23 @@ fn inlines_of(stack: &mut [Open]) -> Option<&mut Vec<Inline>> {
         | Open::Link(_, x)
         | Open::Plain(x)
         | Open::Item(_, x) => Some(x),
-        Open::Blocks(_) | Open::Quote(_) | Open::List(..) | Open::Code(_) | Open::Dropped => None,
+        Open::Blocks(blocks) | Open::Quote(blocks) => {
+            if !matches!(blocks.last(), Some(Block::Paragraph(_))) {
+                blocks.push(Block::Paragraph(Vec::new()));
+            }
+            match blocks.last_mut() {
+                Some(Block::Paragraph(x)) => Some(x),
+                _ => None,
+            }
+        }
+        Open::List(_, items) => {
+            items.push(vec![Block::Paragraph(Vec::new())]);
+            match items.last_mut().and_then(|i| i.last_mut()) {
+                Some(Block::Paragraph(x)) => Some(x),
+                _ => None,
+            }
+        }
+        Open::Code(_) | Open::Dropped => None,
     }
 }
 

@@ -7,6 +7,7 @@
 mod claims;
 mod cli;
 mod determinism;
+mod lessons;
 mod model_api;
 mod properties;
 mod scenario_format;
