@@ -294,7 +294,7 @@ impl Test {
                 match v.exclusion {
                     Exclusion::Holds => "exclusion holds".into(),
                     Exclusion::Broken => {
-                        format!("exclusion broken ({} overlaps)", v.violation_count)
+                        format!("exclusion broken, {} overlap(s)", v.violation_count)
                     }
                 },
             ),
@@ -303,7 +303,7 @@ impl Test {
                 match v.integrity {
                     Integrity::Intact => "integrity intact".into(),
                     Integrity::Corrupted => {
-                        format!("integrity corrupted ({} lost updates)", v.lost_updates)
+                        format!("integrity corrupted, {} lost update(s)", v.lost_updates)
                     }
                 },
             ),
@@ -806,10 +806,7 @@ impl Condition {
             }
             Subject::Role(_) => {
                 let ok = self.value == "independent"
-                    || self
-                        .value
-                        .strip_prefix("subordinate:")
-                        .is_some_and(service);
+                    || self.value.strip_prefix("subordinate:").is_some_and(service);
                 (!ok).then(|| {
                     format!(
                         "\"{}\" is not a role (independent or subordinate:SERVICE)",

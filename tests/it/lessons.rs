@@ -710,3 +710,62 @@ fn lesson_check_passes_the_shipped_lessons_and_follows_the_command_conventions()
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/lesson.md"));
 }
+
+/// docs/lessons.md shows a complete lesson and a completion code; both must be real.
+#[test]
+fn the_documented_example_lesson_and_code_are_real() {
+    let page =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/lessons.md"))
+            .expect("docs/lessons.md exists");
+    let start = page.find("````markdown\n").expect("the example") + "````markdown\n".len();
+    let end = start + page[start..].find("\n````\n").expect("its end") + 1;
+    let example = lesson::parse(&page[start..end]).unwrap_or_else(|e| panic!("{e:?}"));
+    let checked = lesson::check(&example);
+    assert!(checked.errors.is_empty(), "{:?}", checked.errors);
+    assert_eq!(example.steps.len(), 1);
+    assert_eq!(example.exercises.len(), 1);
+    assert!(example.exercises[0]
+        .narration
+        .markdown
+        .starts_with("Anything after"));
+    let code = page
+        .lines()
+        .find(|l| l.starts_with("LS1."))
+        .expect("a completion code");
+    let lessons: Vec<Lesson> = parsed().into_iter().map(|(_, l)| l).collect();
+    code::verify(&lessons, code).unwrap_or_else(|e| panic!("{code}: {e}"));
+}
+
+/// The broken lesson of docs/lessons.md gives exactly the problems the page shows.
+#[test]
+fn the_documented_authoring_errors_are_the_real_output() {
+    let page =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/lessons.md"))
+            .expect("docs/lessons.md exists");
+    let second = page
+        .match_indices("````markdown\n")
+        .nth(1)
+        .expect("the broken example")
+        .0;
+    let start = second + "````markdown\n".len();
+    let end = start + page[start..].find("\n````\n").expect("its end") + 1;
+    let dir = TempDir::new("docs");
+    dir.write("broken.md", &page[start..end]);
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(["lesson", "check", "broken.md"])
+        .current_dir(&dir.0)
+        .output()
+        .expect("the lockstep binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    let real = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let documented: Vec<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("broken.md") || l.starts_with("lockstep: broken.md"))
+        .collect();
+    assert_eq!(documented.len(), 4, "{documented:?}");
+    assert_eq!(real.lines().collect::<Vec<_>>(), documented);
+}
