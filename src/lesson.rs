@@ -32,7 +32,7 @@ use crate::scenario::Scenario;
 
 pub use claim::{Claim, ClaimResult, Condition};
 pub use cue::{cue_marks, cues_at, highlighted_events, Cue, EventPattern, Highlight, LaneRef};
-pub use edit::{apply_edits, Control, Edit, Patch};
+pub use edit::{apply_edits, apply_patches, Control, Edit, Patch};
 pub use narration::Narration;
 pub use parse::parse;
 pub use verify::{check, run_scenario, Checked};

@@ -7,7 +7,7 @@
 //! belongs to. A [`Patch`] is an author's change that no control offers (a lease, a new client
 //! class), applied to the scenario's fields by name.
 
-use serde_json::Value;
+use toml::Value;
 
 use crate::scenario::{Fencing, FencingChecks, MigrationMode, Scenario};
 use crate::ui::toggles::{self, Memory, Toggle};
@@ -548,24 +548,51 @@ pub enum Patch {
     Add { list: String, value: Value },
 }
 
-impl Patch {
-    /// Applies the patch; the result is not validated here.
-    pub fn apply(&self, s: &Scenario) -> Result<Scenario, String> {
-        let mut doc = serde_json::to_value(s).map_err(|e| e.to_string())?;
-        match self {
+/// Why patches could not be applied: the patch at `index`, or the result (`None`), which does
+/// not fit the scenario format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatchError {
+    pub index: Option<usize>,
+    pub message: String,
+}
+
+/// Applies patches in order to the scenario's TOML form, then reads the result back (without
+/// validating it: an intermediate change may leave it invalid until a later one). Going
+/// through the TOML text reuses the reader the app already has for the editor, so patches
+/// add little to the browser build.
+pub fn apply_patches(s: &Scenario, patches: &[Patch]) -> Result<Scenario, PatchError> {
+    if patches.is_empty() {
+        return Ok(s.clone());
+    }
+    let whole = |message: String| PatchError {
+        index: None,
+        message,
+    };
+    let mut doc: toml::Table =
+        toml::from_str(&s.to_toml_string()).map_err(|e| whole(e.message().to_string()))?;
+    for (index, p) in patches.iter().enumerate() {
+        let fail = |message: String| PatchError {
+            index: Some(index),
+            message,
+        };
+        match p {
             Patch::Set { path, value } => {
-                let target = locate(&mut doc, path)?;
+                let target = locate(&mut doc, path).map_err(fail)?;
                 *target = value.clone();
             }
             Patch::Add { list, value } => {
-                let Some(Value::Array(items)) = doc.get_mut(list.as_str()) else {
-                    return Err(format!("the scenario has no list \"{list}\""));
+                let items = doc
+                    .entry(list.clone())
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                let Value::Array(items) = items else {
+                    return Err(fail(format!("\"{list}\" is not a list of the scenario")));
                 };
                 items.push(value.clone());
             }
         }
-        serde_json::from_value(doc).map_err(|e| e.to_string())
     }
+    let text = toml::to_string(&doc).map_err(|e| whole(e.to_string()))?;
+    toml::from_str::<Scenario>(&text).map_err(|e| whole(e.message().trim().to_string()))
 }
 
 impl std::fmt::Display for Patch {
@@ -577,24 +604,29 @@ impl std::fmt::Display for Patch {
     }
 }
 
-/// The field at `path` in a scenario's JSON form, where every field is present (an unset
-/// optional one as `null`): lists of named things are indexed by name, other lists by number
-/// from 1.
-fn locate<'a>(doc: &'a mut Value, path: &[String]) -> Result<&'a mut Value, String> {
-    let mut here = doc;
-    let mut walked: Vec<&str> = Vec::new();
-    for key in path {
-        let at = if walked.is_empty() {
-            "the scenario".to_string()
-        } else {
-            format!("\"{}\"", walked.join("."))
-        };
+/// The field at `path` in a scenario's TOML form: lists of named things are indexed by name,
+/// other lists by number from 1. The last field may be absent (an optional field left
+/// unset): it is created, and the scenario reader says if it is not a field at all.
+fn locate<'a>(doc: &'a mut toml::Table, path: &[String]) -> Result<&'a mut Value, String> {
+    let Some((first, rest)) = path.split_first() else {
+        return Err("an empty path".into());
+    };
+    if rest.is_empty() {
+        return Ok(doc.entry(first.clone()).or_insert(Value::Boolean(false)));
+    }
+    let Some(mut here) = doc.get_mut(first.as_str()) else {
+        return Err(format!("the scenario has no \"{first}\""));
+    };
+    let mut walked: Vec<&str> = vec![first];
+    for (i, key) in rest.iter().enumerate() {
+        let last = i + 1 == rest.len();
+        let at = format!("\"{}\"", walked.join("."));
         here = match here {
-            Value::Object(map) => {
-                if !map.contains_key(key.as_str()) {
+            Value::Table(map) => {
+                if !map.contains_key(key.as_str()) && !last {
                     return Err(format!("{at} has no field \"{key}\""));
                 }
-                map.get_mut(key.as_str()).expect("checked above")
+                map.entry(key.clone()).or_insert(Value::Boolean(false))
             }
             Value::Array(items) => {
                 let by_name = items

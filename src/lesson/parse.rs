@@ -12,7 +12,7 @@ use crate::scenario::Scenario;
 
 use super::claim::{self, Claim, Condition};
 use super::cue::{Cue, EventPattern, Highlight, LaneRef};
-use super::edit::{Control, Edit, Patch};
+use super::edit::{self, Control, Edit, Patch};
 use super::{
     Exercise, Gate, Lesson, LessonError, Misconception, Narration, Setup, Step, DESIGN_CLAIMS,
     EXERCISES_MAX, ITEMS_MAX, LESSON_BYTES_MAX, STEPS_MAX,
@@ -163,13 +163,6 @@ struct GateToml {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum SeedsToml {
-    Text(String),
-    List(Vec<u64>),
-}
-
-#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MisconceptionToml {
     when: Vec<String>,
@@ -191,7 +184,7 @@ struct ExerciseToml {
     #[serde(default)]
     edits: Vec<Spanned<String>>,
     controls: Vec<Spanned<String>>,
-    seeds: Spanned<SeedsToml>,
+    seeds: Spanned<toml::Value>,
     check: Vec<Spanned<String>>,
     hints: Vec<String>,
     solution: Vec<Spanned<String>>,
@@ -542,24 +535,27 @@ fn setup(
                     line,
                     Patch::Add {
                         list: list.clone(),
-                        value: json(item),
+                        value: item.clone(),
                     },
                 ));
             }
         }
     }
     let mut ok = true;
-    for (line, p) in &patches {
-        match p.apply(&scenario) {
-            Ok(s) => scenario = s,
-            Err(e) => {
-                problems.at(*line, format!("{p}: {e}"));
-                ok = false;
-            }
+    let only: Vec<Patch> = patches.iter().map(|(_, p)| p.clone()).collect();
+    match edit::apply_patches(&scenario, &only) {
+        Ok(s) => scenario = s,
+        Err(e) => {
+            let (line, what) = match e.index {
+                Some(i) => (patches[i].0, format!("{}: ", patches[i].1)),
+                None => (
+                    patches.first().map_or(fence.line, |(l, _)| *l),
+                    "the changed scenario: ".to_string(),
+                ),
+            };
+            problems.at(line, format!("{what}{}", e.message));
+            return None;
         }
-    }
-    if !ok {
-        return None;
     }
     if let Err(errors) = scenario.validate() {
         let line = patches.first().map_or(line_of(fence, file), |(l, _)| *l);
@@ -618,14 +614,10 @@ fn setup(
     })
 }
 
-fn json(value: &toml::Value) -> serde_json::Value {
-    serde_json::to_value(value).expect("TOML values are JSON values")
-}
-
 fn set_patch(path: &[&String], value: &toml::Value) -> Patch {
     Patch::Set {
         path: path.iter().map(|s| s.to_string()).collect(),
-        value: json(value),
+        value: value.clone(),
     }
 }
 
@@ -803,13 +795,18 @@ fn exercise(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Op
     }
     let seeds_line = line_of(fence, &t.seeds);
     let seeds = match t.seeds.into_inner() {
-        SeedsToml::Text(x) => claim::seeds(&x),
-        SeedsToml::List(x) => claim::seeds(
-            &x.iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-        ),
+        toml::Value::String(x) => claim::seeds(&x),
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|v| match v {
+                toml::Value::Integer(n) if *n >= 0 => Ok(n.to_string()),
+                _ => Err(format!("{v} is not a seed (a whole number)")),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|x| claim::seeds(&x.join(","))),
+        other => Err(format!(
+            "{other} is not a list of seeds: write \"0..8\" or [1, 2, 3]"
+        )),
     }
     .unwrap_or_else(|why| {
         problems.at(seeds_line, format!("seeds: {why}"));

@@ -100,6 +100,11 @@ fn the_course_covers_every_claim_of_the_brief_in_six_to_nine_lessons() {
         for s in &l.steps {
             assert!(!s.claims.is_empty(), "{name} {}: a step makes claims", s.id);
             assert!(!s.narration.is_empty(), "{name} {}: a step narrates", s.id);
+            assert!(
+                !s.assumptions.is_empty(),
+                "{name} {}: a step states the assumptions its claims rest on",
+                s.id
+            );
         }
         for x in &l.exercises {
             assert!(!x.hints.is_empty(), "{name} {}: hints", x.id);
