@@ -110,7 +110,7 @@ fn every_list_at_its_bound() -> String {
     let _ = writeln!(
         t,
         "name = \"every list at its bound\"\nduration_ms = 3600000\nseed = 1\n\
-         max_events = 1000000\nregions = {}\n\n[network]\nlocal_latency_ms = 1\n\
+         max_events = 500000\nregions = {}\n\n[network]\nlocal_latency_ms = 1\n\
          remote_latency_ms = 20\njitter_ms = 5\n",
         region_list(8)
     );
@@ -196,7 +196,7 @@ fn every_list_at_its_bound() -> String {
 fn extreme_latency_and_jitter() -> String {
     let mut t = String::from(
         "name = \"extreme latency and jitter\"\nduration_ms = 3600000\nseed = 1\n\
-         max_events = 1000000\nregions = [\"near\", \"far\"]\n\n[network]\n\
+         max_events = 500000\nregions = [\"near\", \"far\"]\n\n[network]\n\
          local_latency_ms = 0\nremote_latency_ms = 3600000\njitter_ms = 3600000\n\n",
     );
     for s in 0..8 {
@@ -224,7 +224,7 @@ fn extreme_latency_and_jitter() -> String {
 fn short_leases_long_work() -> String {
     let mut t = String::from(
         "name = \"1 ms leases under long work\"\nduration_ms = 3600000\nseed = 1\n\
-         max_events = 1000000\nregions = [\"r0\"]\n\n[network]\nlocal_latency_ms = 0\n\
+         max_events = 500000\nregions = [\"r0\"]\n\n[network]\nlocal_latency_ms = 0\n\
          remote_latency_ms = 0\njitter_ms = 0\n\n[[services]]\nname = \"s0\"\n\
          replicas = [\"r0\"]\nlease_ms = 1\nprotects = [\"t0\"]\n\n\
          [[resources]]\nname = \"t0\"\nrows = [\"x\"]\n\n",
@@ -245,7 +245,7 @@ fn short_leases_long_work() -> String {
 fn wait_cycle_with_churn() -> String {
     let mut t = String::from(
         "name = \"standing wait cycle with churn\"\nduration_ms = 3600000\nseed = 1\n\
-         max_events = 1000000\nregions = [\"r0\"]\n\n[network]\nlocal_latency_ms = 0\n\
+         max_events = 500000\nregions = [\"r0\"]\n\n[network]\nlocal_latency_ms = 0\n\
          remote_latency_ms = 0\njitter_ms = 1\n\n",
     );
     for s in 0..8 {
@@ -286,7 +286,7 @@ fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "bounds",
-            shape: "every list at its bound, 5M-event budget",
+            shape: "every list at its bound, largest event budget",
             toml: every_list_at_its_bound(),
         },
         Case {
