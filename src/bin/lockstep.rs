@@ -1,5 +1,5 @@
 //! The `lockstep` command: run a scenario, check an inventory, sweep a parameter, print the
-//! schema. Everything here is a thin shell over the library; the verdicts come from its monitors.
+//! schema, check lesson files. Everything here is a thin shell over the library; the verdicts come from its monitors.
 
 use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
@@ -26,6 +26,8 @@ usage:
       comma-separated milliseconds).
   lockstep schema
       Print the JSON Schema of the scenario format.
+  lockstep lesson check FILE...
+      Check lesson files: every step's claims, gates and exercises against the engine.
 
 Each command takes only the options shown for it.
 Exit status: 0 when the command completed (whatever the verdict), 1 when `lint` finds a
