@@ -1905,3 +1905,87 @@ pub fn render_trace(world: &World, events: &[Event], lost: &LostUpdates) -> Stri
     }
     out
 }
+
+/// One stretch of time in which a region could not use a service.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UnavailableWindow {
+    pub service: u32,
+    pub region: u32,
+    pub from: Micros,
+    pub to: Micros,
+    /// True when the service itself was down for the whole window; otherwise a majority of its
+    /// replicas (or its authority) was out of the region's reach.
+    pub outage: bool,
+}
+
+/// The windows behind [`Verdict::unavailability`]: for every service and every region with a
+/// client that uses it, the stretches in which that region could not use it, in time order per
+/// service and region. The same moments and the same test of usability as the verdict's totals,
+/// so the windows of a service and region add up to its `unavailable_us`.
+///
+/// Cost: the moments are the partitions' and outages' edges (bounded by the scenario's limits),
+/// tested once per service and region.
+pub fn unavailable_windows(world: &World, end: Micros) -> Vec<UnavailableWindow> {
+    let mut marks: BTreeSet<Micros> = BTreeSet::new();
+    marks.insert(0);
+    marks.insert(end);
+    for p in &world.partitions {
+        marks.insert(p.start.min(end));
+        marks.insert(p.end.min(end));
+    }
+    for s in &world.services {
+        for (a, b) in &s.outages {
+            marks.insert((*a).min(end));
+            marks.insert((*b).min(end));
+        }
+    }
+    let marks: Vec<Micros> = marks.into_iter().collect();
+    let mut out: Vec<UnavailableWindow> = Vec::new();
+    for s in 0..world.services.len() as u32 {
+        let mut regions: BTreeSet<u32> = BTreeSet::new();
+        for c in &world.clients {
+            let uses = match &c.protocol {
+                ProtocolConfig::Locks { services, .. } => services.contains(&s),
+                ProtocolConfig::TokenChain {
+                    authority,
+                    subordinate,
+                } => *authority == s || *subordinate == s,
+                ProtocolConfig::NoLock => false,
+            };
+            if uses {
+                regions.insert(c.region);
+            }
+        }
+        for region in regions {
+            let mut open: Option<UnavailableWindow> = None;
+            for w in marks.windows(2) {
+                if w[1] <= w[0] {
+                    continue;
+                }
+                if usable(world, s, region, w[0]) {
+                    out.extend(open.take());
+                    continue;
+                }
+                let outage = world.outage_until(s, w[0]).is_some();
+                match &mut open {
+                    Some(o) if o.to == w[0] => {
+                        o.to = w[1];
+                        o.outage &= outage;
+                    }
+                    _ => {
+                        out.extend(open.take());
+                        open = Some(UnavailableWindow {
+                            service: s,
+                            region,
+                            from: w[0],
+                            to: w[1],
+                            outage,
+                        });
+                    }
+                }
+            }
+            out.extend(open);
+        }
+    }
+    out
+}

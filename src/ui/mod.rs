@@ -6,6 +6,8 @@
 //! behaviour of the app can be tested natively.
 
 pub mod compare;
+pub mod links;
+pub mod notes;
 pub mod text;
 pub mod timeline;
 pub mod toggles;
@@ -84,8 +86,8 @@ pub struct Outcome {
     pub orders: Rc<Vec<OwnOrder>>,
     /// The first line of the verdict, word for word what `lockstep run` prints.
     pub headline: String,
-    /// Defects and warnings of the static inventory check.
-    pub inventory: Vec<String>,
+    /// Defects and warnings of the static inventory check, each with what this run shows of it.
+    pub inventory: Vec<InventoryNote>,
     /// The scenario's own event budget when the app ran fewer events than it allows.
     pub capped_from: Option<u64>,
 }
@@ -118,7 +120,7 @@ impl Outcome {
             run.seed,
             &analysis,
         );
-        let layout = Layout::build_with(&run.world, &run.events, run.end, &analysis);
+        let layout = Layout::build_judged(&run.world, &run.events, run.end, &analysis, &verdict);
         let orders = timeline::own_orders(&run.world, &run.events);
         let headline = verdict
             .summary()
@@ -126,18 +128,61 @@ impl Outcome {
             .next()
             .unwrap_or_default()
             .to_string();
+        // A defect is about the data, whatever one run shows; a run that holds despite it is
+        // lucky, and the finding says so beside the verdict instead of seeming to contradict it.
         let inventory = inventory::check(scenario)
             .into_iter()
-            .map(|f| {
-                format!(
-                    "{} {}: {}",
-                    match f.severity {
-                        Severity::Defect => "Defect at",
-                        _ => "Warning at",
-                    },
-                    f.resource,
-                    f.message
-                )
+            .map(|f| match f.severity {
+                Severity::Defect => {
+                    let r = run
+                        .world
+                        .resources
+                        .iter()
+                        .position(|x| x.name == f.resource);
+                    let overlaps = r.map_or(0, |r| {
+                        analysis
+                            .overlaps
+                            .bands
+                            .iter()
+                            .filter(|b| b.resources & (1 << r) != 0)
+                            .map(|b| b.count)
+                            .sum()
+                    });
+                    let lost = r.map_or(0, |r| {
+                        let initial = run.world.resources[r].initial;
+                        verdict.resources.get(r).map_or(0, |report| {
+                            report
+                                .rows
+                                .iter()
+                                .map(|(row, value)| {
+                                    let writes = report.increments.get(row).copied().unwrap_or(0);
+                                    (initial + writes as i64 - value).max(0) as u64
+                                })
+                                .sum()
+                        })
+                    });
+                    let writes = r
+                        .and_then(|r| verdict.resources.get(r))
+                        .map_or(0, |report| report.increments.values().sum());
+                    InventoryNote {
+                        defect: true,
+                        this_run: Some(text::defect_in_this_run(
+                            scenario,
+                            &f.resource,
+                            overlaps,
+                            lost,
+                            writes,
+                        )),
+                        resource: f.resource,
+                        message: f.message,
+                    }
+                }
+                _ => InventoryNote {
+                    defect: false,
+                    resource: f.resource,
+                    message: f.message,
+                    this_run: None,
+                },
             })
             .collect();
         Ok(Outcome {
@@ -171,6 +216,34 @@ impl Outcome {
     /// How many events have happened by time `t` (inclusive).
     pub fn cursor_at(&self, t: Micros) -> usize {
         self.events.partition_point(|e| e.at <= t)
+    }
+}
+
+/// One finding of the inventory check, beside the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InventoryNote {
+    pub defect: bool,
+    pub resource: String,
+    /// The check's own words.
+    pub message: String,
+    /// For a defect: what this run shows of it, so that a run that holds does not seem to
+    /// contradict the finding.
+    pub this_run: Option<String>,
+}
+
+impl InventoryNote {
+    /// The finding as one text: "Defect at orders: ... In this run ...".
+    pub fn text(&self) -> String {
+        let head = format!(
+            "{} at {}: {}.",
+            if self.defect { "Defect" } else { "Warning" },
+            self.resource,
+            self.message
+        );
+        match &self.this_run {
+            Some(run) => format!("{head} {run}"),
+            None => head,
+        }
     }
 }
 
@@ -225,6 +298,19 @@ pub struct App {
     pub window: timeline::Window,
     /// A message for the user that is not about the scenario (e.g. unreadable saved state).
     pub notice: Option<String>,
+    /// The overlap or note whose card is shown, when one has focus or the pointer.
+    pub pinned: Option<Pinned>,
+    /// Whether the legend is shown beside the timeline; it is, until the user hides it.
+    pub legend: bool,
+}
+
+/// A violation or a note of the timeline whose card is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pinned {
+    /// An index into `Layout::overlaps`.
+    Overlap(usize),
+    /// An index into `Layout::notes`.
+    Note(usize),
 }
 
 /// Everything a user can do.
@@ -260,6 +346,14 @@ pub enum Action {
     OwnOrder(bool),
     Zoom(u32),
     DismissNotice,
+    /// Shows the card of an overlap or a note (focus or the pointer is on it); with `seek`
+    /// (keyboard focus) the playhead moves into it too.
+    Pin {
+        pin: Pinned,
+        seek: bool,
+    },
+    /// Shows or hides the legend.
+    Legend(bool),
 }
 
 /// What the app saves between visits.
@@ -331,6 +425,8 @@ impl App {
             zoom: 1,
             window: timeline::Window::all(outcome_end),
             notice: None,
+            pinned: None,
+            legend: true,
         }
     }
 
@@ -389,6 +485,7 @@ impl App {
                 opened.speed = self.speed;
                 opened.own_order = self.own_order;
                 opened.zoom = self.zoom;
+                opened.legend = self.legend;
                 opened.revision = self.revision;
                 opened.follow();
                 return opened;
@@ -513,6 +610,7 @@ impl App {
             Action::Select(e) => {
                 next.selected = e.filter(|i| *i < next.outcome.events.len());
                 next.selected_flipped = None;
+                next.pinned = None;
             }
             Action::SelectFlipped(e) => {
                 let n = next
@@ -529,6 +627,25 @@ impl App {
                 next.follow();
             }
             Action::DismissNotice => next.notice = None,
+            Action::Pin { pin, seek } => {
+                let layout = Rc::clone(&next.outcome.layout);
+                let target = match pin {
+                    Pinned::Overlap(k) => layout
+                        .overlaps
+                        .get(k)
+                        .map(|o| (o.from + (o.to - o.from) / 2, None)),
+                    Pinned::Note(k) => layout.notes.get(k).map(|n| (n.tag_at(), Some(n.event))),
+                };
+                if let Some((t, event)) = target {
+                    if seek {
+                        next.seek(t);
+                    }
+                    next.selected = event.or(next.selected);
+                    next.selected_flipped = None;
+                    next.pinned = Some(pin);
+                }
+            }
+            Action::Legend(on) => next.legend = on,
         }
         next
     }
@@ -543,6 +660,7 @@ impl App {
                 self.outcome = Rc::new(outcome);
                 self.selected = None;
                 self.selected_flipped = None;
+                self.pinned = None;
                 let t = self.time.min(self.outcome.end);
                 self.seek(t);
                 if let Some(c) = self.compare.take() {
@@ -579,6 +697,7 @@ impl App {
         self.time = self.outcome.time_of(self.cursor);
         self.selected = self.cursor.checked_sub(1);
         self.selected_flipped = None;
+        self.pinned = None;
         self.follow();
     }
 

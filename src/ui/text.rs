@@ -14,6 +14,10 @@ pub struct Count {
     pub value: String,
     /// True when the count is a sign of trouble (non-zero lost updates, a deadlock...).
     pub bad: bool,
+    /// What the figure counts.
+    pub explain: &'static str,
+    /// Where this run's figure would surprise, why it is what it is.
+    pub why: Option<String>,
 }
 
 /// The counts a learner checks after the headline.
@@ -26,42 +30,56 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
             label: "Overlapping holds",
             value: v.violation_count.to_string(),
             bad: v.violation_count > 0,
+            explain: "Pairs of clients whose believed holds on the same rows overlapped in time, each pair and stretch counted once. It counts beliefs, not damage.",
+            why: overlaps_explained(v),
         },
         Count {
             key: "lost-updates",
             label: "Lost updates",
             value: v.lost_updates.to_string(),
             bad: v.lost_updates > 0,
+            explain: "Increments missing from the final values: every accepted write adds one to each row it touches, so a row that ends lower than its accepted writes lost that many. Each is attributed on the timeline to the write that overwrote it.",
+            why: None,
         },
         Count {
             key: "interleaved-writes",
             label: "Writes inside another's critical section",
             value: v.interleaved_writes.to_string(),
             bad: v.interleaved_writes > 0,
+            explain: "Accepted writes that landed while another client believed it held the same rows. Such a write is lost only if the other client then writes a value computed from a read taken before it.",
+            why: interleaved_explained(v),
         },
         Count {
             key: "rejected-writes",
             label: "Writes rejected by fencing",
             value: v.rejected_writes.to_string(),
             bad: false,
+            explain: "Writes the resource refused because their token was missing, came from a service it does not count, or was lower than one it had already accepted. A rejected write changes nothing.",
+            why: None,
         },
         Count {
             key: "rejected-reads",
             label: "Reads rejected by fencing",
             value: v.rejected_reads.to_string(),
             bad: false,
+            explain: "Reads refused the same way, when fencing checks every access: the client cannot go on with a value it should not have read.",
+            why: None,
         },
         Count {
             key: "idle-ms",
             label: "Resource idle while clients waited (ms)",
             value: format!("{}", idle / 1_000),
             bad: false,
+            explain: "Time in which no one was in a critical section on the resource while some client waited for its locks.",
+            why: None,
         },
         Count {
             key: "unavailable-ms",
             label: "Service unavailable to some region (ms, summed)",
             value: format!("{}", unavailable / 1_000),
             bad: false,
+            explain: "For each service and each region whose clients use it, the time that region could not use it (the service was down, or a majority of its replicas was out of reach), summed over services and regions.",
+            why: None,
         },
         Count {
             key: "deadlock",
@@ -74,6 +92,8 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
                 format!("no ({} cycle(s) broken)", v.wait_cycles.len())
             },
             bad: v.deadlock,
+            explain: "Yes when a wait-for cycle across services formed that nothing can break: no client in it times out and no lock in it has a lease. Cycles that a timeout or an expiry broke are counted beside it.",
+            why: None,
         },
         Count {
             key: "integrity",
@@ -83,8 +103,75 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
                 crate::monitor::Integrity::Corrupted => "corrupted".to_string(),
             },
             bad: v.integrity == crate::monitor::Integrity::Corrupted,
+            explain: "Intact when no update was lost. It is about the data, apart from exclusion, which is about beliefs.",
+            why: None,
         },
     ]
+}
+
+/// What "overlapping holds" counts, and why fencing can raise it while the data stays intact.
+fn overlaps_explained(v: &Verdict) -> Option<String> {
+    (v.operations.rejected > 0 && v.violation_count > 0).then(|| format!(
+        "Fencing rejected {} operation(s) here; a rejected client lets go and starts again ({} operations started in all), so there are more, shorter beliefs to overlap. Fencing guards the data, not beliefs: the overlaps can rise while no update is lost.",
+        v.operations.rejected, v.operations.started
+    ))
+}
+
+/// What "writes inside another's critical section" counts, and why it can exceed the lost
+/// updates.
+fn interleaved_explained(v: &Verdict) -> Option<String> {
+    (v.interleaved_writes > v.lost_updates).then(|| {
+        format!(
+            "{} of the {} writes inside another's critical section were not lost: the other client read after them{}.",
+            v.interleaved_writes - v.lost_updates,
+            v.interleaved_writes,
+            if v.rejected_writes + v.rejected_reads > 0 {
+                ", never wrote, or had its own access rejected by fencing"
+            } else {
+                " or never wrote"
+            }
+        )
+    })
+}
+
+/// What a defect of the inventory means for this run: the rule is about the data, not about
+/// one run, so a run that holds is lucky, and the page says why it was.
+pub fn defect_in_this_run(
+    s: &crate::scenario::Scenario,
+    resource: &str,
+    overlaps: u64,
+    lost: u64,
+    writes: u64,
+) -> String {
+    if overlaps > 0 || lost > 0 {
+        return format!(
+            "In this run the defect shows: {overlaps} overlapping hold(s) and {lost} lost update(s) on {resource}."
+        );
+    }
+    use crate::scenario::Protocol;
+    let users: Vec<&crate::scenario::ClientClass> = s
+        .clients
+        .iter()
+        .filter(|c| c.resource == resource)
+        .collect();
+    let ordered =
+        |c: &&crate::scenario::ClientClass| matches!(c.protocol, Protocol::AllOrdered { .. });
+    let all = |c: &&crate::scenario::ClientClass| {
+        matches!(
+            c.protocol,
+            Protocol::AllOrdered { .. } | Protocol::AllUnordered { .. }
+        )
+    };
+    let why = if writes == 0 {
+        "nothing was written to it at all: no client got that far"
+    } else if !users.is_empty() && users.iter().all(ordered) {
+        "every client of it locks in all its services in the same order, so any two meet at the first service. The rule is still broken: a client that locks in only one of those services would overlap with them"
+    } else if !users.is_empty() && users.iter().all(all) {
+        "every client of it locks in all its services, so any two meet at one of them. The rule is still broken: a client that locks in only one would overlap with them, and two that take the services in opposite orders can deadlock"
+    } else {
+        "no two of its clients happened to hold it at once with this seed and these timings. Another seed or a slower client can overlap them"
+    };
+    format!("Both are true: this run holds on {resource} with nothing lost because {why}.")
 }
 
 /// The sentence beside the playhead: when it is, how far through the run, and who believes
@@ -184,6 +271,14 @@ pub fn compare_summary(a: &Verdict, b: &Verdict, diff: &Diff) -> Vec<String> {
         format!("{} ms", us / 1_000)
     };
     let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+    // Fencing changes how often clients believe (a rejected client lets go and starts again),
+    // so it can move the overlap count while it guards the data; say so where the figure moves.
+    if a.violation_count != b.violation_count && a.operations.rejected != b.operations.rejected {
+        exclusion_line.push_str(&format!(
+            ". Overlaps count beliefs, not damage: fencing rejected {} operation(s) here and {} in the flipped run, and each rejected client lets go and starts again ({} and {} operations started), so the number of beliefs that can overlap changes. Fencing guards the data, not beliefs",
+            a.operations.rejected, b.operations.rejected, a.operations.started, b.operations.started
+        ));
+    }
     vec![
         exclusion_line,
         change("Integrity", integrity(a), integrity(b)),
@@ -207,4 +302,330 @@ pub fn compare_summary(a: &Verdict, b: &Verdict, diff: &Diff) -> Vec<String> {
             None => "The two traces are identical.".to_string(),
         },
     ]
+}
+
+/// An event named in plain words: who did what, to whom, with which token.
+pub fn event_words(world: &World, events: &[Event], index: usize) -> Option<String> {
+    use crate::trace::{rows_text, ServiceOp, What};
+    let e = events.get(index)?;
+    let client = |c: &u32| world.clients[*c as usize].name.as_str();
+    let service = |s: &u32| world.services[*s as usize].name.as_str();
+    let resource = |r: &u32| world.resources[*r as usize].name.as_str();
+    let token = |t: &Option<crate::trace::Token>| match t {
+        Some(t) => format!("token {}:{}", service(&t.service), t.value),
+        None => "no token".to_string(),
+    };
+    let words = match &e.what {
+        What::OpStarted { client: c, op } => {
+            format!(
+                "{} starts operation {op} and waits for its locks",
+                client(c)
+            )
+        }
+        What::AcquireSent {
+            client: c,
+            service: s,
+        } => format!(
+            "{} asks {} for the lock on {}",
+            client(c),
+            service(s),
+            resource(&world.clients[*c as usize].resource)
+        ),
+        What::BeliefStarted {
+            client: c,
+            resource: r,
+            rows,
+            grants,
+        } => {
+            let what = format!("{}[{}]", resource(r), rows_text(world, *r, *rows));
+            if grants.is_empty() {
+                format!(
+                    "{} starts working on {what} with no lock: an unprotected critical section",
+                    client(c)
+                )
+            } else {
+                let by: Vec<String> = grants
+                    .iter()
+                    .map(|g| {
+                        format!(
+                            "{} (its instant {}, token {})",
+                            service(&g.service),
+                            g.instant,
+                            g.token
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{} believes it holds {what}, granted by {}",
+                    client(c),
+                    by.join(" and ")
+                )
+            }
+        }
+        What::Service {
+            service: s,
+            instant,
+            resource: r,
+            op,
+        } => {
+            let at = format!("at its instant {instant}");
+            match op {
+                ServiceOp::Granted {
+                    client: c,
+                    token,
+                    lease_until,
+                } => format!(
+                    "{} grants {} to {} {at}, with token {token}{}",
+                    service(s),
+                    resource(r),
+                    client(c),
+                    lease_until.map_or(String::new(), |t| format!(
+                        ", on a lease until {}",
+                        seconds(t)
+                    ))
+                ),
+                ServiceOp::Queued { client: c, behind } => format!(
+                    "{} queues {} for {} {at}{}",
+                    service(s),
+                    client(c),
+                    resource(r),
+                    behind.map_or(String::new(), |h| format!(", behind {}", client(&h)))
+                ),
+                ServiceOp::Released { client: c, token } => format!(
+                    "{} logs {}'s release of {} (token {token}) {at}: the lock is free",
+                    service(s),
+                    client(c),
+                    resource(r)
+                ),
+                ServiceOp::Expired { client: c, token } => format!(
+                    "{}'s lease on {} (token {token}) expires at {} {at}: the service takes the lock back, whatever {} believes",
+                    client(c),
+                    resource(r),
+                    service(s),
+                    client(c)
+                ),
+                _ => e.describe(world),
+            }
+        }
+        What::Read {
+            client: c,
+            resource: r,
+            rows,
+            token: t,
+            accepted,
+            value,
+        } => {
+            if *accepted {
+                format!(
+                    "{} reads {}[{}] for {} ({}): the value is {value}",
+                    resource(r),
+                    resource(r),
+                    rows_text(world, *r, *rows),
+                    client(c),
+                    token(t)
+                )
+            } else {
+                format!(
+                    "{} rejects {}'s read of {}[{}] ({})",
+                    resource(r),
+                    client(c),
+                    resource(r),
+                    rows_text(world, *r, *rows),
+                    token(t)
+                )
+            }
+        }
+        What::Write {
+            client: c,
+            resource: r,
+            rows,
+            token: t,
+            accepted,
+            values,
+        } => {
+            let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            if *accepted {
+                format!(
+                    "{}'s write reaches {}[{}] carrying {}, and is accepted: the value becomes {}",
+                    client(c),
+                    resource(r),
+                    rows_text(world, *r, *rows),
+                    token(t),
+                    values.join(",")
+                )
+            } else {
+                format!(
+                    "{} rejects {}'s write to {}[{}] carrying {}",
+                    resource(r),
+                    client(c),
+                    resource(r),
+                    rows_text(world, *r, *rows),
+                    token(t)
+                )
+            }
+        }
+        _ => e.describe(world),
+    };
+    Some(words)
+}
+
+/// An event's card: what happened in plain words, the notes about it, what caused it and what
+/// it led to, each cause and effect with the event to go to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Card {
+    pub event: usize,
+    /// "Event 12 at t=0.416s".
+    pub heading: String,
+    pub words: String,
+    /// The full sentences of the notes anchored on this event.
+    pub notes: Vec<String>,
+    /// Why it happened, in words, with the event that caused it.
+    pub because: Vec<(String, usize)>,
+    /// What it led to, in words, with the event.
+    pub led_to: Vec<(String, usize)>,
+}
+
+/// Why an event happened, in words, with the event that caused it: the text twin of the arrows
+/// that end at it (the event table shows these).
+pub fn because(
+    world: &World,
+    events: &[Event],
+    layout: &crate::ui::timeline::Layout,
+    index: usize,
+) -> Vec<(String, usize)> {
+    use crate::trace::{HoldChange, ServiceOp, What};
+    use crate::ui::links::LinkKind;
+    let Some(e) = events.get(index) else {
+        return Vec::new();
+    };
+    let client = |c: u32| world.clients[c as usize].name.as_str();
+    let service = |s: u32| world.services[s as usize].name.as_str();
+    let at = |k: usize| seconds(events[k].at);
+    let mut because: Vec<(String, usize)> = layout
+        .causes(index)
+        .iter()
+        .map(|l| {
+            let cause = &events[l.cause].what;
+            let words = match (l.kind, cause, &e.what) {
+                (LinkKind::Request, What::AcquireSent { client: c, service: s }, What::Service { op, .. }) => {
+                    let verb = match op {
+                        ServiceOp::Granted { .. } => "granted",
+                        ServiceOp::Queued { .. } => "queued",
+                        _ => "answered",
+                    };
+                    format!(
+                        "{verb} because {}'s request (sent at {}) reached {} at {}",
+                        client(*c),
+                        at(l.cause),
+                        service(*s),
+                        seconds(e.at)
+                    )
+                }
+                (LinkKind::Grant, What::Service { service: s, instant, op, .. }, _) => {
+                    let token = match op {
+                        ServiceOp::Granted { token, .. } | ServiceOp::TransferredIn { token, .. } => *token,
+                        _ => 0,
+                    };
+                    format!(
+                        "because {}'s grant (its instant {instant}, token {token}, made at {}) reached the client",
+                        service(*s),
+                        at(l.cause)
+                    )
+                }
+                (LinkKind::Read, What::BeliefStarted { client: c, .. }, _) => format!(
+                    "sent when {} entered its critical section at {}",
+                    client(*c),
+                    at(l.cause)
+                ),
+                (LinkKind::Write, What::Read { client: c, value, .. }, _) => format!(
+                    "computed from the value {value} that {} read at {}",
+                    client(*c),
+                    at(l.cause)
+                ),
+                (LinkKind::Write, What::BeliefStarted { client: c, .. }, _) => format!(
+                    "written in the critical section {} entered at {}",
+                    client(*c),
+                    at(l.cause)
+                ),
+                (LinkKind::Release, _, _) => format!(
+                    "because the client let go at {}",
+                    at(l.cause)
+                ),
+                _ => format!("caused by event {} at {}", l.cause + 1, at(l.cause)),
+            };
+            (words, l.cause)
+        })
+        .collect();
+    // A grant from the queue has no request arriving: it happened because the previous hold
+    // ended at the same service, in the same moment.
+    if let What::Service {
+        service: s,
+        op: ServiceOp::Granted { client: c, .. },
+        ..
+    } = &e.what
+    {
+        if because.is_empty() {
+            let ended = events[..index]
+                .iter()
+                .enumerate()
+                .rev()
+                .take_while(|(_, x)| x.at == e.at)
+                .find(|(_, x)| {
+                    matches!(&x.what, What::Service { service, op, .. }
+                        if service == s && matches!(op.hold_change(), Some(HoldChange::Ends { .. })))
+                });
+            if let Some((k, x)) = ended {
+                let holder = match &x.what {
+                    What::Service { op, .. } => match op.hold_change() {
+                        Some(HoldChange::Ends { client, .. }) => client,
+                        _ => *c,
+                    },
+                    _ => *c,
+                };
+                because.push((
+                    format!(
+                        "granted from the queue because {}'s hold ended at {} at {}",
+                        client(holder),
+                        service(*s),
+                        at(k)
+                    ),
+                    k,
+                ));
+            }
+        }
+    }
+    because
+}
+
+/// The card of one event of a run.
+pub fn card(
+    world: &World,
+    events: &[Event],
+    layout: &crate::ui::timeline::Layout,
+    index: usize,
+) -> Option<Card> {
+    let e = events.get(index)?;
+    let at = |k: usize| seconds(events[k].at);
+    let because = because(world, events, layout, index);
+    let led_to = layout
+        .effects(index)
+        .map(|l| {
+            let words = event_words(world, events, l.effect).unwrap_or_default();
+            (format!("{} at {}", words, at(l.effect)), l.effect)
+        })
+        .collect();
+    let notes = layout
+        .notes
+        .iter()
+        .filter(|n| n.event == index)
+        .map(|n| n.text.clone())
+        .collect();
+    Some(Card {
+        event: index,
+        heading: format!("Event {} at t={}", index + 1, seconds(e.at)),
+        words: event_words(world, events, index)?,
+        notes,
+        because,
+        led_to,
+    })
 }

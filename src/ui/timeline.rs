@@ -2,8 +2,12 @@
 //! verdict. The view only draws what this says; every span and mark points back to the event
 //! that made it.
 
+use std::collections::BTreeMap;
+
 use crate::monitor;
-use crate::trace::{rows_text, Event, GrantRef, HoldChange, ServiceOp, What};
+use crate::trace::{rows_text, seconds, Event, HoldChange, ServiceOp, What};
+use crate::ui::links::{self, LaneIndex, Link};
+use crate::ui::notes::{self, Note};
 use crate::world::{Micros, World};
 
 /// What a lane stands for.
@@ -173,10 +177,12 @@ pub struct Overlap {
     pub to: Micros,
     /// The lanes of the two clients, the services that granted them and the resource.
     pub lanes: Vec<usize>,
-    /// Who held what, and which service granted each, in words.
+    /// The overlap's card: who believed they held what, granted by which service at which of
+    /// its own instants, with which token, and whether the service still held it for them.
     pub text: String,
-    /// The grants in brief, drawn beside the overlap: `old #11 × new #1`.
-    pub short: String,
+    /// Labels to draw beside the overlap, longest first; the painter takes the first that fits.
+    /// Each is in words ("batch-1 and online-1 both hold orders[total]").
+    pub labels: Vec<String>,
 }
 
 /// How many overlaps a layout keeps in detail (with words and lanes of their own); the rest
@@ -207,23 +213,47 @@ pub struct Layout {
     pub overlap_count: u64,
     /// Every overlap, merged into bands of overlaps that touch in time.
     pub merged: Vec<MergedOverlaps>,
+    /// Which lane stands for which client, service and resource.
+    pub index: LaneIndex,
+    /// The names of the services, for the tokens written beside reads and writes.
+    pub services: Vec<String>,
+    /// Every message as a link between lanes, in the order of the events they led to.
+    pub links: Vec<Link>,
+    /// Positions in `links`, ordered by the event each link started from.
+    pub links_by_cause: Vec<u32>,
+    /// The decisive moments, in time order.
+    pub notes: Vec<Note>,
 }
 
 impl Layout {
-    /// Builds the lanes from a trace alone (the analysis is computed here).
+    /// Builds the lanes from a trace alone (the analysis and the verdict are computed here).
     pub fn build(world: &World, events: &[Event], end: Micros) -> Layout {
         let analysis = monitor::analyse(world, events, end, OVERLAPS_DETAILED_MAX);
         Layout::build_with(world, events, end, &analysis)
     }
 
-    /// Builds the lanes: one per client, one per service, one per resource, and one for
-    /// faults, in that order. Overlaps and lost updates come from the same analysis as the
-    /// verdict, so what is drawn is what is counted.
+    /// Builds the lanes from a trace and its analysis; the verdict the notes need (its wait-for
+    /// cycles) is computed here. [`Layout::build_judged`] takes one already computed.
     pub fn build_with(
         world: &World,
         events: &[Event],
         end: Micros,
         analysis: &monitor::Analysis,
+    ) -> Layout {
+        let verdict = monitor::verdict_from(world, events, end, false, 0, analysis);
+        Layout::build_judged(world, events, end, analysis, &verdict)
+    }
+
+    /// Builds the lanes: one per client, one per service, one per resource, and one for
+    /// faults, in that order; then the links between them and the notes on them. Overlaps,
+    /// lost updates and cycles come from the same analysis and verdict the page prints, so
+    /// what is drawn is what is counted.
+    pub fn build_judged(
+        world: &World,
+        events: &[Event],
+        end: Micros,
+        analysis: &monitor::Analysis,
+        verdict: &monitor::Verdict,
     ) -> Layout {
         let clients = world.clients.len();
         let services = world.services.len();
@@ -256,6 +286,7 @@ impl Layout {
         let mut believed: Vec<Option<(Micros, usize)>> = vec![None; clients];
         let mut paused: Vec<Option<(Micros, usize)>> = vec![None; clients];
         let mut held: Vec<Vec<OpenHold>> = vec![Vec::new(); services];
+        let mut ended: HoldEnds = BTreeMap::new();
         let mut outages: Vec<Option<(Micros, usize)>> = vec![None; services];
         let mut partitions: Vec<Option<(Micros, usize)>> = vec![None; world.partitions.len()];
 
@@ -350,15 +381,24 @@ impl Layout {
                             if !held[s].iter().any(|h| h.0 == r && h.1 == client) =>
                         {
                             let label = format!(
-                                "{} #{} t{}",
+                                "{}, instant {}, token {}",
                                 world.clients[client as usize].name, instant, token
                             );
-                            held[s].push((r, client, at, i, label));
+                            held[s].push((r, client, at, i, label, token));
                         }
                         Some(HoldChange::Ends { client, .. }) => {
                             if let Some(k) = held[s].iter().position(|h| h.0 == r && h.1 == client)
                             {
-                                let (_, _, from, event, label) = held[s].remove(k);
+                                let (_, _, from, event, label, token) = held[s].remove(k);
+                                let why = match op {
+                                    ServiceOp::Released { .. } => "released",
+                                    ServiceOp::Expired { .. } => "its lease expired",
+                                    ServiceOp::Superseded { .. } => {
+                                        "superseded by a higher authority token"
+                                    }
+                                    _ => "handed to another service by a migration",
+                                };
+                                ended.insert((*service, token), (at, why));
                                 lanes[l].spans.push(Span {
                                     from,
                                     to: at,
@@ -445,7 +485,7 @@ impl Layout {
             );
         }
         for (s, open) in held.into_iter().enumerate() {
-            for (_, _, from, event, label) in open {
+            for (_, _, from, event, label, _) in open {
                 lanes[clients + s].spans.push(Span {
                     from,
                     to: end,
@@ -476,7 +516,7 @@ impl Layout {
         }
 
         // The overlaps the verdict counts: the first in detail, all of them in bands.
-        let overlaps = analysis
+        let overlaps: Vec<Overlap> = analysis
             .overlaps
             .first
             .iter()
@@ -491,49 +531,13 @@ impl Layout {
                     .collect();
                 spanned.sort_unstable();
                 spanned.dedup();
-                let name = |k: usize| world.clients[o.clients[k] as usize].name.as_str();
-                let service = |g: &GrantRef| world.services[g.service as usize].name.as_str();
-                let who = |k: usize| {
-                    if o.grants[k].is_empty() {
-                        format!("{} (no lock)", name(k))
-                    } else {
-                        let grants: Vec<String> = o.grants[k]
-                            .iter()
-                            .map(|g| {
-                                format!(
-                                    "{} at its instant {} (token {})",
-                                    service(g),
-                                    g.instant,
-                                    g.token
-                                )
-                            })
-                            .collect();
-                        format!("{} (granted by {})", name(k), grants.join(" and "))
-                    }
-                };
-                let brief = |k: usize| {
-                    if o.grants[k].is_empty() {
-                        "no lock".to_string()
-                    } else {
-                        o.grants[k]
-                            .iter()
-                            .map(|g| format!("{} #{}", service(g), g.instant))
-                            .collect::<Vec<_>>()
-                            .join("+")
-                    }
-                };
+                let (labels, text) = overlap_words(world, o, &ended);
                 Overlap {
                     from: o.from,
                     to: o.to,
                     lanes: spanned,
-                    short: format!("{} × {}", brief(0), brief(1)),
-                    text: format!(
-                        "{} and {} both held {}[{}]",
-                        who(0),
-                        who(1),
-                        world.resources[o.resource as usize].name,
-                        rows_text(world, o.resource, o.rows)
-                    ),
+                    labels,
+                    text,
                 }
             })
             .collect();
@@ -566,12 +570,28 @@ impl Layout {
                 }
             })
             .collect();
+        let index = LaneIndex::of_world(world);
+        let links = links::links(world, events, &index);
+        // Sorted as plain integers (cause, then position), the sort the page already has.
+        let mut keys: Vec<u64> = links
+            .iter()
+            .enumerate()
+            .map(|(k, l)| ((l.cause as u64) << 32) | k as u64)
+            .collect();
+        keys.sort_unstable();
+        let links_by_cause: Vec<u32> = keys.iter().map(|k| *k as u32).collect();
+        let notes = notes::notes(world, events, end, analysis, verdict, &index, &overlaps);
         Layout {
             end,
             lanes,
             overlaps,
             overlap_count: analysis.overlaps.count,
             merged,
+            index,
+            services: world.services.iter().map(|s| s.name.clone()).collect(),
+            links,
+            links_by_cause,
+            notes,
         }
     }
 }
@@ -585,8 +605,13 @@ fn lane(kind: LaneKind, label: &str) -> Lane {
     }
 }
 
-/// A hold a service has granted and not yet ended: (resource, client, since, event, label).
-type OpenHold = (u32, u32, Micros, usize, String);
+/// A hold a service has granted and not yet ended: (resource, client, since, event, label,
+/// token).
+type OpenHold = (u32, u32, Micros, usize, String, u64);
+
+/// When and why each hold ended at its service, by (service, token): what an overlap's card
+/// needs to say that a service had already taken back a lock its client still believed in.
+type HoldEnds = BTreeMap<(u32, u64), (Micros, &'static str)>;
 
 /// Closes an open span into each of the given lanes (a pause or an outage shows both in its
 /// own lane and in the fault lane).
@@ -889,5 +914,206 @@ impl Layout {
         (band.count == 1)
             .then(|| self.overlaps.get(band.first as usize))
             .flatten()
+    }
+}
+
+/// How a violation is marked across the lanes: a hatched cell in each involved lane, and a
+/// join between involved lanes that other lanes separate. The lanes in between get nothing but
+/// the thin join that crosses them, so a violation never seems to involve a client or service
+/// that played no part in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Marking {
+    /// The lanes that get a hatched, outlined cell: exactly the involved ones, ascending.
+    pub cells: Vec<usize>,
+    /// Pairs of involved lanes (upper, lower) with uninvolved lanes between them, joined by a
+    /// line that crosses those lanes.
+    pub joins: Vec<(usize, usize)>,
+}
+
+/// The marking of a violation that involves `lanes` (ascending, as overlaps and bands keep them).
+pub fn marking(lanes: &[usize]) -> Marking {
+    Marking {
+        cells: lanes.to_vec(),
+        joins: lanes
+            .windows(2)
+            .filter(|w| w[1] > w[0] + 1)
+            .map(|w| (w[0], w[1]))
+            .collect(),
+    }
+}
+
+/// The words of one overlap: labels for the picture, longest first, and the card's full text.
+///
+/// The card always says, for each client, what it believed it held, which service granted it at
+/// which of its own instants and with which token, and whether that service had already taken
+/// the lock back (a lease that expired under a paused holder); then why no one noticed.
+fn overlap_words(world: &World, o: &monitor::Overlap, ended: &HoldEnds) -> (Vec<String>, String) {
+    let name = |k: usize| world.clients[o.clients[k] as usize].name.as_str();
+    let service = |s: u32| world.services[s as usize].name.as_str();
+    let what = format!(
+        "{}[{}]",
+        world.resources[o.resource as usize].name,
+        rows_text(world, o.resource, o.rows)
+    );
+    let holder = |k: usize| -> String {
+        if o.grants[k].is_empty() {
+            return format!(
+                "{} worked on {what} with no lock (an unprotected critical section) from {}.",
+                name(k),
+                seconds(o.since[k])
+            );
+        }
+        let grants: Vec<String> = o.grants[k]
+            .iter()
+            .map(|g| {
+                format!(
+                    "{} granted it at its own instant {}, with token {}",
+                    service(g.service),
+                    g.instant,
+                    g.token
+                )
+            })
+            .collect();
+        let mut out = format!(
+            "{} believed it held {what} from {}: {}.",
+            name(k),
+            seconds(o.since[k]),
+            grants.join(", and ")
+        );
+        for g in &o.grants[k] {
+            if let Some((at, why)) = ended.get(&(g.service, g.token)) {
+                if *at < o.to {
+                    out.push_str(&format!(
+                        " {} had taken that lock back at {} ({why}), but {} still believed it held it.",
+                        service(g.service),
+                        seconds(*at),
+                        name(k)
+                    ));
+                }
+            }
+        }
+        out
+    };
+    let services = |k: usize| -> Vec<u32> { o.grants[k].iter().map(|g| g.service).collect() };
+    let (a, b) = (services(0), services(1));
+    let shared = a.iter().any(|s| b.contains(s));
+    let why = if a.is_empty() || b.is_empty() {
+        let unlocked = if a.is_empty() { name(0) } else { name(1) };
+        format!("{unlocked} took no lock, so no service could order it against the other.")
+    } else if shared {
+        "The same service granted both: its log is consistent, yet both clients believed at once."
+            .to_string()
+    } else {
+        let names = |v: &[u32]| {
+            v.iter()
+                .map(|s| service(*s))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        };
+        format!(
+            "Each service's own log is consistent, but the instants and tokens of {} and those of {} are separate counts: neither service knew of the other's grant.",
+            names(&a),
+            names(&b)
+        )
+    };
+    let text = format!(
+        "Exclusion broken from {} to {}: both believed they held {what} at once. {} {} {why}",
+        seconds(o.from),
+        seconds(o.to),
+        holder(0),
+        holder(1)
+    );
+    let granted = if a.is_empty() || b.is_empty() {
+        let unlocked = if a.is_empty() { name(0) } else { name(1) };
+        format!("{unlocked} took no lock")
+    } else if shared {
+        format!("{} granted both", service(a[0]))
+    } else {
+        format!("{} granted one, {} the other", service(a[0]), service(b[0]))
+    };
+    let labels = vec![
+        format!("{} and {} both hold {what}: {granted}", name(0), name(1)),
+        format!("{} and {} both hold {what}", name(0), name(1)),
+        format!("{} & {} both hold", name(0), name(1)),
+        "2 hold at once".to_string(),
+    ];
+    (labels, text)
+}
+
+/// At most this many links in view are all drawn, and at most one per this many pixels of the
+/// plot; beyond that only the selected event's causes and effects are, because a thicket of
+/// arrows hides more than it shows.
+pub const LINKS_ALL_MAX: usize = 120;
+pub const LINK_SPACING_PX: f64 = 10.0;
+
+impl Layout {
+    /// The links that led to an event (its causes).
+    pub fn causes(&self, event: usize) -> &[Link] {
+        let a = self.links.partition_point(|l| l.effect < event);
+        let b = self.links.partition_point(|l| l.effect <= event);
+        &self.links[a..b]
+    }
+
+    /// The links that started from an event (what it led to).
+    pub fn effects(&self, event: usize) -> impl Iterator<Item = &Link> + '_ {
+        let by = &self.links_by_cause;
+        let a = by.partition_point(|k| self.links[*k as usize].cause < event);
+        let b = by.partition_point(|k| self.links[*k as usize].cause <= event);
+        by[a..b].iter().map(|k| &self.links[*k as usize])
+    }
+
+    /// The links that end inside a window, in order. Links are kept in the order of the events
+    /// they lead to, so these are found by binary search.
+    fn links_ending_in(&self, w: Window) -> &[Link] {
+        let a = self.links.partition_point(|l| l.to < w.from);
+        let b = self.links.partition_point(|l| l.to <= w.to);
+        &self.links[a..b]
+    }
+
+    /// The links the canvas draws in a window `plot_px` pixels wide: all of them when they are
+    /// few (at most [`LINKS_ALL_MAX`], and one per [`LINK_SPACING_PX`]), otherwise none (the
+    /// selected event's are drawn on top of the canvas, see [`Layout::selected_links`]).
+    pub fn links_to_draw(&self, w: Window, plot_px: f64) -> &[Link] {
+        let ending = self.links_ending_in(w);
+        let room = (plot_px / LINK_SPACING_PX).max(0.0) as usize;
+        if ending.len() <= LINKS_ALL_MAX.min(room) {
+            ending
+        } else {
+            &[]
+        }
+    }
+
+    /// The selected event's causes and effects: the links drawn on top of the canvas whatever
+    /// the crowd.
+    pub fn selected_links(&self, event: Option<usize>) -> Vec<Link> {
+        let Some(event) = event else {
+            return Vec::new();
+        };
+        self.causes(event)
+            .iter()
+            .chain(self.effects(event))
+            .copied()
+            .collect()
+    }
+
+    /// The notes that touch a window, in time order.
+    pub fn notes_in(&self, w: Window) -> impl Iterator<Item = (usize, &Note)> + '_ {
+        self.notes
+            .iter()
+            .enumerate()
+            .filter(move |(_, n)| n.to >= w.from && n.from <= w.to)
+    }
+
+    /// The token text of a read or write link: `old:1`.
+    pub fn token_text(&self, link: &Link) -> Option<String> {
+        link.token.map(|t| {
+            format!(
+                "{}:{}",
+                self.services
+                    .get(t.service as usize)
+                    .map_or("?", String::as_str),
+                t.value
+            )
+        })
     }
 }

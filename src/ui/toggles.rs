@@ -190,6 +190,14 @@ pub fn protocol_choices(s: &Scenario, class: &str) -> Vec<Choice> {
                 apply(s, &t, &mut Memory::default()).validate().is_ok()
             }
         })
+        // Under a migration a choice's name is not what the client does: it locks wherever the
+        // resource now lives. The label says what it will really do.
+        .map(|mut o| {
+            if let Some(really) = effective_route(s, class, &o.value) {
+                o.label = format!("{}: really {really}", o.label);
+            }
+            o
+        })
         .collect()
 }
 
@@ -672,4 +680,181 @@ pub fn next_seed(seed: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     (z ^ (z >> 31)) % 1_000_000
+}
+
+/// Milliseconds as seconds in words, without trailing zeros: `0.4 s`, `1.25 s`.
+pub fn seconds_words(ms: u64) -> String {
+    let whole = ms / 1_000;
+    let frac = ms % 1_000;
+    if frac == 0 {
+        format!("{whole} s")
+    } else {
+        let digits = format!("{frac:03}");
+        format!("{whole}.{} s", digits.trim_end_matches('0'))
+    }
+}
+
+/// The services a class asks with a protocol choice, before any migration moves them: the
+/// listed services in order (a token chain: its authority, then its subordinate).
+fn listed_services(s: &Scenario, class: &str, choice: &str) -> Vec<String> {
+    let Some(c) = s.clients.iter().find(|c| c.name == class) else {
+        return Vec::new();
+    };
+    if let Some(service) = choice.strip_prefix("single:") {
+        return vec![service.to_string()];
+    }
+    match choice {
+        "all_unordered" | "all_ordered" => all_services(s, &c.protocol),
+        "token_chain" => chain_pair(s).map_or(Vec::new(), |(a, b)| vec![a, b]),
+        _ => Vec::new(),
+    }
+}
+
+/// What a class that makes a protocol choice will really do under the scenario's migrations:
+/// where it locks, stage by stage, in words ("old until 0.4 s, then new"). `None` when no
+/// migration changes where it locks while it runs, so the choice's own label is the truth.
+///
+/// This follows the engine's routing (`State::routes`): a client keeps naming the service it
+/// was configured with, and each migration of its resource sends requests for `from` to `to`
+/// from then on, for every client alike. A subordinate is never migrated, so a token chain's
+/// subordinate keeps its place. Services that route to one are locked once.
+pub fn effective_route(s: &Scenario, class: &str, choice: &str) -> Option<String> {
+    let c = s.clients.iter().find(|c| c.name == class)?;
+    let listed = listed_services(s, class, choice);
+    let (stages, moved_before) = route_stages(s, class, choice)?;
+    let words = |v: &[String]| v.join(" and ");
+    if stages.len() == 1 {
+        let first = &stages[0].1;
+        if *first == listed {
+            return None;
+        }
+        let moves: Vec<String> = moved_before
+            .iter()
+            .map(|m| format!("from {} to {} at {}", m.from, m.to, seconds_words(m.at_ms)))
+            .collect();
+        return Some(format!(
+            "{} (the resource moved {}, before {} starts)",
+            words(first),
+            moves.join(", "),
+            c.name
+        ));
+    }
+    let mut out = String::new();
+    for (k, (_, services)) in stages.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", then ");
+        }
+        out.push_str(&words(services));
+        if let Some((next, _)) = stages.get(k + 1) {
+            out.push_str(&format!(" until {}", seconds_words(*next)));
+        }
+    }
+    Some(out)
+}
+
+/// From a time (in ms) on, the services a class asks, in order.
+pub type Stage = (u64, Vec<String>);
+
+/// Where a class that makes a protocol choice locks, stage by stage: from each time (in ms) on,
+/// the services it asks, in order; and the migrations that happened before it starts. `None`
+/// for a class that does not exist or a choice that locks nowhere.
+pub fn route_stages<'a>(
+    s: &'a Scenario,
+    class: &str,
+    choice: &str,
+) -> Option<(Vec<Stage>, Vec<&'a Migration>)> {
+    let c = s.clients.iter().find(|c| c.name == class)?;
+    let listed = listed_services(s, class, choice);
+    if listed.is_empty() {
+        return None;
+    }
+    let chain = choice == "token_chain";
+    let routed_len = if chain { 1 } else { listed.len() };
+    let start = c.start_ms;
+    let stop = c.stop_ms.unwrap_or(s.duration_ms).min(s.duration_ms);
+    // The route of every service for this resource, starting as itself.
+    let mut routes: Vec<(String, String)> = s
+        .services
+        .iter()
+        .map(|x| (x.name.clone(), x.name.clone()))
+        .collect();
+    let asked = |routes: &[(String, String)]| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (k, name) in listed.iter().enumerate() {
+            let to = if k < routed_len {
+                routes
+                    .iter()
+                    .find(|(from, _)| from == name)
+                    .map_or(name.clone(), |(_, to)| to.clone())
+            } else {
+                name.clone()
+            };
+            if !out.contains(&to) {
+                out.push(to);
+            }
+        }
+        out
+    };
+    // The engine applies migrations at their times, in the order the scenario lists those
+    // that share a time (there are at most 16, and a time fits in 48 bits).
+    let mut order: Vec<u64> = s
+        .migrations
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.resource == c.resource)
+        .map(|(k, m)| (m.at_ms << 8) | k as u64)
+        .collect();
+    order.sort_unstable();
+    let migrations: Vec<&Migration> = order
+        .iter()
+        .map(|k| &s.migrations[(k & 0xff) as usize])
+        .collect();
+    let mut stages: Vec<(u64, Vec<String>)> = Vec::new();
+    let mut moved_before: Vec<&Migration> = Vec::new();
+    for m in &migrations {
+        if m.at_ms > start {
+            break;
+        }
+        for r in routes.iter_mut() {
+            if r.1 == m.from {
+                r.1 = m.to.clone();
+            }
+        }
+        moved_before.push(m);
+    }
+    stages.push((start, asked(&routes)));
+    for m in migrations
+        .iter()
+        .filter(|m| m.at_ms > start && m.at_ms < stop)
+    {
+        for r in routes.iter_mut() {
+            if r.1 == m.from {
+                r.1 = m.to.clone();
+            }
+        }
+        let now = asked(&routes);
+        if stages.last().is_some_and(|(_, last)| *last != now) {
+            stages.push((m.at_ms, now));
+        }
+    }
+    Some((stages, moved_before))
+}
+
+/// The label of a fencing mode at one resource: "Tokens from one service" names the service.
+pub fn fencing_label_at(s: &Scenario, resource: &str, mode: Fencing) -> String {
+    match mode {
+        Fencing::OneSource => {
+            let source = s
+                .resources
+                .iter()
+                .find(|r| r.name == resource)
+                .and_then(|r| r.fencing_source.clone())
+                .or_else(|| fencing_source_default(s, resource));
+            match source {
+                Some(src) => format!("Tokens from {src} only"),
+                None => fencing_label(mode).to_string(),
+            }
+        }
+        _ => fencing_label(mode).to_string(),
+    }
 }

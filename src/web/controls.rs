@@ -135,6 +135,37 @@ impl PartialEq for ControlsProps {
     }
 }
 
+/// A labelled choice: a select when there is something to choose, and plain text (with the
+/// same id, so that tests and links find it) when there is one choice only: a menu with one
+/// entry promises a choice it cannot give.
+fn choice_field(
+    id: &str,
+    label: &str,
+    choices: &[toggles::Choice],
+    current: &str,
+    onchange: Callback<Event>,
+) -> Html {
+    if let [only] = choices {
+        let label_id = format!("{id}-label");
+        return html! {
+            <span class="field">
+                <span class="label" id={label_id.clone()}>{ label }</span>
+                <output id={id.to_string()} class="only-choice" aria-labelledby={label_id} data-value={only.value.clone()}>{ &only.label }</output>
+            </span>
+        };
+    }
+    html! {
+        <span class="field">
+            <label for={id.to_string()}>{ label }</label>
+            <select id={id.to_string()} {onchange}>
+                { for choices.iter().map(|o| html! {
+                    <option value={o.value.clone()} selected={o.value == current}>{ &o.label }</option>
+                }) }
+            </select>
+        </span>
+    }
+}
+
 /// A labelled number field in milliseconds.
 fn ms_field(id: &str, label: &str, value: u64, onchange: Callback<Event>) -> Html {
     html! {
@@ -171,15 +202,16 @@ pub fn controls(p: &ControlsProps) -> Html {
                 let current = toggles::protocol_value(&c.protocol);
                 let class = c.name.clone();
                 let options = toggles::protocol_choices(s, &c.name);
+                // Under a migration, what the class really does, from the engine's routes.
+                let really = toggles::effective_route(s, &c.name, &current);
                 html! {
-                    <span class="field">
-                        <label for={id.clone()}>{ format!("{} ({}×)", c.name, c.count) }</label>
-                        <select id={id} onchange={on_change(d, move |e| Some(Action::Toggle(Toggle::Protocol { class: class.clone(), choice: value_of(e) })))}>
-                            { for options.iter().map(|o| html! {
-                                <option value={o.value.clone()} selected={o.value == current}>{ &o.label }</option>
-                            }) }
-                        </select>
-                    </span>
+                    <div class="group">
+                        { choice_field(&id, &format!("{} ({}×)", c.name, c.count), &options, &current,
+                            on_change(d, move |e| Some(Action::Toggle(Toggle::Protocol { class: class.clone(), choice: value_of(e) })))) }
+                        if let Some(really) = really {
+                            <p class="hint really" id={format!("{id}-really")}>{ format!("What {} really does: locks in {really}.", c.name) }</p>
+                        }
+                    </div>
                 }
             }) }
         </fieldset>
@@ -201,7 +233,7 @@ pub fn controls(p: &ControlsProps) -> Html {
                             <label for={id.clone()}>{ format!("Tokens checked at {}", r.name) }</label>
                             <select id={id} onchange={on_mode}>
                                 { for [Fencing::Off, Fencing::AnySource, Fencing::OneSource].into_iter().map(|m| html! {
-                                    <option value={toggles::fencing_value(m)} selected={m == r.fencing}>{ toggles::fencing_label(m) }</option>
+                                    <option value={toggles::fencing_value(m)} selected={m == r.fencing}>{ toggles::fencing_label_at(s, &r.name, m) }</option>
                                 }) }
                             </select>
                         </span>
@@ -228,20 +260,12 @@ pub fn controls(p: &ControlsProps) -> Html {
                 let id = format!("role-{}", x.name);
                 let current = toggles::role_value(x.subordinate_to.as_deref());
                 let service = x.name.clone();
-                html! {
-                    <span class="field">
-                        <label for={id.clone()}>{ format!("Service {}", x.name) }</label>
-                        <select id={id} onchange={on_change(d, move |e| {
-                            let v = value_of(e);
-                            let authority = v.strip_prefix("subordinate:").map(str::to_string);
-                            Some(Action::Toggle(Toggle::Role { service: service.clone(), authority }))
-                        })}>
-                            { for toggles::role_choices(s, &x.name).into_iter().map(|o| html! {
-                                <option value={o.value.clone()} selected={o.value == current}>{ o.label }</option>
-                            }) }
-                        </select>
-                    </span>
-                }
+                choice_field(&id, &format!("Service {}", x.name), &toggles::role_choices(s, &x.name), &current,
+                    on_change(d, move |e| {
+                        let v = value_of(e);
+                        let authority = v.strip_prefix("subordinate:").map(str::to_string);
+                        Some(Action::Toggle(Toggle::Role { service: service.clone(), authority }))
+                    }))
             }) }
         </fieldset>
     });

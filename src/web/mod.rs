@@ -16,7 +16,7 @@ use yew::prelude::*;
 use crate::ui::{self, Action, STORAGE_KEY, STORAGE_SET_ASIDE_KEY};
 
 pub use controls::{Controls, Editor, Picker};
-pub use panels::{CompareView, EventTable, OwnOrderView, Playback, VerdictView};
+pub use panels::{CompareView, EventTable, OverlapDetails, OwnOrderView, Playback, VerdictView};
 pub use timeline::{Defs, Legend, Timeline};
 
 impl Reducible for ui::App {
@@ -29,6 +29,9 @@ impl Reducible for ui::App {
 
 /// The handle every component dispatches actions through.
 pub type Dispatch = UseReducerDispatcher<ui::App>;
+
+/// The narrowest the timeline is drawn; a narrower frame scrolls it sideways.
+const TIMELINE_WIDTH_MIN: u32 = 560;
 
 /// Mounts the app on the page's `#app` element (or the body if there is none).
 pub fn start() {
@@ -145,11 +148,12 @@ pub fn root() -> Html {
         }
     });
 
-    // The timeline fills its box; measure it now and whenever the window changes size.
+    // The timeline fills its box; measure it now, whenever the window changes size, and when
+    // the legend beside it comes or goes.
     {
         let width = width.clone();
         let timeline_box = timeline_box.clone();
-        use_effect_with((), move |_| {
+        use_effect_with(app.legend, move |_| {
             let measure = move || {
                 if let Some(el) = timeline_box.cast::<web_sys::Element>() {
                     let w = el.client_width().max(0) as u32;
@@ -235,7 +239,15 @@ pub fn root() -> Html {
         });
     }
 
-    let timeline_width = (*width).max(300);
+    // Below this width the timeline keeps its size and scrolls sideways inside its frame, so
+    // that lanes and labels stay readable on a phone.
+    let timeline_width = (*width).max(TIMELINE_WIDTH_MIN);
+    let layout = &app.outcome.layout;
+    let selected_at = app
+        .selected
+        .and_then(|i| app.outcome.events.get(i))
+        .map(|e| (e.at, layout.index.of(&e.what)));
+    let height = timeline::height_of(layout.lanes.len());
     let shared = app_rc(&app);
     let diff = app
         .compare
@@ -258,20 +270,38 @@ pub fn root() -> Html {
         }
         <main class="layout">
             <Picker source={app.source.clone()} description={app.scenario.description.clone()} edited={app.edited()} dispatch={dispatch.clone()} />
-            <section class="stage" aria-label="Run">
-                <VerdictView outcome={Rc::clone(&app.outcome)} />
-                <Playback app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
-                <div class="timeline-box" ref={timeline_box}>
-                    <Timeline id="timeline" title="Timeline of the run"
-                        layout={Rc::clone(&app.outcome.layout)} window={app.window} width={timeline_width}
-                        diff={diff} divergence={None::<u64>} selected={app.selected}
-                        dispatch={dispatch.clone()} />
-                    <div class="playhead" aria-hidden="true"
-                        style={timeline::playhead_style(app.time, app.window, timeline_width)}></div>
+            <VerdictView outcome={Rc::clone(&app.outcome)} />
+            // The picture comes first and widest: the timeline with its legend beside it, the
+            // card of what is pointed at, and playback right under them.
+            <section class="stage picture" aria-label="Timeline of the run">
+                <div class={classes!("picture-row", app.legend.then_some("with-legend"))}>
+                    <div class="timeline-frame">
+                        if !app.legend {
+                            <button id="show-legend" class="show-legend" type="button"
+                                onclick={ let d = dispatch.clone(); move |_| { d.dispatch(Action::Legend(true)); controls::focus_after_render("hide-legend"); } }>
+                                { "Show legend" }
+                            </button>
+                        }
+                        <div class="timeline-box" ref={timeline_box}>
+                            <Timeline id="timeline" title="Timeline of the run"
+                                layout={Rc::clone(&app.outcome.layout)} window={app.window} width={timeline_width}
+                                diff={diff} divergence={None::<u64>} selected={app.selected}
+                                selected_at={selected_at} pinned={app.pinned}
+                                dispatch={dispatch.clone()} />
+                            <div class="playhead" aria-hidden="true"
+                                style={timeline::playhead_style(app.time, app.window, timeline_width)}></div>
+                        </div>
+                    </div>
+                    if app.legend {
+                        <Legend height={height} dispatch={dispatch.clone()} />
+                    }
                 </div>
-                <panels::Details app={Rc::clone(&shared)} />
-                <Legend />
+                <panels::Details app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+                <Playback app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
                 <CompareView app={Rc::clone(&shared)} width={timeline_width} dispatch={dispatch.clone()} />
+            </section>
+            <section class="stage run" aria-label="The run in detail">
+                <OverlapDetails outcome={Rc::clone(&app.outcome)} />
                 <OwnOrderView app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
                 <EventTable app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             </section>

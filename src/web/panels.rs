@@ -25,67 +25,94 @@ impl PartialEq for OutcomeProps {
     }
 }
 
-fn count_items(counts: Vec<Count>) -> Html {
+fn count_items(counts: &[Count]) -> Html {
     html! {
         <ul id="verdict-counts" class="counts">
-            { for counts.into_iter().map(|c| html! {
+            { for counts.iter().map(|c| html! {
                 <li data-count={c.key} class={classes!(c.bad.then_some("bad"))}>
                     <span class="count-label">{ c.label }</span>
                     { ": " }
-                    <span class="count-value">{ c.value }</span>
+                    <span class="count-value">{ &c.value }</span>
                     if c.bad { <span class="flag" aria-hidden="true">{ " ⚠" }</span> }
+                    if c.why.is_some() { <span class="flag" aria-hidden="true">{ " *" }</span> }
                 </li>
             }) }
         </ul>
     }
 }
 
-/// The verdict for the whole run, in words, with its counts.
+/// The verdict for the whole run, in words, with its counts; beside each surprising figure,
+/// why it is what it is; and the inventory's findings with what this run shows of them.
 #[function_component(VerdictView)]
 pub fn verdict_view(p: &OutcomeProps) -> Html {
     let o = &p.outcome;
     let broken = o.headline.starts_with("Exclusion broken");
     let v = &o.verdict;
+    let counts = text::counts(v);
     html! {
         <section class={classes!("panel", "verdict", if broken { "broken" } else { "holds" })} aria-labelledby="verdict-h">
             <h2 id="verdict-h">{ format!("Verdict for the whole run (seed {})", o.seed) }</h2>
             <div id="verdict" role="status">
                 <p id="verdict-headline">{ &o.headline }</p>
-                { count_items(text::counts(v)) }
+                { count_items(&counts) }
             </div>
+            { for counts.iter().filter_map(|c| c.why.as_ref().map(|why| html! {
+                <p class="why" data-why={c.key}>{ format!("* {}: ", c.label) }{ why }</p>
+            })) }
+            <details class="explain">
+                <summary>{ "What each figure counts" }</summary>
+                <dl>
+                    { for counts.iter().map(|c| html! {
+                        <>
+                        <dt>{ c.label }</dt>
+                        <dd>{ c.explain }</dd>
+                        </>
+                    }) }
+                </dl>
+            </details>
+            { for o.inventory.iter().map(|f| html! {
+                <div class="inventory">
+                    <details>
+                        <summary>{ format!("Inventory check, before any run: {} at {}", if f.defect { "defect" } else { "warning" }, f.resource) }</summary>
+                        <p>{ format!("{}.", f.message) }</p>
+                    </details>
+                    if let Some(run) = &f.this_run { <p class="this-run">{ run }</p> }
+                </div>
+            }) }
             if let Some(budget) = o.capped_from {
                 <p class="hint">{ format!("The page runs at most {} events; this scenario allows {budget}. `lockstep run` runs them all.", ui::APP_EVENTS_MAX) }</p>
             }
             if v.truncated {
                 <p class="hint">{ format!("The run stopped at t={}: it reached its event budget.", seconds(v.end_us)) }</p>
             }
-            if !o.inventory.is_empty() {
-                <div class="inventory">
-                    <h3>{ "Inventory check (before any run)" }</h3>
-                    <ul>{ for o.inventory.iter().map(|f| html! { <li>{ f }</li> }) }</ul>
-                </div>
-            }
-            if !v.violations.is_empty() {
-                <details class="violations">
-                    <summary>{ format!("Overlaps in detail ({} of {}), with each service's own log", v.violations.len().min(10), v.violation_count) }</summary>
-                    <ol>
-                        { for v.violations.iter().take(10).map(|x| html! {
-                            <li>
-                                <p>{ format!("{} and {} both held {}[{}] from t={} to t={}.",
-                                    x.holders[0].client, x.holders[1].client, x.resource, x.rows.join(","),
-                                    seconds(x.from_us), seconds(x.to_us)) }</p>
-                                { for x.service_logs.iter().map(|l| html! {
-                                    <div class="log">
-                                        <p>{ format!("Service {}'s own log at the time:", l.service) }</p>
-                                        <pre tabindex="0">{ l.lines.join("\n") }</pre>
-                                    </div>
-                                }) }
-                            </li>
-                        }) }
-                    </ol>
-                </details>
-            }
         </section>
+    }
+}
+
+/// Each overlap in detail, with each service's own log at the time.
+#[function_component(OverlapDetails)]
+pub fn overlap_details(p: &OutcomeProps) -> Html {
+    let v = &p.outcome.verdict;
+    if v.violations.is_empty() {
+        return html! {};
+    }
+    html! {
+        <details class="panel violations">
+            <summary>{ format!("Overlaps in detail ({} of {}), with each service's own log", v.violations.len().min(10), v.violation_count) }</summary>
+            <ol>
+                { for p.outcome.layout.overlaps.iter().zip(&v.violations).take(10).map(|(o, x)| html! {
+                    <li>
+                        <p>{ &o.text }</p>
+                        { for x.service_logs.iter().map(|l| html! {
+                            <div class="log">
+                                <p>{ format!("Service {}'s own log at the time:", l.service) }</p>
+                                <pre tabindex="0">{ l.lines.join("\n") }</pre>
+                            </div>
+                        }) }
+                    </li>
+                }) }
+            </ol>
+        </details>
     }
 }
 
@@ -196,6 +223,7 @@ pub fn playback(p: &AppProps) -> Html {
 #[derive(Properties)]
 pub struct DetailsProps {
     pub app: Rc<ui::App>,
+    pub dispatch: Dispatch,
 }
 
 impl PartialEq for DetailsProps {
@@ -203,34 +231,81 @@ impl PartialEq for DetailsProps {
         Rc::ptr_eq(&self.app.outcome, &o.app.outcome)
             && self.app.selected == o.app.selected
             && self.app.selected_flipped == o.app.selected_flipped
+            && self.app.pinned == o.app.pinned
             && same_rc(&self.app.compare, &o.app.compare)
     }
 }
 
-/// The details of the event under the pointer, in focus, or last stepped to.
+/// The card of what is pointed at, in focus or stepped to: an overlap or a note in full, and
+/// the event in plain words, with what caused it and what it led to, each a button that goes
+/// there.
 #[function_component(Details)]
 pub fn details(p: &DetailsProps) -> Html {
-    let o = &p.app.outcome;
-    let flipped = p
-        .app
+    let a = &p.app;
+    let o = &a.outcome;
+    let flipped = a
         .selected_flipped
-        .zip(p.app.compare.as_ref())
+        .zip(a.compare.as_ref())
         .and_then(|(i, c)| {
             let (b, _) = c.result.as_ref().ok()?;
             let text = text::event_details(&b.world, &b.events, i)?;
             Some(format!("Flipped run ({}): {text}", c.label))
         });
-    let text = flipped
-        .or_else(|| {
-            p.app
-                .selected
-                .and_then(|i| text::event_details(&o.world, &o.events, i))
+    let lead = match a.pinned {
+        Some(ui::Pinned::Overlap(k)) => o.layout.overlaps.get(k).map(|x| x.text.clone()),
+        Some(ui::Pinned::Note(k)) => o.layout.notes.get(k).map(|n| n.text.clone()),
+        None => None,
+    };
+    let card = if flipped.is_some() {
+        None
+    } else {
+        a.selected
+            .and_then(|i| text::card(&o.world, &o.events, &o.layout, i))
+    };
+    let go = |k: usize, words: &str, class: &'static str| {
+        let d = p.dispatch.clone();
+        html! {
+            <li>
+                <button type="button" class={classes!("go", class)} onclick={move |_: MouseEvent| d.dispatch(Action::Cursor(k + 1))}>
+                    { words.to_string() }
+                </button>
+            </li>
+        }
+    };
+    let notes_shown: Vec<&String> = card
+        .as_ref()
+        .map(|c| {
+            c.notes
+                .iter()
+                .filter(|n| Some(*n) != lead.as_ref())
+                .collect()
         })
-        .unwrap_or_else(|| {
-            "Hover over the timeline, or step with the arrow keys, to see an event's details."
-                .to_string()
-        });
-    html! { <p id="event-details" class="details" aria-live="polite">{ text }</p> }
+        .unwrap_or_default();
+    html! {
+        <section id="event-details" class="details card" aria-live="polite" aria-label="Card of the event or note in view">
+            if let Some(lead) = &lead { <p class="card-lead">{ lead }</p> }
+            if let Some(f) = &flipped { <p>{ f }</p> }
+            if let Some(c) = &card {
+                <p class="card-event"><strong>{ &c.heading }</strong>{ ": " }{ &c.words }{ "." }</p>
+                { for notes_shown.iter().map(|n| html! { <p class="card-note">{ *n }</p> }) }
+                if !c.because.is_empty() {
+                    <div class="card-links">
+                        <span class="card-label">{ "Because:" }</span>
+                        <ul>{ for c.because.iter().map(|(w, k)| go(*k, w, "cause")) }</ul>
+                    </div>
+                }
+                if !c.led_to.is_empty() {
+                    <div class="card-links">
+                        <span class="card-label">{ "Led to:" }</span>
+                        <ul>{ for c.led_to.iter().map(|(w, k)| go(*k, w, "effect")) }</ul>
+                    </div>
+                }
+            }
+            if lead.is_none() && card.is_none() && flipped.is_none() {
+                <p class="hint">{ "Point at the timeline, step with the arrow keys, or Tab to a note or an overlap: its card shows here, in words, with what caused it." }</p>
+            }
+        </section>
+    }
 }
 
 #[derive(Properties)]
@@ -455,7 +530,7 @@ fn event_rows(id: &str, caption: &str, o: &Outcome, cursor: usize, only: Option<
         <div class="table-scroll" tabindex="0" role="region" aria-label={format!("{caption}, scrollable")}>
             <table id={id.to_string()}>
                 <caption class="visually-hidden">{ caption }</caption>
-                <thead><tr><th scope="col">{ "#" }</th><th scope="col">{ "Time" }</th><th scope="col">{ "What happened" }</th>
+                <thead><tr><th scope="col">{ "#" }</th><th scope="col">{ "Time" }</th><th scope="col">{ "What happened" }</th><th scope="col">{ "Because" }</th>
                     if only.is_some() { <th scope="col">{ "Compared" }</th> }</tr></thead>
                 <tbody>
                     { for (start..stop).map(|i| {
@@ -467,6 +542,8 @@ fn event_rows(id: &str, caption: &str, o: &Outcome, cursor: usize, only: Option<
                                 <td>{ i + 1 }</td>
                                 <td>{ seconds(e.at) }</td>
                                 <td>{ e.describe(&o.world) }</td>
+                                // The text twin of the arrows and notes that end at this event.
+                                <td>{ text::because(&o.world, &o.events, &o.layout, i).into_iter().map(|(w, _)| w).collect::<Vec<_>>().join("; ") }</td>
                                 if let Some(flags) = only {
                                     <td>{ if flags.get(i) == Some(&true) { "only in this run" } else { "" } }</td>
                                 }

@@ -15,18 +15,60 @@ use yew::prelude::*;
 
 use super::Dispatch;
 use crate::ui::compare::Diff;
-use crate::ui::timeline::{visible_marks, visible_spans, Layout, MarkKind, SpanKind, Window};
-use crate::ui::Action;
+use crate::ui::links::{Link, LinkKind};
+use crate::ui::notes::NoteKind;
+use crate::ui::timeline::{
+    marking, visible_marks, visible_spans, Layout, MarkKind, SpanKind, Window,
+};
+use crate::ui::{Action, Pinned};
 use crate::world::Micros;
 
-/// The most overlaps in view that get a focusable element.
+/// The most overlaps in view that get a focusable element, and the most notes.
 const OVERLAYS_MAX: usize = 100;
 
 /// Width of the lane labels on the left.
 pub const GUTTER: u32 = 112;
 const RIGHT: u32 = 10;
 const AXIS: u32 = 24;
-const LANE: u32 = 30;
+/// The height of a lane in a timeline with many lanes.
+const LANE: u32 = 38;
+/// The tallest a lane grows when there are few of them.
+const LANE_MAX: u32 = 56;
+/// The height the lanes of a timeline with few lanes grow to fill, so that a small run is not a
+/// thin strip under its verdict.
+const LANES_HEIGHT_MIN: u32 = 300;
+/// The strip at the top of each lane where notes put their tags, above what the lane draws.
+const NOTE_BAND: u32 = 12;
+
+/// Where the lanes of a timeline are: their height depends on how many there are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Geo {
+    lane: u32,
+}
+
+impl Geo {
+    fn of(lanes: usize) -> Geo {
+        let fill = LANES_HEIGHT_MIN / (lanes.max(1) as u32);
+        Geo {
+            lane: fill.clamp(LANE, LANE_MAX),
+        }
+    }
+
+    /// The top of a lane.
+    fn top(&self, lane: usize) -> f64 {
+        f64::from(AXIS + self.lane * lane as u32)
+    }
+
+    /// The middle of a lane's drawing, below its note strip: where marks and links sit.
+    fn mid(&self, lane: usize) -> f64 {
+        self.top(lane) + f64::from(NOTE_BAND) + f64::from(self.lane - NOTE_BAND) / 2.0
+    }
+
+    /// The lane under a height, if any.
+    fn lane_at(&self, y: f64) -> usize {
+        ((y - f64::from(AXIS)) / f64::from(self.lane)).max(0.0) as usize
+    }
+}
 
 /// The playhead's position. It moves by a transform on its own layer, so that scrubbing
 /// never repaints the timeline under it.
@@ -88,6 +130,9 @@ pub fn defs() -> Html {
             { for MarkKind::ALL.iter().map(|k| html! {
                 <path id={format!("mk-{}", k.name())} d={mark_path(*k)} />
             }) }
+            <marker id="arrow-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                <path d="M0,0 L10,5 L0,10 Z" class="arrow-head" />
+            </marker>
             <pattern id="hatch-violation" width="8" height="8" patternUnits="userSpaceOnUse">
                 <rect width="8" height="8" class="hatch-bg-violation" />
                 <path d={HATCH_VIOLATION} class="hatch-line-violation" fill="none" stroke-width="1.5" />
@@ -117,21 +162,24 @@ fn swatch_mark(kind: MarkKind) -> Html {
 }
 
 fn swatch_span(kind: SpanKind) -> Html {
-    let (y, h) = span_geometry(kind, 0);
+    let g = Geo::of(usize::MAX);
+    let (y, h) = span_geometry(kind, f64::from(AXIS), g);
     html! {
-        <svg class="swatch" width="28" height="18" viewBox={format!("0 {} 28 18", LANE as f64 / 2.0 - 9.0)} aria-hidden="true">
+        <svg class="swatch" width="28" height="18" viewBox={format!("0 {} 28 18", g.mid(0) - 9.0)} aria-hidden="true">
             <rect x="1" y={y.to_string()} width="26" height={h.to_string()} class={classes!("span", format!("span-{}", kind.name()))} />
         </svg>
     }
 }
 
-/// The vertical place of a span kind inside a lane starting at `top`.
-fn span_geometry(kind: SpanKind, top: u32) -> (f64, f64) {
-    let top = top as f64;
-    let lane = LANE as f64;
+/// The vertical place of a span kind inside a lane starting at `top`: below the note strip,
+/// except for the hatched backgrounds of pauses, outages and partitions, which fill the lane.
+fn span_geometry(kind: SpanKind, top: f64, g: Geo) -> (f64, f64) {
+    let lane = f64::from(g.lane);
+    let band = NOTE_BAND as f64;
+    let mid = top + band + (lane - band) / 2.0;
     match kind {
-        SpanKind::Waiting => (top + lane / 2.0 - 2.0, 4.0),
-        SpanKind::Believed | SpanKind::Held => (top + 7.0, lane - 14.0),
+        SpanKind::Waiting => (mid - 2.0, 4.0),
+        SpanKind::Believed | SpanKind::Held => (mid - 9.0, 18.0),
         SpanKind::Paused | SpanKind::Outage | SpanKind::Partition => (top + 2.0, lane - 4.0),
     }
 }
@@ -194,6 +242,12 @@ pub struct TimelineProps {
     pub flipped: bool,
     /// The event of this run whose details are shown.
     pub selected: Option<usize>,
+    /// Where the selected event is drawn: its time and lane.
+    #[prop_or_default]
+    pub selected_at: Option<(Micros, usize)>,
+    /// The overlap or note whose card is shown.
+    #[prop_or_default]
+    pub pinned: Option<Pinned>,
     pub dispatch: Dispatch,
 }
 
@@ -217,13 +271,15 @@ impl PartialEq for TimelineProps {
             && self.divergence == o.divergence
             && self.flipped == o.flipped
             && self.selected == o.selected
+            && self.selected_at == o.selected_at
+            && self.pinned == o.pinned
             && same_rc(&self.diff, &o.diff)
     }
 }
 
 /// The height of a timeline with `lanes` lanes.
 pub fn height_of(lanes: usize) -> u32 {
-    AXIS + LANE * lanes as u32 + 4
+    AXIS + Geo::of(lanes).lane * lanes as u32 + 4
 }
 
 /// The x coordinate of a time in a window, on a timeline of the given width.
@@ -232,17 +288,40 @@ pub fn x_in(t: Micros, w: Window, width: u32) -> f64 {
     GUTTER as f64 + plot * w.fraction(t)
 }
 
+/// The words a link says to a screen reader and in its tooltip.
+fn link_words(layout: &Layout, l: &Link) -> String {
+    let lane = |k: usize| {
+        layout
+            .lanes
+            .get(k)
+            .map_or(String::new(), |x| x.label.clone())
+    };
+    let token = layout
+        .token_text(l)
+        .map_or(String::new(), |t| format!(" with token {t}"));
+    format!(
+        "{} from {} at t={} to {} at t={}{token}",
+        l.kind.name(),
+        lane(l.from_lane),
+        crate::trace::seconds(l.from),
+        lane(l.to_lane),
+        crate::trace::seconds(l.to)
+    )
+}
+
 /// The timeline. The lanes are painted on a canvas, because a run of thousands of events
 /// would otherwise be thousands of elements to create on every toggle; the pointer finds
-/// events through [`Layout::hit`]. The overlaps are also real elements on top, so that
-/// keyboard and screen-reader users can reach each one; the event table below the timeline
-/// holds everything else as text.
+/// events through [`Layout::hit`]. The overlaps and notes are also real elements on top, so
+/// that keyboard and screen-reader users can reach each one, and the selected event's links
+/// are drawn there too, so that pointing at an event never repaints the canvas; the card
+/// below and the event table hold everything else as text.
 #[function_component(Timeline)]
 pub fn timeline(p: &TimelineProps) -> Html {
     let canvas = use_node_ref();
     let theme = use_state(|| 0u32);
     let width = p.width.max(300);
     let height = height_of(p.layout.lanes.len());
+    let g = Geo::of(p.layout.lanes.len());
 
     // Colours come from the style sheet, which follows the system's dark mode; repaint when
     // that changes.
@@ -304,7 +383,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
             if y < f64::from(AXIS) || x < f64::from(GUTTER) {
                 return;
             }
-            let lane = ((y - f64::from(AXIS)) / f64::from(LANE)) as usize;
+            let lane = g.lane_at(y);
             let plot = f64::from(width.saturating_sub(GUTTER + RIGHT).max(1));
             let t = window.time_at((x - f64::from(GUTTER)) / plot);
             let tolerance = (6.0 * window.span() as f64 / plot) as Micros;
@@ -320,55 +399,89 @@ pub fn timeline(p: &TimelineProps) -> Html {
     };
 
     let x = |t: Micros| x_in(t, p.window, width);
+    let prefix = if p.flipped {
+        "In the flipped run: "
+    } else {
+        ""
+    };
     // Each overlap in view can be reached with Tab (up to a bound, so that a run with
-    // thousands of overlaps does not become thousands of tab stops); focusing one moves the
-    // playhead into it, where the playhead's sentence says who believes what.
-    let overlaps = p.layout.overlaps.iter().filter(|o| o.to >= p.window.from && o.from <= p.window.to).take(OVERLAYS_MAX).map(|o| {
-        let mid = o.from + (o.to - o.from) / 2;
+    // thousands of overlaps does not become thousands of tab stops); focusing one shows its
+    // card and moves the playhead into it. Its twin covers its cell in the resource's lane,
+    // the lane every overlap involves.
+    let overlaps = p.layout.overlaps.iter().enumerate().filter(|(_, o)| o.to >= p.window.from && o.from <= p.window.to).take(OVERLAYS_MAX).map(|(k, o)| {
         let onfocus = {
             let d = p.dispatch.clone();
-            Callback::from(move |_: FocusEvent| d.dispatch(Action::Seek(mid)))
+            let flipped = p.flipped;
+            Callback::from(move |_: FocusEvent| if !flipped { d.dispatch(Action::Pin { pin: Pinned::Overlap(k), seek: true }) })
         };
-        let first = o.lanes.first().copied().unwrap_or(0) as u32;
-        let last = o.lanes.last().copied().unwrap_or(0) as u32;
-        let y0 = AXIS + LANE * first;
-        let h = LANE * (last - first + 1);
+        let lane = o.lanes.last().copied().unwrap_or(0);
         let x0 = x(o.from).max(f64::from(GUTTER));
         let w = (x(o.to).min(f64::from(width - RIGHT)) - x0).max(4.0);
-        let text = format!(
-            "{}Exclusion broken from t={} to t={}: {}",
-            if p.flipped { "In the flipped run: " } else { "" },
-            crate::trace::seconds(o.from),
-            crate::trace::seconds(o.to),
-            o.text
-        );
+        let text = format!("{prefix}{}", o.text);
+        let pinned = p.pinned == Some(Pinned::Overlap(k));
         html! {
-            <rect class="violation" tabindex="0" role="img" aria-label={text.clone()} {onfocus}
-                x={format!("{x0:.1}")} y={y0.to_string()} width={format!("{w:.1}")} height={h.to_string()}>
-                <title>{ text }</title>
-            </rect>
+            <rect class={classes!("violation", pinned.then_some("pinned"))} tabindex="0" role="img" aria-label={text} {onfocus}
+                x={format!("{x0:.1}")} y={format!("{:.1}", g.top(lane))} width={format!("{w:.1}")} height={g.lane.to_string()} />
         }
+    });
+    // Each note in view is a tab stop too, over its tag; pointing at it or focusing it shows
+    // its card.
+    let notes = p.layout.notes_in(p.window).take(OVERLAYS_MAX).map(|(k, n)| {
+        let pin = |seek: bool| {
+            let d = p.dispatch.clone();
+            let flipped = p.flipped;
+            move || if !flipped { d.dispatch(Action::Pin { pin: Pinned::Note(k), seek }) }
+        };
+        let onfocus = { let f = pin(true); Callback::from(move |_: FocusEvent| f()) };
+        let onmouseenter = { let f = pin(false); Callback::from(move |_: MouseEvent| f()) };
+        let text = format!("{prefix}{}", n.text);
+        let pinned = p.pinned == Some(Pinned::Note(k));
+        html! {
+            <rect class={classes!("note-focus", format!("note-{}", n.kind.name()), pinned.then_some("pinned"))}
+                tabindex="0" role="img" aria-label={text} data-note={n.kind.name()} {onfocus} {onmouseenter}
+                x={format!("{:.1}", x(n.tag_at()) - 7.0)} y={format!("{:.1}", g.top(n.anchor))} width="14" height={NOTE_BAND.to_string()} />
+        }
+    });
+    // The selected event's causes and effects, over the canvas, whatever the crowd.
+    let selected_links = p.layout.selected_links(p.selected).into_iter().map(|l| {
+        let words = link_words(&p.layout, &l);
+        html! {
+            <line class={classes!("link-selected", format!("link-{}", l.kind.name()))}
+                x1={format!("{:.1}", x(l.from))} y1={format!("{:.1}", g.mid(l.from_lane))}
+                x2={format!("{:.1}", x(l.to))} y2={format!("{:.1}", g.mid(l.to_lane))}
+                marker-end="url(#arrow-head)">
+                <title>{ words }</title>
+            </line>
+        }
+    });
+    let ring = p.selected_at.map(|(t, lane)| html! {
+        <circle class="selected-ring" cx={format!("{:.1}", x(t))} cy={format!("{:.1}", g.mid(lane))} r="9" />
     });
 
     let summary = format!(
-        "{}: {} lanes from t={} to t={}; {} overlapping hold(s) in the whole run. The event list below has the same content as text.",
+        "{}: {} lanes from t={} to t={}; {} overlapping hold(s) and {} note(s) in the whole run. Each overlap and note below can be reached with Tab; the event list has every event as text.",
         p.title,
         p.layout.lanes.len(),
         crate::trace::seconds(p.window.from),
         crate::trace::seconds(p.window.to),
-        p.layout.overlap_count
+        p.layout.overlap_count,
+        p.layout.notes.len()
     );
 
     html! {
         <div id={p.id.clone()} class="timeline" style={format!("width: {width}px; height: {height}px")}
-            data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlap_count.to_string()}>
+            data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlap_count.to_string()}
+            data-notes={p.layout.notes.len().to_string()} data-links={p.layout.links.len().to_string()}>
             // The drawing takes focus so that the arrow keys, which step through the events,
-            // have somewhere to be pressed; each step shows the event's details below.
+            // have somewhere to be pressed; each step shows the event's card below.
             <canvas ref={canvas} role="img" tabindex="0" aria-label={summary}
                 aria-describedby="event-details"
                 style={format!("width: {width}px; height: {height}px")} {onmousemove} />
             <svg class="overlay" width={width.to_string()} height={height.to_string()} aria-hidden="false">
+                { for selected_links }
+                { for ring }
                 { for overlaps }
+                { for notes }
             </svg>
         </div>
     }
@@ -492,6 +605,7 @@ fn paint(
     divergence: Option<Micros>,
 ) {
     let height = height_of(layout.lanes.len());
+    let g = Geo::of(layout.lanes.len());
     let dpr = gloo::utils::window().device_pixel_ratio().clamp(1.0, 3.0);
     canvas.set_width((f64::from(width) * dpr) as u32);
     canvas.set_height((f64::from(height) * dpr) as u32);
@@ -531,13 +645,13 @@ fn paint(
     ctx.set_fill_style_str(&pal.bg);
     ctx.fill_rect(0.0, 0.0, f64::from(width), f64::from(height));
     for (i, _) in layout.lanes.iter().enumerate() {
-        let top = f64::from(AXIS + LANE * i as u32);
+        let top = g.top(i);
         ctx.set_fill_style_str(if i % 2 == 0 {
             &pal.lane_even
         } else {
             &pal.lane_odd
         });
-        ctx.fill_rect(0.0, top, f64::from(width), f64::from(LANE));
+        ctx.fill_rect(0.0, top, f64::from(width), f64::from(g.lane));
     }
 
     // The axis: round times with grid lines.
@@ -578,7 +692,7 @@ fn paint(
         ),
     ];
     for (i, lane) in layout.lanes.iter().enumerate() {
-        let top = AXIS + LANE * i as u32;
+        let top = g.top(i);
         let visible: Vec<_> = lane
             .spans
             .iter()
@@ -586,7 +700,7 @@ fn paint(
             .cloned()
             .collect();
         for s in visible_spans(&visible, us_per_px) {
-            let (y, h) = span_geometry(s.kind, top);
+            let (y, h) = span_geometry(s.kind, top, g);
             let x0 = x(s.from).max(left - 8.0);
             let wd = (x(s.to).min(right + 8.0) - x0).max(1.5);
             match s.kind {
@@ -629,7 +743,7 @@ fn paint(
         .collect();
     ctx.set_line_width(1.6);
     for (i, _) in layout.lanes.iter().enumerate() {
-        let mid = f64::from(AXIS + LANE * i as u32) + f64::from(LANE) / 2.0;
+        let mid = g.mid(i);
         let marks = visible_marks(layout.marks_in(i, w), us_per_px * MARK_COLUMN_PX);
         for m in &marks {
             let Some((_, Some(path))) = shapes.iter().find(|(k, _)| *k == m.kind) else {
@@ -687,7 +801,8 @@ fn paint(
         }
     }
 
-    // Overlaps: a hatched band across every lane they span, outlined in each lane involved.
+    // Overlaps: a hatched, outlined cell in each lane involved, joined across the lanes that
+    // are not, so that nothing uninvolved seems part of it.
     let band = hatch(
         &ctx,
         pal.of("--violation"),
@@ -695,51 +810,104 @@ fn paint(
         HATCH_VIOLATION,
     );
     let bands = layout.bands(w, us_per_px);
-    let geometry = |b: &crate::ui::timeline::Band| {
-        let first = b.lanes.first().copied().unwrap_or(0) as u32;
-        let last = b.lanes.last().copied().unwrap_or(0) as u32;
-        let x0 = x(b.from);
-        (
-            x0,
-            (x(b.to) - x0).max(4.0),
-            f64::from(AXIS + LANE * first),
-            f64::from(LANE * (last - first + 1)),
-        )
-    };
-    ctx.set_stroke_style_str(pal.of("--violation"));
-    ctx.set_line_width(2.5);
+    // Every cell in one path and every join in another, each filled or stroked once: a crowded
+    // run has thousands of cells, and one call per cell would cost more than the picture.
+    let cells = Path2d::new().ok();
+    let joins = Path2d::new().ok();
     for b in &bands {
-        let (x0, wd, y0, h) = geometry(b);
-        if let Some(p) = &band {
-            ctx.set_fill_style_canvas_pattern(p);
-            ctx.fill_rect(x0, y0, wd, h);
+        let x0 = x(b.from);
+        let wd = (x(b.to) - x0).max(4.0);
+        let m = marking(&b.lanes);
+        if let Some(path) = &cells {
+            for l in &m.cells {
+                path.rect(x0, g.top(*l) + 1.0, wd, f64::from(g.lane) - 2.0);
+            }
         }
-        for l in &b.lanes {
-            let y = f64::from(AXIS + LANE * *l as u32);
-            ctx.stroke_rect(x0, y + 1.0, wd, f64::from(LANE) - 2.0);
+        if let Some(path) = &joins {
+            for (upper, lower) in &m.joins {
+                path.move_to(x0 + 1.0, g.top(*upper) + f64::from(g.lane) - 1.0);
+                path.line_to(x0 + 1.0, g.top(*lower) + 1.0);
+            }
         }
     }
-    // A warning sign on each band, and beside a band of one overlap the grants that overlap,
-    // by each service's own instant, when the next band leaves room.
+    ctx.set_stroke_style_str(pal.of("--violation"));
+    if let Some(path) = &cells {
+        if let Some(p) = &band {
+            ctx.set_fill_style_canvas_pattern(p);
+            ctx.fill_with_path_2d(path);
+        }
+        ctx.set_line_width(2.5);
+        ctx.stroke_with_path(path);
+    }
+    if let Some(path) = &joins {
+        ctx.set_line_width(2.0);
+        ctx.stroke_with_path(path);
+    }
+    // A warning sign in each band's resource cell.
     ctx.set_font(&font(11.0, "bold "));
+    ctx.set_fill_style_str(pal.of("--violation"));
+    for b in &bands {
+        let y0 = g.top(b.lanes.last().copied().unwrap_or(0)) + f64::from(NOTE_BAND);
+        let _ = ctx.fill_text("⚠", x(b.from) + 2.0, y0 + 10.0);
+    }
+
+    paint_links(&ctx, layout, g, w, &x, &pal, &font(9.0, ""));
+    let occupied = paint_notes(
+        &ctx,
+        layout,
+        g,
+        w,
+        &x,
+        right,
+        &pal,
+        &font(10.0, "bold "),
+        &font(10.0, ""),
+    );
+
+    // Beside each band, in words, who held what at once: the longest label that the room
+    // before the next band allows, in the note strip of the band's first lane where no note
+    // stands. The first overlap has its note instead.
+    ctx.set_font(&font(10.0, "bold "));
     for (k, b) in bands.iter().enumerate() {
-        let (x0, wd, y0, _) = geometry(b);
-        ctx.set_fill_style_str(pal.of("--violation"));
-        let _ = ctx.fill_text("⚠", x0 + 2.0, y0 + 10.0);
+        if b.first == 0 {
+            continue;
+        }
+        let x0 = x(b.to).max(x(b.from) + 4.0) + 3.0;
+        let lane = b.lanes.first().copied().unwrap_or(0);
         let next = bands.get(k + 1).map_or(right, |n| x(n.from));
-        let room = next.min(right) - (x0 + wd);
-        let label = match layout.single(b) {
-            Some(one) => one.short.clone(),
-            None => format!("{} overlaps", b.count),
-        };
+        let free_until = occupied
+            .get(lane)
+            .and_then(|o| {
+                o.iter()
+                    .filter(|(a, _)| *a >= x0)
+                    .map(|(a, _)| *a)
+                    .reduce(f64::min)
+            })
+            .unwrap_or(right);
+        let blocked = occupied
+            .get(lane)
+            .is_some_and(|o| o.iter().any(|(a, z)| *a <= x0 && x0 <= *z));
+        let room = next.min(right).min(free_until) - x0;
         // Measuring text is costly on a crowded run, so only where a label could fit.
-        if room > 40.0 {
-            let label_width = ctx.measure_text(&label).map_or(f64::MAX, |m| m.width());
-            if label_width + 8.0 < room {
+        if blocked || room <= 40.0 {
+            continue;
+        }
+        let labels = match layout.single(b) {
+            Some(one) => one.labels.clone(),
+            None => vec![
+                format!("{} overlapping holds", b.count),
+                format!("{} overlaps", b.count),
+            ],
+        };
+        for label in &labels {
+            let label_width = ctx.measure_text(label).map_or(f64::MAX, |m| m.width());
+            if label_width + 6.0 < room {
+                let top = g.top(lane);
                 ctx.set_fill_style_str(&pal.bg);
-                ctx.fill_rect(x0 + wd + 2.0, y0 + 1.0, label_width + 4.0, 13.0);
+                ctx.fill_rect(x0, top + 0.5, label_width + 4.0, f64::from(NOTE_BAND) - 1.0);
                 ctx.set_fill_style_str(pal.of("--violation"));
-                let _ = ctx.fill_text(&label, x0 + wd + 4.0, y0 + 11.0);
+                let _ = ctx.fill_text(label, x0 + 2.0, top + f64::from(NOTE_BAND) - 2.5);
+                break;
             }
         }
     }
@@ -763,20 +931,231 @@ fn paint(
     // Lane labels last, on their own background, so that nothing covers them.
     ctx.set_font(&font(11.0, "600 "));
     for (i, lane) in layout.lanes.iter().enumerate() {
-        let top = f64::from(AXIS + LANE * i as u32);
+        let top = g.top(i);
         ctx.set_fill_style_str(if i % 2 == 0 {
             &pal.lane_even
         } else {
             &pal.lane_odd
         });
-        ctx.fill_rect(0.0, top, left - 8.0, f64::from(LANE));
+        ctx.fill_rect(0.0, top, left - 8.0, f64::from(g.lane));
         ctx.set_fill_style_str(&pal.fg);
-        let _ = ctx.fill_text(
-            &shorten(&lane.label, 16),
-            6.0,
-            top + f64::from(LANE) / 2.0 + 4.0,
-        );
+        let _ = ctx.fill_text(&shorten(&lane.label, 16), 6.0, g.mid(i) + 4.0);
     }
+}
+
+/// The colour variable and the dash pattern of each kind of link: the pattern tells them apart
+/// without colour.
+fn link_style(kind: LinkKind) -> (&'static str, &'static [f64]) {
+    match kind {
+        LinkKind::Request => ("--waiting", &[5.0, 3.0]),
+        LinkKind::Grant => ("--believed", &[]),
+        LinkKind::Read => ("--read", &[1.5, 2.5]),
+        LinkKind::Write => ("--write", &[]),
+        LinkKind::Release => ("--service-mark", &[8.0, 3.0, 2.0, 3.0]),
+    }
+}
+
+fn dash(ctx: &CanvasRenderingContext2d, pattern: &[f64]) {
+    let array = js_sys::Array::new();
+    for v in pattern {
+        array.push(&(*v).into());
+    }
+    let _ = ctx.set_line_dash(&array);
+}
+
+/// An arrow from one point to another, with its head at the end. The head's corners are the
+/// direction turned back by about 155 degrees either way, by a fixed rotation rather than
+/// trigonometry, which would add its own code to the download.
+fn arrow(ctx: &CanvasRenderingContext2d, from: (f64, f64), to: (f64, f64)) {
+    ctx.begin_path();
+    ctx.move_to(from.0, from.1);
+    ctx.line_to(to.0, to.1);
+    ctx.stroke();
+    let (dx, dy) = (to.0 - from.0, to.1 - from.1);
+    let len = (dx * dx + dy * dy).sqrt().max(1e-9);
+    let (ux, uy) = (dx / len * 7.0, dy / len * 7.0);
+    // cos and sin of 155 degrees.
+    let (c, s) = (-0.906_307_787, 0.422_618_262);
+    let _ = ctx.set_line_dash(&js_sys::Array::new());
+    ctx.begin_path();
+    ctx.move_to(to.0, to.1);
+    ctx.line_to(to.0 + ux * c - uy * s, to.1 + ux * s + uy * c);
+    ctx.line_to(to.0 + ux * c + uy * s, to.1 - ux * s + uy * c);
+    ctx.close_path();
+    ctx.fill();
+}
+
+/// Messages as arrows between lanes: every one when there are few in view, none when there
+/// are many (the selected event's are drawn over the canvas instead). A write's arrow carries
+/// its token.
+fn paint_links(
+    ctx: &CanvasRenderingContext2d,
+    layout: &Layout,
+    g: Geo,
+    w: Window,
+    x: &dyn Fn(Micros) -> f64,
+    pal: &Palette,
+    font: &str,
+) {
+    let links = layout.links_to_draw(w, x(w.to) - x(w.from));
+    if links.is_empty() {
+        return;
+    }
+    ctx.set_line_width(1.3);
+    ctx.set_font(font);
+    for l in links {
+        let (colour, pattern) = link_style(l.kind);
+        ctx.set_stroke_style_str(pal.of(colour));
+        ctx.set_fill_style_str(pal.of(colour));
+        dash(ctx, pattern);
+        let from = (x(l.from), g.mid(l.from_lane));
+        let to = (x(l.to), g.mid(l.to_lane));
+        // Shorten the arrow so that its head does not cover the mark it points at.
+        let len = ((to.0 - from.0) * (to.0 - from.0) + (to.1 - from.1) * (to.1 - from.1)).sqrt();
+        if len < 8.0 {
+            continue;
+        }
+        let k = (len - 6.0) / len;
+        let end = (from.0 + (to.0 - from.0) * k, from.1 + (to.1 - from.1) * k);
+        arrow(ctx, from, end);
+    }
+    let _ = ctx.set_line_dash(&js_sys::Array::new());
+    // Tokens of writes, under the write's mark, where the previous token leaves room.
+    let mut last_end = f64::NEG_INFINITY;
+    for l in links.iter().filter(|l| l.kind == LinkKind::Write) {
+        if let Some(t) = layout.token_text(l) {
+            let wd = ctx.measure_text(&t).map_or(0.0, |m| m.width());
+            let xt = x(l.to) - wd / 2.0;
+            if xt < last_end + 4.0 {
+                continue;
+            }
+            last_end = xt + wd;
+            let yt = g.mid(l.to_lane) + 12.0;
+            ctx.set_fill_style_str(&pal.bg);
+            ctx.fill_rect(xt - 1.0, yt - 8.0, wd + 2.0, 10.0);
+            ctx.set_fill_style_str(pal.of("--write"));
+            let _ = ctx.fill_text(&t, xt, yt);
+        }
+    }
+}
+
+/// The colour variable of each kind of note; its letter tells them apart without colour.
+fn note_colour(kind: NoteKind) -> &'static str {
+    match kind {
+        NoteKind::FirstOverlap => "--violation",
+        NoteKind::LostUpdate => "--lost",
+        NoteKind::Rejection => "--rejected",
+        NoteKind::Cycle => "--broken",
+        NoteKind::Unavailable => "--outage",
+    }
+}
+
+/// Notes: a bracket over what lasts (a lost update from the lost write to the one that
+/// overwrote it, a cycle and an unavailable window on every lane they involve), a tag with the
+/// kind's letter, and the short label where the next tag in the lane leaves room.
+#[allow(clippy::too_many_arguments)]
+fn paint_notes(
+    ctx: &CanvasRenderingContext2d,
+    layout: &Layout,
+    g: Geo,
+    w: Window,
+    x: &dyn Fn(Micros) -> f64,
+    right: f64,
+    pal: &Palette,
+    bold: &str,
+    plain: &str,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut occupied: Vec<Vec<(f64, f64)>> = vec![Vec::new(); layout.lanes.len()];
+    let left = f64::from(GUTTER);
+    let mut tags: Vec<(usize, f64, usize)> = Vec::new();
+    ctx.set_line_width(2.0);
+    for (k, n) in layout.notes_in(w) {
+        ctx.set_stroke_style_str(pal.of(note_colour(n.kind)));
+        let bracketed: &[usize] = match n.kind {
+            NoteKind::LostUpdate => std::slice::from_ref(&n.anchor),
+            NoteKind::Cycle | NoteKind::Unavailable => &n.lanes,
+            NoteKind::FirstOverlap | NoteKind::Rejection => &[],
+        };
+        for lane in bracketed {
+            let y = g.top(*lane) + f64::from(NOTE_BAND) - 1.0;
+            let (x0, x1) = (x(n.from).max(left), x(n.to).min(right));
+            ctx.begin_path();
+            ctx.move_to(x0, y - 3.0);
+            ctx.line_to(x0, y);
+            ctx.line_to(x1.max(x0 + 2.0), y);
+            ctx.line_to(x1.max(x0 + 2.0), y - 3.0);
+            ctx.stroke();
+        }
+        let xt = x(n.tag_at());
+        if xt >= left - 7.0 && xt <= right + 7.0 {
+            tags.push((k, xt, n.anchor));
+        }
+    }
+    // In lane order, then from left to right, as plain integers (the sort the page already has).
+    let mut keys: Vec<u64> = tags
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            ((t.2 as u64) << 40) | (((t.1 + 8.0).max(0.0) as u64).min(0xff_ffff) << 16) | k as u64
+        })
+        .collect();
+    keys.sort_unstable();
+    let tags: Vec<(usize, f64, usize)> = keys.iter().map(|k| tags[(k & 0xffff) as usize]).collect();
+    for (i, (k, xt, lane)) in tags.iter().enumerate() {
+        let n = &layout.notes[*k];
+        let top = g.top(*lane);
+        let colour = pal.of(note_colour(n.kind));
+        ctx.set_fill_style_str(colour);
+        ctx.fill_rect(xt - 7.0, top + 0.5, 14.0, f64::from(NOTE_BAND) - 1.0);
+        if let Some(o) = occupied.get_mut(*lane) {
+            o.push((xt - 7.0, xt + 7.0));
+        }
+        ctx.set_fill_style_str(&pal.bg);
+        ctx.set_font(bold);
+        let _ = ctx.fill_text(n.kind.letter(), xt - 3.0, top + f64::from(NOTE_BAND) - 2.5);
+        let next = tags
+            .get(i + 1)
+            .filter(|t| t.2 == *lane)
+            .map_or(right, |t| t.1 - 8.0);
+        let room = next - (xt + 9.0);
+        if room > 30.0 {
+            ctx.set_font(plain);
+            let label = &n.short;
+            let wd = ctx.measure_text(label).map_or(f64::MAX, |m| m.width());
+            let text = if wd <= room {
+                Some(label.clone())
+            } else {
+                // Cut to what fits, at a word.
+                let mut cut = String::new();
+                for word in label.split(' ') {
+                    let candidate = if cut.is_empty() {
+                        word.to_string()
+                    } else {
+                        format!("{cut} {word}")
+                    };
+                    let cw = ctx
+                        .measure_text(&format!("{candidate}…"))
+                        .map_or(f64::MAX, |m| m.width());
+                    if cw > room {
+                        break;
+                    }
+                    cut = candidate;
+                }
+                (!cut.is_empty()).then(|| format!("{cut}…"))
+            };
+            if let Some(text) = text {
+                let wd = ctx.measure_text(&text).map_or(0.0, |m| m.width());
+                ctx.set_fill_style_str(&pal.bg);
+                ctx.fill_rect(xt + 8.0, top + 0.5, wd + 4.0, f64::from(NOTE_BAND) - 1.0);
+                ctx.set_fill_style_str(colour);
+                let _ = ctx.fill_text(&text, xt + 10.0, top + f64::from(NOTE_BAND) - 2.5);
+                if let Some(o) = occupied.get_mut(*lane) {
+                    o.push((xt + 8.0, xt + 12.0 + wd));
+                }
+            }
+        }
+    }
+    occupied
 }
 
 fn shorten(s: &str, max: usize) -> String {
@@ -789,18 +1168,76 @@ fn shorten(s: &str, max: usize) -> String {
     }
 }
 
-/// What every colour and shape means.
-#[function_component(Legend)]
-pub fn legend() -> Html {
+#[derive(Properties, PartialEq)]
+pub struct LegendProps {
+    /// The height of the timeline beside it: the legend scrolls within it.
+    pub height: u32,
+    pub dispatch: Dispatch,
+}
+
+/// A small drawing of a link kind, for the legend: its dash and its head.
+fn swatch_link(kind: LinkKind) -> Html {
+    let (colour, pattern) = link_style(kind);
+    let dash = pattern
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
     html! {
-        <details class="panel legend">
-            <summary>{ "Legend: what each shape means" }</summary>
-            <ul>
-                { for SpanKind::ALL.iter().map(|k| html! { <li>{ swatch_span(*k) }{ k.meaning() }</li> }) }
-                { for MarkKind::ALL.iter().map(|k| html! { <li>{ swatch_mark(*k) }{ k.meaning() }</li> }) }
-                <li><svg class="swatch" width="28" height="18" aria-hidden="true"><rect x="1" y="1" width="26" height="16" class="violation-band" /></svg>{ "exclusion broken: two clients believe they hold the same rows" }</li>
-                <li><svg class="swatch" width="18" height="18" viewBox="-9 -9 18 18" aria-hidden="true"><circle r="7" class="diff-ring" /></svg>{ "in compare mode: an event the other run does not have" }</li>
-            </ul>
-        </details>
+        <svg class="swatch" width="28" height="18" viewBox="0 0 28 18" aria-hidden="true">
+            <line x1="2" y1="14" x2="22" y2="4" stroke-width="1.6" stroke-dasharray={dash}
+                style={format!("stroke: var({colour})")} marker-end="url(#arrow-head)" />
+        </svg>
+    }
+}
+
+/// A note's tag, for the legend.
+fn swatch_note(kind: NoteKind) -> Html {
+    html! {
+        <svg class="swatch" width="18" height="18" viewBox="0 0 18 18" aria-hidden="true">
+            <rect x="2" y="3" width="14" height="12" style={format!("fill: var({})", note_colour(kind))} />
+            <text x="9" y="13" text-anchor="middle" class="note-letter">{ kind.letter() }</text>
+        </svg>
+    }
+}
+
+/// What every colour, shape, arrow and tag means, beside the timeline until it is hidden.
+#[function_component(Legend)]
+pub fn legend(p: &LegendProps) -> Html {
+    let hide = {
+        let d = p.dispatch.clone();
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(Action::Legend(false));
+            super::controls::focus_after_render("show-legend");
+        })
+    };
+    html! {
+        <aside id="legend" class="legend" aria-labelledby="legend-h"
+            style={format!("max-height: {}px", p.height.max(240))}>
+            <div class="legend-head">
+                <h2 id="legend-h">{ "Legend" }</h2>
+                <button id="hide-legend" type="button" onclick={hide}>{ "Hide" }</button>
+            </div>
+            <div class="legend-body" tabindex="0" role="region" aria-label="Legend, scrollable">
+                <h3>{ "Lanes" }</h3>
+                <ul>
+                    { for SpanKind::ALL.iter().map(|k| html! { <li>{ swatch_span(*k) }{ k.meaning() }</li> }) }
+                    <li><svg class="swatch" width="28" height="18" aria-hidden="true"><rect x="1" y="1" width="26" height="16" class="violation-band" /></svg>{ "exclusion broken: marked in each lane involved, joined across the others" }</li>
+                </ul>
+                <h3>{ "Messages" }</h3>
+                <ul>
+                    { for LinkKind::ALL.iter().map(|k| html! { <li>{ swatch_link(*k) }{ k.meaning() }</li> }) }
+                </ul>
+                <h3>{ "Notes (Tab reaches each)" }</h3>
+                <ul>
+                    { for NoteKind::ALL.iter().map(|k| html! { <li>{ swatch_note(*k) }{ k.meaning() }</li> }) }
+                </ul>
+                <h3>{ "Marks" }</h3>
+                <ul>
+                    { for MarkKind::ALL.iter().map(|k| html! { <li>{ swatch_mark(*k) }{ k.meaning() }</li> }) }
+                    <li><svg class="swatch" width="18" height="18" viewBox="-9 -9 18 18" aria-hidden="true"><circle r="7" class="diff-ring" /></svg>{ "in compare mode: an event the other run does not have" }</li>
+                </ul>
+            </div>
+        </aside>
     }
 }

@@ -1449,3 +1449,627 @@ fn crowded_overlaps_merge_into_bands_that_still_cover_every_one() {
         }
     }
 }
+
+/// The lanes an overlap involves, by the rule: its two clients, the services that granted
+/// them, and its resource.
+fn involved_lanes(app: &App, o: &monitor::Overlap) -> Vec<usize> {
+    let ix = &app.outcome.layout.index;
+    let mut lanes: Vec<usize> = o
+        .clients
+        .iter()
+        .map(|c| ix.client(*c))
+        .chain(o.grants.iter().flatten().map(|g| ix.service(g.service)))
+        .chain(std::iter::once(ix.resource(o.resource)))
+        .collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    lanes
+}
+
+#[test]
+fn a_violation_marks_only_its_involved_lanes() {
+    use lockstep::ui::timeline::{marking, Window as View};
+    for b in builtin::ALL {
+        let app = App::open(b.file);
+        let o = &app.outcome;
+        let l = &o.layout;
+        let scan = monitor::scan_overlaps(&o.world, &o.events, o.end, OVERLAPS_DETAILED_MAX);
+        for (drawn, raw) in l.overlaps.iter().zip(&scan.first) {
+            let want = involved_lanes(&app, raw);
+            assert_eq!(drawn.lanes, want, "{}", b.file);
+            let m = marking(&drawn.lanes);
+            assert_eq!(
+                m.cells, want,
+                "{}: a cell in exactly the involved lanes",
+                b.file
+            );
+            for (upper, lower) in &m.joins {
+                assert!(want.contains(upper) && want.contains(lower), "{}", b.file);
+                assert!(
+                    (upper + 1..*lower).all(|k| !m.cells.contains(&k)),
+                    "{}: a join crosses only uninvolved lanes",
+                    b.file
+                );
+            }
+        }
+        // Bands merged for a narrow picture mark the union of their overlaps' lanes, and no
+        // other lane.
+        let w = View::all(o.end);
+        for width in [300.0, 1200.0] {
+            for band in l.bands(w, w.span() as f64 / width) {
+                let mut union: BTreeSet<usize> = BTreeSet::new();
+                for raw in scan
+                    .first
+                    .iter()
+                    .filter(|x| x.from >= band.from && x.to <= band.to)
+                {
+                    union.extend(involved_lanes(&app, raw));
+                }
+                // Every overlap of the built-ins is kept in detail, so the union is complete.
+                if !union.is_empty() {
+                    let lanes: BTreeSet<usize> = band.lanes.iter().copied().collect();
+                    assert_eq!(lanes, union, "{} at {width}px", b.file);
+                }
+            }
+        }
+    }
+    // In the inventory scenario, the overlap of checkout-1 and reports-1 on orders leaves the
+    // clients and services of the other tables unmarked.
+    let app = App::open("11-inventory.toml");
+    let l = &app.outcome.layout;
+    let first = &l.overlaps[0];
+    let names: Vec<&str> = first
+        .lanes
+        .iter()
+        .map(|k| l.lanes[*k].label.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "checkout-1",
+            "reports-1",
+            "service primary",
+            "service legacy",
+            "orders"
+        ]
+    );
+    let m = marking(&first.lanes);
+    for k in 0..l.lanes.len() {
+        let label = &l.lanes[k].label;
+        let marked = m.cells.contains(&k);
+        let uninvolved = [
+            "settlement-1",
+            "signup-1",
+            "service shards",
+            "payments",
+            "users",
+        ]
+        .contains(&label.as_str());
+        assert!(!(marked && uninvolved), "{label} is marked");
+    }
+}
+
+#[test]
+fn an_overlaps_words_say_who_held_what_granted_by_which_service_when_with_which_token() {
+    let app = App::open("01-two-services.toml");
+    let o = &app.outcome.layout.overlaps[0];
+    let v = &app.outcome.verdict.violations[0];
+    for h in &v.holders {
+        assert!(
+            o.text.contains(&format!("{} believed it held", h.client)),
+            "{}",
+            o.text
+        );
+        for g in &h.grants {
+            assert!(
+                o.text.contains(&format!(
+                    "{} granted it at its own instant {}, with token {}",
+                    g.service, g.instant, g.token
+                )),
+                "{}",
+                o.text
+            );
+        }
+    }
+    // Labels are words, longest first; none is the old code of instants and crosses.
+    assert!(o.labels.windows(2).all(|w| w[0].len() >= w[1].len()));
+    assert!(o
+        .labels
+        .iter()
+        .all(|x| !x.contains('×') && !x.contains('#')));
+    assert_eq!(
+        o.labels[0],
+        "batch-1 and online-1 both hold orders[total]: old granted one, new the other"
+    );
+    // A paused holder whose lease expired: the card says the service had taken the lock back.
+    let fencing = App::open(FENCING);
+    let text = &fencing.outcome.layout.overlaps[0].text;
+    assert!(
+        text.contains("locks had taken that lock back at 0.502s (its lease expired), but slow-1 still believed it held it"),
+        "{text}"
+    );
+}
+
+#[test]
+fn every_message_in_a_small_run_has_its_arrow() {
+    use lockstep::ui::links::LinkKind;
+    use lockstep::ui::timeline::{Window as View, LINKS_ALL_MAX};
+    for file in [
+        "01-two-services.toml",
+        "02-both-unordered.toml",
+        FENCING,
+        "09-migration-held.toml",
+    ] {
+        let app = App::open(file);
+        let o = &app.outcome;
+        let l = &o.layout;
+        assert!(
+            !o.events
+                .iter()
+                .any(|e| matches!(e.what, What::MessageLost { .. })),
+            "{file}: a run without lost messages"
+        );
+        let with = |kind: LinkKind, cause: Option<usize>, effect: Option<usize>| {
+            l.links
+                .iter()
+                .filter(|x| {
+                    x.kind == kind
+                        && cause.is_none_or(|c| x.cause == c)
+                        && effect.is_none_or(|e| x.effect == e)
+                })
+                .count()
+        };
+        for (i, e) in o.events.iter().enumerate() {
+            match &e.what {
+                What::AcquireSent { .. } => {
+                    assert_eq!(
+                        with(LinkKind::Request, Some(i), None),
+                        1,
+                        "{file}: request {i}"
+                    )
+                }
+                What::Read { token, .. } | What::Write { token, .. } => {
+                    let kind = if matches!(e.what, What::Read { .. }) {
+                        LinkKind::Read
+                    } else {
+                        LinkKind::Write
+                    };
+                    let link = l.links.iter().find(|x| x.kind == kind && x.effect == i);
+                    let link = link.unwrap_or_else(|| panic!("{file}: access {i} has no arrow"));
+                    assert_eq!(link.token, *token, "{file}: the arrow carries the token");
+                }
+                What::Service {
+                    op: ServiceOp::Granted { client, .. },
+                    ..
+                } => {
+                    // A grant made before the run ended reaches its client, unless the run ends
+                    // first; then nothing of that client follows it.
+                    let acted = o.events[i + 1..].iter().any(
+                        |x| matches!(&x.what, What::BeliefStarted { client: c, .. } if c == client),
+                    );
+                    assert_eq!(
+                        with(LinkKind::Grant, Some(i), None),
+                        usize::from(acted),
+                        "{file}: grant {i}"
+                    );
+                }
+                What::Service {
+                    op: ServiceOp::Released { .. },
+                    ..
+                } => assert_eq!(
+                    with(LinkKind::Release, None, Some(i)),
+                    1,
+                    "{file}: release {i}"
+                ),
+                _ => {}
+            }
+        }
+        for x in &l.links {
+            assert!(x.from <= x.to && x.cause < x.effect, "{file}: {x:?}");
+            assert_eq!(x.to_lane, l.index.of(&o.events[x.effect].what), "{file}");
+            assert_eq!(x.to, o.events[x.effect].at, "{file}");
+            if x.kind != LinkKind::Write {
+                assert_eq!(x.from_lane, l.index.of(&o.events[x.cause].what), "{file}");
+                assert_eq!(x.from, o.events[x.cause].at, "{file}");
+            }
+        }
+        // Few messages: every one is drawn, on a picture 1,000 pixels wide (as at 1280 by 800).
+        assert!(l.links.len() <= LINKS_ALL_MAX, "{file}: {}", l.links.len());
+        assert_eq!(
+            l.links_to_draw(View::all(o.end), 1_000.0).len(),
+            l.links.len(),
+            "{file}"
+        );
+    }
+    // Many: only the selected event's causes and effects, and those whatever the crowd.
+    let app = App::open("03-fixed-order.toml");
+    let l = &app.outcome.layout;
+    assert!(l.links.len() > LINKS_ALL_MAX);
+    assert!(l
+        .links_to_draw(View::all(app.outcome.end), 1_000.0)
+        .is_empty());
+    let belief = app
+        .outcome
+        .events
+        .iter()
+        .position(|e| matches!(e.what, What::BeliefStarted { .. }))
+        .unwrap();
+    let drawn = l.selected_links(Some(belief));
+    assert!(drawn
+        .iter()
+        .any(|x| x.effect == belief && x.kind == LinkKind::Grant));
+    assert!(drawn
+        .iter()
+        .any(|x| x.cause == belief && x.kind == LinkKind::Read));
+    assert!(drawn
+        .iter()
+        .all(|x| x.cause == belief || x.effect == belief));
+}
+
+#[test]
+fn every_lost_update_rejection_cycle_and_unavailable_window_has_its_note() {
+    use lockstep::ui::notes::NoteKind;
+    let fenced = |file: &str, mode: Fencing, checks: FencingChecks| {
+        let app = App::open(file);
+        let r = app.scenario.resources[0].name.clone();
+        app.reduce(Action::Toggle(fence(&r, mode, checks)))
+    };
+    let mut apps: Vec<(String, App)> = builtin::ALL
+        .iter()
+        .map(|b| (b.file.to_string(), App::open(b.file)))
+        .collect();
+    apps.push((
+        "05 one source, every access".into(),
+        fenced(FENCING, Fencing::OneSource, FencingChecks::AllAccesses),
+    ));
+    apps.push((
+        "07 any source".into(),
+        fenced(
+            "07-three-services.toml",
+            Fencing::AnySource,
+            FencingChecks::Writes,
+        ),
+    ));
+    apps.push((
+        "07 one source".into(),
+        fenced(
+            "07-three-services.toml",
+            Fencing::OneSource,
+            FencingChecks::AllAccesses,
+        ),
+    ));
+    let mut seen: BTreeSet<NoteKind> = BTreeSet::new();
+    for (name, app) in &apps {
+        let o = &app.outcome;
+        let l = &o.layout;
+        let notes = |kind: NoteKind| l.notes.iter().filter(move |n| n.kind == kind);
+        seen.extend(l.notes.iter().map(|n| n.kind));
+        let analysis = monitor::analyse(&o.world, &o.events, o.end, OVERLAPS_DETAILED_MAX);
+        assert_eq!(
+            analysis.lost.details.len() as u64,
+            o.verdict.lost_updates,
+            "{name}: every loss attributed"
+        );
+        for d in &analysis.lost.details {
+            let n = notes(NoteKind::LostUpdate)
+                .find(|n| n.event == d.by && n.from == o.events[d.lost].at)
+                .unwrap_or_else(|| panic!("{name}: a lost update without its note"));
+            assert!(
+                n.short.contains("'s write overwrote") && n.short.ends_with("'s increment"),
+                "{}",
+                n.short
+            );
+        }
+        assert_eq!(
+            notes(NoteKind::LostUpdate).count(),
+            analysis.lost.details.len(),
+            "{name}"
+        );
+        let rejected: Vec<usize> = o
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                matches!(
+                    e.what,
+                    What::Read {
+                        accepted: false,
+                        ..
+                    } | What::Write {
+                        accepted: false,
+                        ..
+                    }
+                )
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let rejection_notes: Vec<usize> = notes(NoteKind::Rejection).map(|n| n.event).collect();
+        assert_eq!(
+            rejection_notes, rejected,
+            "{name}: one note per rejected access"
+        );
+        assert_eq!(
+            notes(NoteKind::Cycle).count(),
+            o.verdict.wait_cycles.len(),
+            "{name}"
+        );
+        for (n, c) in notes(NoteKind::Cycle).zip(&o.verdict.wait_cycles) {
+            for who in c.clients.iter().chain(&c.services) {
+                assert!(n.text.contains(who.as_str()), "{name}: {}", n.text);
+            }
+        }
+        let windows = monitor::unavailable_windows(&o.world, o.end);
+        assert_eq!(
+            notes(NoteKind::Unavailable).count(),
+            windows.len(),
+            "{name}"
+        );
+        for u in &o.verdict.unavailability {
+            let s = o
+                .world
+                .services
+                .iter()
+                .position(|x| x.name == u.service)
+                .unwrap() as u32;
+            let r = o.world.regions.iter().position(|x| *x == u.region).unwrap() as u32;
+            let total: u64 = windows
+                .iter()
+                .filter(|w| w.service == s && w.region == r)
+                .map(|w| w.to - w.from)
+                .sum();
+            assert_eq!(
+                total, u.unavailable_us,
+                "{name}: the windows add up to the verdict's figure"
+            );
+        }
+        assert_eq!(
+            notes(NoteKind::FirstOverlap).count(),
+            usize::from(o.verdict.violation_count > 0),
+            "{name}"
+        );
+        for n in &l.notes {
+            assert!(n.from <= n.to && n.to <= o.end, "{name}: {n:?}");
+            assert!(n.lanes.contains(&n.anchor), "{name}: {n:?}");
+            assert!(n.event < o.events.len(), "{name}");
+            assert!(
+                n.short.chars().count() <= 70,
+                "{name}: a label to read at a glance: {}",
+                n.short
+            );
+        }
+    }
+    assert_eq!(
+        seen.len(),
+        NoteKind::ALL.len(),
+        "every kind of note shows somewhere"
+    );
+    // The rejection compares the two tokens.
+    let (_, one) = &apps[apps.len() - 3];
+    let n = one
+        .outcome
+        .layout
+        .notes
+        .iter()
+        .find(|n| n.kind == NoteKind::Rejection)
+        .expect("a rejection");
+    assert_eq!(n.short, "write rejected: token 1 < 2");
+    assert!(
+        n.text
+            .contains("it carried locks's token 1, lower than locks's token 2"),
+        "{}",
+        n.text
+    );
+}
+
+#[test]
+fn the_effective_protocol_under_a_migration_is_what_the_engine_does() {
+    // The writer works across the migration: many short operations, so it asks before and after.
+    let app = App::open("09-migration-held.toml");
+    let mut s = app.scenario.clone();
+    for c in &mut s.clients {
+        c.max_operations = Some(20);
+        c.work_ms = 30;
+    }
+    let app = app.reduce(Action::Edit(s.to_toml_string()));
+    assert_shows_its_own_scenario(&app, "09 busy");
+    let choices = toggles::protocol_choices(&app.scenario, "writer");
+    let old = choices.iter().find(|c| c.value == "single:old").unwrap();
+    assert_eq!(
+        old.label,
+        "Lock in old only: really old until 0.4 s, then new"
+    );
+    // The newcomer starts after the move: choosing old or new makes no difference, and says so.
+    let newcomer = toggles::protocol_choices(&app.scenario, "newcomer");
+    let label = &newcomer
+        .iter()
+        .find(|c| c.value == "single:old")
+        .unwrap()
+        .label;
+    assert!(
+        label.contains(
+            "really new (the resource moved from old to new at 0.4 s, before newcomer starts)"
+        ),
+        "{label}"
+    );
+    let as_new = app.reduce(protocol("newcomer", "single:new"));
+    let as_old = as_new.reduce(protocol("newcomer", "single:old"));
+    assert_eq!(as_new.outcome.events, as_old.outcome.events);
+
+    // For every class and choice, the services each client asks are the stages' services.
+    for class in ["writer", "newcomer"] {
+        for choice in toggles::protocol_choices(&app.scenario, class) {
+            let run = app.reduce(protocol(class, &choice.value));
+            let Some((stages, _)) = toggles::route_stages(&run.scenario, class, &choice.value)
+            else {
+                continue;
+            };
+            let o = &run.outcome;
+            let mut asked = 0;
+            for e in &o.events {
+                let What::AcquireSent { client, service } = e.what else {
+                    continue;
+                };
+                let c = &o.world.clients[client as usize];
+                if o.world.classes[c.class as usize] != class {
+                    continue;
+                }
+                let stage = stages
+                    .iter()
+                    .rev()
+                    .find(|(from_ms, _)| from_ms * 1_000 <= e.at)
+                    .unwrap_or(&stages[0]);
+                let name = &o.world.services[service as usize].name;
+                assert!(
+                    stage.1.contains(name),
+                    "{class} {}: asked {name} at {}, stage {stage:?}",
+                    choice.value,
+                    e.at
+                );
+                asked += 1;
+            }
+            assert!(asked > 0, "{class} {} asked nobody", choice.value);
+        }
+    }
+}
+
+#[test]
+fn words_that_disagreed_now_agree() {
+    // A defect in the inventory and a run that holds: the page says both are true, and why.
+    let app = App::open("03-fixed-order.toml");
+    assert!(app.outcome.headline.starts_with("Exclusion holds"));
+    let finding = app
+        .outcome
+        .inventory
+        .iter()
+        .find(|f| f.defect)
+        .unwrap()
+        .text();
+    assert!(finding.contains("Both are true: this run holds on ledger with nothing lost because every client of it locks in all its services in the same order"), "{finding}");
+    let broken = App::open("01-two-services.toml");
+    assert!(
+        broken.outcome.inventory[0].text().contains(
+            "In this run the defect shows: 6 overlapping hold(s) and 5 lost update(s) on orders."
+        ),
+        "{}",
+        broken.outcome.inventory[0].text()
+    );
+    // One-source fencing names its one source.
+    let fencing = App::open(FENCING);
+    assert_eq!(
+        toggles::fencing_label_at(&fencing.scenario, "accounts", Fencing::OneSource),
+        "Tokens from locks only"
+    );
+}
+
+#[test]
+fn counts_that_surprise_say_why() {
+    let app = App::open("07-three-services.toml");
+    let fenced = app.reduce(Action::Toggle(fence(
+        "catalog",
+        Fencing::OneSource,
+        FencingChecks::AllAccesses,
+    )));
+    let v = &fenced.outcome.verdict;
+    assert!(v.violation_count > app.outcome.verdict.violation_count);
+    assert_eq!(v.lost_updates, 0);
+    let overlaps = text::counts(v)
+        .into_iter()
+        .find(|c| c.key == "violations")
+        .unwrap();
+    let why = overlaps.why.expect("the surprise is explained");
+    assert!(
+        why.contains("Fencing guards the data, not beliefs"),
+        "{why}"
+    );
+    assert!(why.contains(&format!("{} operations started", v.operations.started)));
+    // Every count says what it counts.
+    for c in text::counts(v) {
+        assert!(!c.explain.is_empty(), "{}", c.key);
+    }
+    let any = app.reduce(Action::Toggle(fence(
+        "catalog",
+        Fencing::AnySource,
+        FencingChecks::Writes,
+    )));
+    let v = &any.outcome.verdict;
+    assert!(v.interleaved_writes > v.lost_updates);
+    let interleaved = text::counts(v)
+        .into_iter()
+        .find(|c| c.key == "interleaved-writes")
+        .unwrap();
+    let why = interleaved.why.expect("the surprise is explained");
+    let not_lost = v.interleaved_writes - v.lost_updates;
+    assert!(
+        why.starts_with(&format!(
+            "{not_lost} of the {} writes inside another's critical section were not lost",
+            v.interleaved_writes
+        )),
+        "{why}"
+    );
+    // A run without such surprises explains only what each figure counts.
+    let plain = App::open("03-fixed-order.toml");
+    assert!(text::counts(&plain.outcome.verdict)
+        .iter()
+        .all(|c| c.why.is_none()));
+    // And where a comparison shows the figure moving.
+    let compared = app.reduce(Action::Compare(Some(fence(
+        "catalog",
+        Fencing::OneSource,
+        FencingChecks::AllAccesses,
+    ))));
+    let c = compared.compare.as_ref().unwrap();
+    let (b, diff) = c.result.as_ref().unwrap();
+    let summary = text::compare_summary(&compared.outcome.verdict, &b.verdict, diff);
+    assert!(
+        summary[0].contains("Fencing guards the data, not beliefs"),
+        "{}",
+        summary[0]
+    );
+}
+
+#[test]
+fn every_event_has_a_card_in_plain_words_with_its_cause() {
+    for b in builtin::ALL {
+        let app = App::open(b.file);
+        let o = &app.outcome;
+        for i in 0..o.events.len() {
+            let card = text::card(&o.world, &o.events, &o.layout, i).expect("a card");
+            assert!(!card.words.is_empty());
+            for (_, k) in card.because.iter().chain(&card.led_to) {
+                assert!(*k < o.events.len());
+            }
+        }
+    }
+    // "granted because fast-1's request reached locks at 0.551s"
+    let app = App::open(FENCING);
+    let o = &app.outcome;
+    let grant = o
+        .events
+        .iter()
+        .position(|e| matches!(&e.what, What::Service { op: ServiceOp::Granted { client, .. }, .. } if o.world.clients[*client as usize].name == "fast-1"))
+        .unwrap();
+    let card = text::card(&o.world, &o.events, &o.layout, grant).unwrap();
+    assert_eq!(
+        card.words,
+        "locks grants accounts to fast-1 at its instant 3, with token 2, on a lease until 1.051s"
+    );
+    assert_eq!(
+        card.because[0].0,
+        "granted because fast-1's request (sent at 0.550s) reached locks at 0.551s"
+    );
+    let lost = o
+        .layout
+        .notes
+        .iter()
+        .find(|n| n.kind == lockstep::ui::notes::NoteKind::LostUpdate)
+        .unwrap();
+    let card = text::card(&o.world, &o.events, &o.layout, lost.event).unwrap();
+    assert_eq!(card.notes, std::slice::from_ref(&lost.text));
+    assert!(
+        card.because[0]
+            .0
+            .starts_with("computed from the value 0 that fast-1 read at 0.554s"),
+        "{:?}",
+        card.because
+    );
+}

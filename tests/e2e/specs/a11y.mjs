@@ -4,7 +4,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import { assert } from '../lib/harness.mjs';
 import { turnOnCompare, turnOnOwnOrder } from './views.mjs';
 
-async function axe(ctx, label) {
+export async function axe(ctx, label) {
   const result = await new AxeBuilder({ page: ctx.page }).analyze();
   const bad = [];
   for (const v of result.violations) {
