@@ -17,6 +17,7 @@
 mod agenda;
 pub mod builtin;
 pub mod inventory;
+pub mod lesson;
 pub mod model;
 pub mod monitor;
 pub mod scenario;

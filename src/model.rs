@@ -11,6 +11,8 @@
 
 use std::collections::VecDeque;
 
+use smallvec::SmallVec;
+
 use crate::agenda::Agenda;
 
 use crate::scenario::{Fencing, MigrationMode};
@@ -180,6 +182,10 @@ pub struct Waiter {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LockState {
     pub holder: Option<Hold>,
+    /// An acquire replaces the client's earlier entry, so the queue holds about one entry per
+    /// waiting client: its length is bounded by the clients (`limits::CLIENTS_MAX`, 256) and
+    /// the few migrations that merge queues, never by the length of the run. The scans of it
+    /// by client (a retried acquire, a cancel, a moved client) cost at most that.
     pub queue: VecDeque<Waiter>,
     /// For a subordinate: the highest authority token seen for this lock.
     pub highest_authority_token: u64,
@@ -364,6 +370,7 @@ impl State {
     }
 
     /// Removes and returns the earliest scheduled step.
+    #[inline]
     pub fn pop_earliest(&mut self) -> Option<Scheduled> {
         let (at, seq, step) = self.agenda.pop()?;
         Some(Scheduled { at, seq, step })
@@ -441,48 +448,42 @@ impl Cx<'_> {
                 };
                 let svc = &world.services[s as usize];
                 let to_service = matches!(to, Endpoint::Service(_));
-                if !world.any_partition_at(now) {
+                let needed = if to_service { svc.majority } else { 1 };
+                // One binary search finds the network's state now; each replica's path is then
+                // a lookup, so a message costs the same however many partitions there are.
+                let net = world.network_at(now);
+                if !net.any_partition() {
                     // The common case needs no search: the latencies are precomputed.
                     let paths = &world.replica_latencies[s as usize][other as usize];
-                    let needed = if to_service { svc.majority } else { 1 };
                     let jitter = self.choices.draw(Stream::Network(from), world.jitter);
                     return Some(now + paths[needed - 1] + jitter);
                 }
-                let mut paths: Vec<(Micros, Cut)> = svc
-                    .replicas
+                // The replicas nearest first: the needed-th nearest open one decides.
+                let paths = &world.replica_paths[s as usize][other as usize];
+                let nth_open = paths
                     .iter()
-                    .map(|r| {
-                        (
-                            world.latency[other as usize][*r as usize],
-                            world.cut(other, *r, now),
-                        )
-                    })
-                    .collect();
-                paths.sort_by_key(|p| p.0);
-                let needed = if to_service { svc.majority } else { 1 };
-                let open: Vec<Micros> = paths
-                    .iter()
-                    .filter(|p| p.1 == Cut::Open)
-                    .map(|p| p.0)
-                    .collect();
-                if open.len() >= needed {
-                    (open[needed - 1], Cut::Open)
+                    .filter(|(_, r)| net.cut(other, *r) == Cut::Open)
+                    .nth(needed - 1);
+                if let Some((latency, _)) = nth_open {
+                    (*latency, Cut::Open)
                 } else {
                     // Too few replicas are reachable now. If every blocked path only delays,
                     // the message gets through once the last of the needed paths heals.
-                    let mut heal: Vec<(Micros, Micros)> = Vec::new();
+                    let mut heal: SmallVec<[(Micros, Micros); 9]> = SmallVec::new();
                     let mut dropped = false;
-                    for (latency, cut) in &paths {
-                        match cut {
+                    for (latency, r) in paths {
+                        match net.cut(other, *r) {
                             Cut::Open => heal.push((now, *latency)),
-                            Cut::DelayedUntil(end) => heal.push((*end, *latency)),
+                            Cut::DelayedUntil(end) => heal.push((end, *latency)),
                             Cut::Dropped => dropped = true,
                         }
                     }
                     if dropped && heal.len() < needed {
                         (0, Cut::Dropped)
                     } else {
-                        heal.sort_by_key(|(end, latency)| end + latency);
+                        // Only the sum matters (the arrival is the heal time plus the
+                        // latency), so ties may fall either way.
+                        heal.sort_unstable_by_key(|(end, latency)| end + latency);
                         let (end, latency) = heal[needed - 1];
                         (latency, Cut::DelayedUntil(end))
                     }

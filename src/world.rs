@@ -31,6 +31,154 @@ pub struct World {
     /// `replica_latencies[service][region]`: the latencies from a region to each of the
     /// service's replicas, ascending.
     pub replica_latencies: Vec<Vec<Vec<Micros>>>,
+    /// `replica_paths[service][region]`: (latency, replica's region) for each of the service's
+    /// replicas, nearest first, so a message sent during a partition needs no sort.
+    pub replica_paths: Vec<Vec<Vec<(Micros, u32)>>>,
+    /// The partitions as a timeline, so a message looks its path up rather than scanning
+    /// every partition.
+    network: NetworkTimeline,
+    /// Each service's outage windows as a timeline.
+    outage_timelines: Vec<Timeline>,
+    /// Each client's pause windows as a timeline.
+    pause_timelines: Vec<Timeline>,
+}
+
+/// Whether a service is down, or a client paused, over time: `until[i]` holds from
+/// `starts[i]` until `starts[i + 1]` (and before `starts[0]`, nothing is in force). It is
+/// the latest end among the windows that contain the instant, exactly as a scan of the
+/// windows would answer, so a run is the same whichever answers.
+///
+/// Every window's start and end is a boundary, so at most 64 windows (the scenario limit)
+/// make at most 128 boundaries, and a lookup is one binary search among them.
+#[derive(Clone, Debug, Default)]
+struct Timeline {
+    starts: Vec<Micros>,
+    until: Vec<Option<Micros>>,
+}
+
+impl Timeline {
+    fn new(windows: &[(Micros, Micros)]) -> Timeline {
+        let starts = boundaries(windows.iter().flat_map(|(s, e)| [*s, *e]));
+        let until = starts
+            .iter()
+            .map(|t| {
+                windows
+                    .iter()
+                    .filter(|(s, e)| s <= t && t < e)
+                    .map(|(_, e)| *e)
+                    .max()
+            })
+            .collect();
+        Timeline { starts, until }
+    }
+
+    fn at(&self, t: Micros) -> Option<Micros> {
+        segment(&self.starts, t).and_then(|i| self.until[i])
+    }
+}
+
+/// The network over time: between two consecutive partition boundaries the same partitions
+/// are in force, so each segment stores whether any is, and the cut between every ordered
+/// pair of regions. With at most 64 partitions there are at most 128 boundaries, and with at
+/// most 8 regions a segment is 64 cuts: about 130 KB at the very most.
+#[derive(Clone, Debug, Default)]
+struct NetworkTimeline {
+    regions: usize,
+    starts: Vec<Micros>,
+    any: Vec<bool>,
+    /// `cuts[segment * regions * regions + a * regions + b]`.
+    cuts: Vec<Cut>,
+}
+
+/// The distinct instants among `times`, ascending.
+fn boundaries(times: impl Iterator<Item = Micros>) -> Vec<Micros> {
+    let mut starts: Vec<Micros> = times.collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+}
+
+/// The segment of a timeline that contains `t`, or `None` before the first boundary.
+fn segment(starts: &[Micros], t: Micros) -> Option<usize> {
+    starts.partition_point(|s| *s <= t).checked_sub(1)
+}
+
+/// Whether two regions are cut apart at `t`, by a scan of every partition: what a timeline
+/// segment stores, computed once per segment when the world is compiled.
+fn scan_cut(partitions: &[PartitionConfig], a: u32, b: u32, t: Micros) -> Cut {
+    let mut cut = Cut::Open;
+    for p in partitions {
+        if p.start <= t && t < p.end {
+            if let (Some(ga), Some(gb)) = (p.group_of[a as usize], p.group_of[b as usize]) {
+                if ga != gb {
+                    cut = match (cut, p.delay) {
+                        (Cut::Dropped, _) | (_, false) => Cut::Dropped,
+                        (Cut::Open, true) => Cut::DelayedUntil(p.end),
+                        (Cut::DelayedUntil(e), true) => Cut::DelayedUntil(e.max(p.end)),
+                    };
+                }
+            }
+        }
+    }
+    cut
+}
+
+impl NetworkTimeline {
+    fn new(partitions: &[PartitionConfig], regions: usize) -> NetworkTimeline {
+        let starts = boundaries(partitions.iter().flat_map(|p| [p.start, p.end]));
+        let any = starts
+            .iter()
+            .map(|t| partitions.iter().any(|p| p.start <= *t && *t < p.end))
+            .collect();
+        let mut cuts = Vec::with_capacity(starts.len() * regions * regions);
+        for t in &starts {
+            for a in 0..regions as u32 {
+                for b in 0..regions as u32 {
+                    cuts.push(scan_cut(partitions, a, b, *t));
+                }
+            }
+        }
+        NetworkTimeline {
+            regions,
+            starts,
+            any,
+            cuts,
+        }
+    }
+
+    fn at(&self, t: Micros) -> NetworkAt<'_> {
+        let size = self.regions * self.regions;
+        let cuts = segment(&self.starts, t)
+            .filter(|i| self.any[*i])
+            .map(|i| &self.cuts[i * size..(i + 1) * size]);
+        NetworkAt {
+            regions: self.regions,
+            cuts,
+        }
+    }
+}
+
+/// The network at one instant, looked up once and then asked about any pair of regions.
+#[derive(Clone, Copy, Debug)]
+pub struct NetworkAt<'a> {
+    regions: usize,
+    /// The segment's cuts, or `None` when no partition is in force.
+    cuts: Option<&'a [Cut]>,
+}
+
+impl NetworkAt<'_> {
+    /// Whether any partition is in force.
+    pub fn any_partition(&self) -> bool {
+        self.cuts.is_some()
+    }
+
+    /// Whether two regions are cut apart (see [`World::cut`]).
+    pub fn cut(&self, a: u32, b: u32) -> Cut {
+        match self.cuts {
+            None => Cut::Open,
+            Some(cuts) => cuts[a as usize * self.regions + b as usize],
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -269,7 +417,7 @@ impl World {
                 });
             }
         }
-        let partitions = scenario
+        let partitions: Vec<PartitionConfig> = scenario
             .partitions
             .iter()
             .map(|p| {
@@ -314,8 +462,31 @@ impl World {
                     .collect()
             })
             .collect();
+        let replica_paths = services
+            .iter()
+            .map(|s: &ServiceConfig| {
+                (0..n)
+                    .map(|region| {
+                        let mut paths: Vec<(Micros, u32)> = s
+                            .replicas
+                            .iter()
+                            .map(|r| (latency[region][*r as usize], *r))
+                            .collect();
+                        paths.sort_by_key(|p| p.0);
+                        paths
+                    })
+                    .collect()
+            })
+            .collect();
+        let network = NetworkTimeline::new(&partitions, n);
+        let outage_timelines = services.iter().map(|s| Timeline::new(&s.outages)).collect();
+        let pause_timelines = clients.iter().map(|c| Timeline::new(&c.pauses)).collect();
         World {
             replica_latencies,
+            replica_paths,
+            network,
+            outage_timelines,
+            pause_timelines,
             scenario: scenario.clone(),
             regions,
             latency,
@@ -334,21 +505,13 @@ impl World {
     /// Whether two regions are cut apart at `t`, and if so, when the last cut between them
     /// heals and whether every cut between them delays rather than drops.
     pub fn cut(&self, a: u32, b: u32, t: Micros) -> Cut {
-        let mut cut = Cut::Open;
-        for p in &self.partitions {
-            if p.start <= t && t < p.end {
-                if let (Some(ga), Some(gb)) = (p.group_of[a as usize], p.group_of[b as usize]) {
-                    if ga != gb {
-                        cut = match (cut, p.delay) {
-                            (Cut::Dropped, _) | (_, false) => Cut::Dropped,
-                            (Cut::Open, true) => Cut::DelayedUntil(p.end),
-                            (Cut::DelayedUntil(e), true) => Cut::DelayedUntil(e.max(p.end)),
-                        };
-                    }
-                }
-            }
-        }
-        cut
+        self.network_at(t).cut(a, b)
+    }
+
+    /// The network at `t`: one binary search among the partitions' boundaries, after which
+    /// every pair of regions is a lookup.
+    pub fn network_at(&self, t: Micros) -> NetworkAt<'_> {
+        self.network.at(t)
     }
 
     /// How many network endpoints there are: clients, then services, then resources.
@@ -367,36 +530,29 @@ impl World {
 
     /// Whether any partition is in force at `t`.
     pub fn any_partition_at(&self, t: Micros) -> bool {
-        self.partitions.iter().any(|p| p.start <= t && t < p.end)
+        self.network_at(t).any_partition()
     }
 
-    /// Whether a service is in an outage at `t`, and if so until when.
+    /// Whether a service is in an outage at `t`, and if so until when (the latest end among
+    /// the outage windows in force).
     pub fn outage_until(&self, service: u32, t: Micros) -> Option<Micros> {
-        self.services[service as usize]
-            .outages
-            .iter()
-            .filter(|(s, e)| *s <= t && t < *e)
-            .map(|(_, e)| *e)
-            .max()
+        self.outage_timelines[service as usize].at(t)
     }
 
-    /// Whether a client is paused at `t`, and if so until when.
+    /// Whether a client is paused at `t`, and if so until when (the latest end among the
+    /// pause windows in force).
     pub fn paused_until(&self, client: u32, t: Micros) -> Option<Micros> {
-        self.clients[client as usize]
-            .pauses
-            .iter()
-            .filter(|(s, e)| *s <= t && t < *e)
-            .map(|(_, e)| *e)
-            .max()
+        self.pause_timelines[client as usize].at(t)
     }
 
     /// Whether a majority of `service`'s replicas can be reached from `region` at `t`.
     pub fn quorum_reachable(&self, service: u32, region: u32, t: Micros) -> bool {
         let svc = &self.services[service as usize];
+        let net = self.network_at(t);
         let reachable = svc
             .replicas
             .iter()
-            .filter(|r| self.cut(region, **r, t) == Cut::Open)
+            .filter(|r| net.cut(region, **r) == Cut::Open)
             .count();
         reachable >= svc.majority
     }
@@ -408,4 +564,78 @@ pub enum Cut {
     Open,
     DelayedUntil(Micros),
     Dropped,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+
+    /// The instants where an answer may change, and their neighbours.
+    fn probes(windows: &[(Micros, Micros)]) -> Vec<Micros> {
+        let mut out = vec![0, Micros::MAX];
+        for (s, e) in windows {
+            for t in [*s, *e] {
+                out.extend([t.saturating_sub(1), t, t + 1]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_network_timeline_answers_as_a_scan_of_every_partition() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..200 {
+            let regions = rng.random_range(1..=8usize);
+            let partitions: Vec<PartitionConfig> = (0..rng.random_range(0..=64))
+                .map(|_| {
+                    let start = rng.random_range(0..50) * 1_000;
+                    PartitionConfig {
+                        start,
+                        end: start + rng.random_range(0..20) * 1_000,
+                        group_of: (0..regions)
+                            .map(|_| rng.random_range(0..4u32).checked_sub(1))
+                            .collect(),
+                        delay: rng.random_range(0..2) == 0,
+                    }
+                })
+                .collect();
+            let timeline = NetworkTimeline::new(&partitions, regions);
+            assert!(timeline.starts.len() <= 2 * partitions.len());
+            let windows: Vec<(Micros, Micros)> =
+                partitions.iter().map(|p| (p.start, p.end)).collect();
+            for t in probes(&windows) {
+                let any = partitions.iter().any(|p| p.start <= t && t < p.end);
+                let world_at = timeline.at(t);
+                assert_eq!(world_at.any_partition(), any);
+                for a in 0..regions as u32 {
+                    for b in 0..regions as u32 {
+                        assert_eq!(world_at.cut(a, b), scan_cut(&partitions, a, b, t));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_window_timeline_answers_the_latest_end_in_force() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for _ in 0..500 {
+            let windows: Vec<(Micros, Micros)> = (0..rng.random_range(0..=64))
+                .map(|_| {
+                    let start = rng.random_range(0..100) * 1_000;
+                    (start, start + rng.random_range(0..30) * 1_000)
+                })
+                .collect();
+            let timeline = Timeline::new(&windows);
+            for t in probes(&windows) {
+                let scan = windows
+                    .iter()
+                    .filter(|(s, e)| *s <= t && t < *e)
+                    .map(|(_, e)| *e)
+                    .max();
+                assert_eq!(timeline.at(t), scan, "at {t} in {windows:?}");
+            }
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! The `lockstep` command: run a scenario, check an inventory, sweep a parameter, print the
-//! schema. Everything here is a thin shell over the library; the verdicts come from its monitors.
+//! schema, check lesson files. Everything here is a thin shell over the library; the verdicts come from its monitors.
 
 use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
@@ -26,6 +26,8 @@ usage:
       comma-separated milliseconds).
   lockstep schema
       Print the JSON Schema of the scenario format.
+  lockstep lesson check FILE...
+      Check lesson files: every step's claims, gates and exercises against the engine.
 
 Each command takes only the options shown for it.
 Exit status: 0 when the command completed (whatever the verdict), 1 when `lint` finds a
@@ -188,7 +190,10 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
         let _ = writeln!(out, "{USAGE}");
         return Ok(ExitCode::SUCCESS);
     }
-    if !matches!(command.as_str(), "run" | "at" | "lint" | "sweep" | "schema") {
+    if !matches!(
+        command.as_str(),
+        "run" | "at" | "lint" | "sweep" | "schema" | "lesson"
+    ) {
         return Err(format!("unknown command \"{command}\"\n{USAGE}"));
     }
     let o = parse_options(command, &args[1..])?;
@@ -254,7 +259,79 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
             let _ = writeln!(out, "{}", Scenario::json_schema());
             Ok(ExitCode::SUCCESS)
         }
+        "lesson" => lesson_check(&o.positional, out),
         _ => unreachable!("the command was checked above"),
+    }
+}
+
+/// `lockstep lesson check FILE...`: parses each lesson and checks it against the engine. One
+/// line per lesson on standard output; each authoring error as `FILE:LINE: reason` on standard
+/// error; exit status 2 if there was any.
+fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
+    let usage = "lesson takes the subcommand check and one or more lesson FILEs\n\
+                 usage:\n  lockstep lesson check FILE...\n      \
+                 Check lesson files: every claim, gate and exercise against the engine."
+        .to_string();
+    let Some((check, paths)) = args.split_first() else {
+        return Err(usage);
+    };
+    if check != "check" || paths.is_empty() {
+        return Err(usage);
+    }
+    let mut problems: Vec<String> = Vec::new();
+    for path in paths {
+        let limit = lockstep::lesson::LESSON_BYTES_MAX;
+        let mut bytes = Vec::new();
+        let read = std::fs::File::open(path)
+            .and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut bytes));
+        let text = match read {
+            Err(e) => Err(format!("{path}: {e}")),
+            Ok(_) if bytes.len() > limit => {
+                Err(format!("{path}: the file is larger than {limit} bytes"))
+            }
+            Ok(_) => String::from_utf8(bytes).map_err(|e| {
+                format!(
+                    "{path}: byte {} is not valid UTF-8; a lesson must be UTF-8 text",
+                    e.utf8_error().valid_up_to()
+                )
+            }),
+        };
+        let errors = match text.as_deref().map(lockstep::lesson::parse) {
+            Err(e) => {
+                let _ = writeln!(out, "{path}: not read");
+                problems.push(e.clone());
+                continue;
+            }
+            Ok(Err(errors)) => errors,
+            Ok(Ok(lesson)) => {
+                let checked = lockstep::lesson::check(&lesson);
+                if checked.errors.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "{path}: ok: lesson \"{}\", {} step(s), {} exercise(s), {} claim(s) hold",
+                        lesson.id,
+                        lesson.steps.len(),
+                        lesson.exercises.len(),
+                        checked.claims
+                    );
+                }
+                checked.errors
+            }
+        };
+        if !errors.is_empty() {
+            let _ = writeln!(out, "{path}: {} problem(s)", errors.len());
+        }
+        problems.extend(
+            errors
+                .iter()
+                .map(|e| format!("{path}:{}: {}", e.line, e.message)),
+        );
+    }
+    if problems.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        let _ = out.flush();
+        Err(problems.join("\n"))
     }
 }
 

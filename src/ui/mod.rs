@@ -594,7 +594,7 @@ impl App {
                     .iter()
                     .position(|s| *s >= next.speed)
                     .unwrap_or(SPEEDS.len() - 1) as i32;
-                next.speed = SPEEDS[(i + d).clamp(0, SPEEDS.len() as i32 - 1) as usize];
+                next.speed = SPEEDS[i.saturating_add(d).clamp(0, SPEEDS.len() as i32 - 1) as usize];
             }
             Action::Compare(t) => {
                 next.compare = t.map(|t| {

@@ -112,7 +112,29 @@ fn claim_02_unordered_locking_in_both_deadlocks_and_leases_trade_it_for_broken_e
         .wait_cycles
         .iter()
         .any(|c| c.broken_by.as_deref() == Some("lease expiry")));
+    assert!(
+        v.wait_cycles.iter().all(|c| !c.unbreakable),
+        "a lease can break every cycle: {:?}",
+        v.wait_cycles
+    );
     assert_eq!(v.exclusion, Exclusion::Broken);
+
+    // Contrast: without leases, a client timeout breaks each cycle too: the client gives up
+    // waiting and lets go of what it holds. Here both time out together, so the cycle forms
+    // again at every retry, and each time it is broken.
+    let impatient = with(&base, |s| {
+        for c in &mut s.clients {
+            c.acquire_timeout_ms = Some(300);
+        }
+    });
+    let (_, v) = check(&impatient, base.seed);
+    assert!(!v.deadlock);
+    let (last, earlier) = v.wait_cycles.split_last().expect("cycles form");
+    assert!(!earlier.is_empty() && earlier.iter().all(|c| c.broken_us.is_some()));
+    assert!(
+        !last.unbreakable,
+        "a timeout can break it, even if the run ends first"
+    );
 }
 
 #[test]
@@ -191,13 +213,14 @@ fn claim_03_fixed_order_avoids_cycles_but_needs_both_services_and_binds_only_fol
 fn claim_04_a_subordinate_imports_the_authoritys_order() {
     let base = scenario("04");
     for seed in SEEDS {
-        let (_, v) = check(&base, seed);
+        let (run, v) = check(&base, seed);
         assert_eq!(v.exclusion, Exclusion::Holds, "seed {seed}");
         assert_eq!(v.integrity, Integrity::Intact, "seed {seed}");
         assert_eq!(
             v.incomparable_pairs, 0,
             "one order: nothing is incomparable"
         );
+        assert_authority_order(&run);
     }
     // Leases let beliefs overlap, as with any single service: pause worker-1 just after it
     // first enters its critical section, for longer than the lease.
@@ -216,12 +239,19 @@ fn claim_04_a_subordinate_imports_the_authoritys_order() {
             duration_ms: 800,
         })
     });
-    let (_, v) = check(&leased, base.seed);
+    let (run, v) = check(&leased, base.seed);
     assert_eq!(v.exclusion, Exclusion::Broken);
     assert!(
         v.lost_updates > 0,
         "without fencing the stale write loses an update"
     );
+    // The newer token supersedes the paused holder at the subordinate, which does not tell it.
+    let superseded = after(&run, 0, "subordinate#")
+        .into_iter()
+        .filter(|l| l.contains("supersede worker-1's hold"))
+        .count();
+    assert!(superseded > 0, "worker-1 is superseded");
+    assert_authority_order(&run);
     // The authority's token checked at the resource keeps the data safe.
     let fenced = with(&leased, |s| {
         let r = &mut s.resources[0];
@@ -237,6 +267,65 @@ fn claim_04_a_subordinate_imports_the_authoritys_order() {
     );
     assert_eq!(v.integrity, Integrity::Intact);
     assert!(v.rejected_writes + v.rejected_reads > 0);
+
+    // The order is enforced, not assumed: the subordinate refuses a token older than one it
+    // has seen. Pause worker-1 just after the authority grants it the lock, before the grant
+    // reaches it, for longer than the lease. By the time it presents that token, others have
+    // presented newer ones.
+    let leased = with(&base, |s| service(s, "authority").lease_ms = Some(300));
+    let (run, _) = check(&leased, base.seed);
+    let authority = run
+        .world
+        .services
+        .iter()
+        .position(|s| s.name == "authority")
+        .unwrap() as u32;
+    // worker-1 is client 0, the first instance of the only class.
+    let (granted_at, token) = run
+        .events
+        .iter()
+        .find_map(|e| match e.what {
+            What::Service {
+                service,
+                op: ServiceOp::Granted {
+                    client: 0, token, ..
+                },
+                ..
+            } if service == authority => Some((e.at, token)),
+            _ => None,
+        })
+        .expect("the authority grants worker-1");
+    let start_ms = granted_at / 1000 + 1;
+    let late = with(&leased, |s| {
+        s.pauses.push(Pause {
+            client: "worker-1".into(),
+            start_ms,
+            duration_ms: 800,
+        })
+    });
+    let (run, _) = check(&late, base.seed);
+    let woke = (start_ms + 800) * 1000;
+    let answer = after(&run, woke, "subordinate#")
+        .into_iter()
+        .find(|l| l.contains("worker-1"))
+        .expect("the subordinate answers worker-1");
+    assert!(
+        answer.ends_with("refuse orders to worker-1 (stale authority token)"),
+        "refused at once, neither queued nor granted: {answer}"
+    );
+    // Refused, worker-1 gives back what it holds: its release of the authority's grant (ignored,
+    // as the lease has expired).
+    let next = after(&run, woke, "authority#")
+        .into_iter()
+        .find(|l| l.contains("worker-1"))
+        .expect("the authority hears from worker-1");
+    let released = format!("release orders by worker-1 token {token}");
+    let ignored = format!("ignore release of orders by worker-1 token {token} (not the holder)");
+    assert!(
+        next.ends_with(&released) || next.ends_with(&ignored),
+        "worker-1 releases the authority's token first: {next}"
+    );
+    assert_authority_order(&run);
 
     // An outage of the authority stops the subordinate granting.
     let down = with(&base, |s| {
@@ -269,6 +358,45 @@ fn claim_04_a_subordinate_imports_the_authoritys_order() {
     assert_eq!(unavailable.unavailable_us, 1_000_000);
 }
 
+/// The lines starting with `head` from time `at` on.
+fn after(run: &lockstep::Run, at: u64, head: &str) -> Vec<String> {
+    run.events
+        .iter()
+        .filter(|e| e.at >= at)
+        .map(|e| e.describe(&run.world))
+        .filter(|l| l.starts_with(head))
+        .collect()
+}
+
+/// The subordinate grants in the authority's order: ranked by the subordinate's own tokens,
+/// the authority tokens the holders presented only go up.
+fn assert_authority_order(run: &lockstep::Run) {
+    let authority = run
+        .world
+        .services
+        .iter()
+        .position(|s| s.name == "authority")
+        .unwrap() as u32;
+    let mut pairs: Vec<(u64, u64)> = run
+        .events
+        .iter()
+        .filter_map(|e| match &e.what {
+            What::BeliefStarted { grants, .. } => {
+                let a = grants.iter().find(|g| g.service == authority)?;
+                let s = grants.iter().find(|g| g.service != authority)?;
+                Some((s.token, a.token))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!pairs.is_empty());
+    pairs.sort();
+    assert!(
+        pairs.windows(2).all(|w| w[0].1 < w[1].1),
+        "the subordinate's order is the authority's: {pairs:?}"
+    );
+}
+
 #[test]
 fn claim_05_fencing_from_one_source_checked_on_every_access_stops_the_stale_writer() {
     let base = scenario("05");
@@ -294,6 +422,10 @@ fn claim_05_fencing_from_one_source_checked_on_every_access_stops_the_stale_writ
     );
     assert_eq!(all.lost_updates, 0);
     assert_eq!(all.rejected_writes, 1);
+    assert_eq!(
+        all.operations.rejected, 1,
+        "the stale writer's operation ends rejected"
+    );
     // One source, writes only: the stale write lands before the newer holder's token has
     // reached the resource, and the newer holder's write then overwrites it.
     let (_, writes) = check(&fence(FencingChecks::Writes), base.seed);

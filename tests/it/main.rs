@@ -7,7 +7,10 @@
 mod claims;
 mod cli;
 mod determinism;
+mod lessons;
+mod mechanisms;
 mod model_api;
+mod monitors;
 mod properties;
 mod scenario_format;
 mod snapshots;

@@ -790,12 +790,12 @@ fn bad_inputs_give_located_errors() {
         (
             "zero event budget",
             edit("duration_ms = 1000", "duration_ms = 1000\nmax_events = 0"),
-            "scenario: max_events is 0, it must be between 1 and 1000000",
+            "scenario: max_events is 0, it must be between 1 and 500000",
         ),
         (
             "event budget above the limit",
-            edit("duration_ms = 1000", "duration_ms = 1000\nmax_events = 1000001"),
-            "scenario: max_events is 1000001, it must be between 1 and 1000000",
+            edit("duration_ms = 1000", "duration_ms = 1000\nmax_events = 500001"),
+            "scenario: max_events is 500001, it must be between 1 and 500000",
         ),
         (
             "no regions",

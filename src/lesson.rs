@@ -1,0 +1,327 @@
+//! Lessons: Markdown files that walk a learner through the argument, step by step, with every
+//! statement about an outcome checked by the engine.
+//!
+//! A lesson file is Markdown with a TOML header between `+++` lines and fenced TOML blocks
+//! (` ```step `, ` ```cues `, ` ```claims `, ` ```gate `, ` ```exercise `) that set up each step's
+//! scenario and say what the run shows. `docs/lessons.md` is the format's reference.
+//!
+//! Everything here is pure, like the rest of the core: [`parse`] reads a text, the claims, gates
+//! and exercises run the engine, and nothing does I/O or reads a clock, so the app (in wasm)
+//! and the command line (`lockstep lesson check`) use the same functions.
+//!
+//! - [`parse`] reads a lesson and builds every scenario it sets up (no run);
+//!   [`check`] runs them and reports every authoring error with its line.
+//! - [`Step`]: narration, scenario, allowed [`Control`]s, [`Highlight`]s, [`Cue`]s
+//!   ([`cues_at`] follows the playhead), [`Claim`]s and an optional [`Gate`].
+//! - [`Exercise`]: a goal, a check over several seeds ([`Exercise::grade`]), hints, a
+//!   solution and [`Misconception`]s.
+//! - [`code`]: completion codes that encode a learner's edits and are verified by re-running.
+//! - [`narration`]: Markdown narration as a small tree with no raw HTML, or escaped HTML.
+//! - [`edit`]: the edits a step or a learner makes, the same as the app's toggles.
+
+pub mod claim;
+pub mod code;
+pub mod cue;
+pub mod edit;
+pub mod narration;
+mod parse;
+mod verify;
+
+use crate::monitor::Verdict;
+use crate::scenario::Scenario;
+
+pub use claim::{Claim, ClaimResult, Condition};
+pub use cue::{cue_marks, cues_at, highlighted_events, Cue, EventPattern, Highlight, LaneRef};
+pub use edit::{apply_edits, apply_patches, Control, Edit, Patch};
+pub use narration::Narration;
+pub use parse::parse;
+pub use verify::{check, run_scenario, Checked};
+
+/// The largest lesson file read: 256 KiB. A lesson is prose and a few TOML blocks; this bound
+/// keeps parsing, and anything built from a pasted file, small.
+pub const LESSON_BYTES_MAX: usize = 256 * 1024;
+/// The most steps in one lesson.
+pub const STEPS_MAX: usize = 32;
+/// The most exercises in one lesson.
+pub const EXERCISES_MAX: usize = 16;
+/// The most seeds an exercise or a quantified claim runs.
+pub const SEEDS_MAX: usize = 32;
+/// The most cues, claims, edits, hints or misconceptions in one step or exercise.
+pub const ITEMS_MAX: usize = 64;
+/// The claims of the product brief that lessons can cover.
+pub const DESIGN_CLAIMS: std::ops::RangeInclusive<u8> = 1..=11;
+
+/// A problem in a lesson file, at a line (counted from 1 in the whole file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LessonError {
+    pub line: u32,
+    pub message: String,
+}
+
+impl std::fmt::Display for LessonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// A parsed lesson. Every scenario in it has been built and validated.
+#[derive(Clone, Debug)]
+pub struct Lesson {
+    /// A short name, used in links (`#/lessons/<id>/<step>`) and completion codes.
+    pub id: String,
+    pub title: String,
+    /// Where the lesson goes in the course (lower first).
+    pub order: u32,
+    /// The claims of the product brief (1 to 11) that the lesson demonstrates.
+    pub claims: Vec<u8>,
+    /// One sentence for the course view.
+    pub summary: String,
+    /// The prose before the first step.
+    pub intro: Narration,
+    pub steps: Vec<Step>,
+    pub exercises: Vec<Exercise>,
+}
+
+impl Lesson {
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+
+    pub fn exercise(&self, id: &str) -> Option<&Exercise> {
+        self.exercises.iter().find(|e| e.id == id)
+    }
+}
+
+/// Where a scenario comes from: a shipped scenario, with changes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setup {
+    /// The shipped scenario's file name under `lessons/scenarios/`.
+    pub file: String,
+    /// Field changes and additions the author makes (controls need not offer them).
+    pub patches: Vec<Patch>,
+    /// Edits as a learner's controls would make them, applied after the patches.
+    pub edits: Vec<Edit>,
+}
+
+/// One step of a lesson: a scenario to run, what to say about it and what it shows.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub id: String,
+    pub title: String,
+    /// The line of the step's block.
+    pub line: u32,
+    pub setup: Setup,
+    /// The scenario the step runs: the setup applied, validated.
+    pub scenario: Scenario,
+    /// The controls the learner may touch in this step (none: the run is only watched).
+    pub controls: Vec<Control>,
+    pub highlight: Highlight,
+    /// The conditions under which the step's claims hold ("every client follows the order").
+    pub assumptions: Vec<String>,
+    pub narration: Narration,
+    pub cues: Vec<Cue>,
+    pub claims: Vec<Claim>,
+    pub gate: Option<Gate>,
+}
+
+/// A condition the learner's own run must meet before the lesson goes on.
+#[derive(Clone, Debug)]
+pub struct Gate {
+    pub line: u32,
+    /// What the learner is asked to do.
+    pub prompt: String,
+    /// What is said once the condition holds.
+    pub passed: String,
+    /// The conditions, all judged from the learner's run (never from which control was used).
+    pub when: Vec<Claim>,
+    /// A change that meets it, from the step's scenario: checked by `lesson check`.
+    pub intended: Vec<Edit>,
+}
+
+impl Gate {
+    /// Whether the learner's run meets the gate: every condition holds.
+    pub fn met(&self, scenario: &Scenario, verdict: &Verdict) -> bool {
+        self.when.iter().all(|c| c.check(scenario, verdict).holds)
+    }
+}
+
+/// An exercise: a goal, the controls to reach it with, and a check the engine evaluates.
+#[derive(Clone, Debug)]
+pub struct Exercise {
+    pub id: String,
+    pub title: String,
+    pub line: u32,
+    /// The goal, as stated to the learner.
+    pub goal: String,
+    pub narration: Narration,
+    pub setup: Setup,
+    /// The starting scenario.
+    pub scenario: Scenario,
+    pub controls: Vec<Control>,
+    /// Every check must hold for every one of these seeds.
+    pub seeds: Vec<u64>,
+    pub check: Vec<Claim>,
+    /// Revealed one at a time.
+    pub hints: Vec<String>,
+    /// One correct answer, shown after solving or on request. Any answer that passes is right.
+    pub solution: Vec<Edit>,
+    /// Other correct answers the explanation mentions, each checked to pass as well.
+    pub alternatives: Vec<Vec<Edit>>,
+    /// Why the solution works.
+    pub explanation: String,
+    /// Said when the check passes.
+    pub success: String,
+    pub misconceptions: Vec<Misconception>,
+}
+
+/// A known wrong approach to an exercise, recognised from the learner's scenario.
+#[derive(Clone, Debug)]
+pub struct Misconception {
+    pub line: u32,
+    /// All must hold of the learner's scenario.
+    pub when: Vec<Condition>,
+    /// The answer to this mistake.
+    pub hint: String,
+    /// Edits from the start that make this mistake: checked to trigger this hint.
+    pub example: Vec<Edit>,
+}
+
+impl Misconception {
+    pub fn matches(&self, scenario: &Scenario) -> bool {
+        self.when.iter().all(|c| c.holds(scenario))
+    }
+}
+
+/// A check that failed for one seed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    pub seed: u64,
+    /// The claim as written.
+    pub claim: String,
+    /// What the run showed instead.
+    pub actual: String,
+}
+
+/// The result of checking a learner's scenario against an exercise.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grade {
+    pub passed: bool,
+    /// Every check that failed, by seed (empty when passed).
+    pub failures: Vec<Failure>,
+    /// The index of the first misconception the scenario matches, when it did not pass.
+    pub misconception: Option<usize>,
+}
+
+impl Exercise {
+    /// The learner's scenario: the start with the learner's edits applied in order. An edit
+    /// of a control the exercise does not offer is refused.
+    pub fn attempt(&self, edits: &[Edit]) -> Result<Scenario, String> {
+        for e in edits {
+            if !edit::allowed(&self.controls, e) {
+                return Err(format!(
+                    "\"{e}\" uses the control \"{}\", which this exercise does not offer",
+                    Control::of(e)
+                ));
+            }
+        }
+        let s = apply_edits(&self.scenario, edits);
+        s.validate().map_err(|e| e.to_string())?;
+        Ok(s)
+    }
+
+    /// Runs the check for every seed of the exercise. A scenario that passes passes, whatever
+    /// the edits that produced it; a scenario that fails gets the first matching
+    /// misconception's hint.
+    pub fn grade(&self, scenario: &Scenario) -> Grade {
+        let mut failures = Vec::new();
+        for &seed in &self.seeds {
+            let Ok((_, verdict)) = run_scenario(scenario, seed) else {
+                failures.push(Failure {
+                    seed,
+                    claim: String::new(),
+                    actual: "the scenario is invalid".into(),
+                });
+                break;
+            };
+            for c in &self.check {
+                let r = c.check(scenario, &verdict);
+                if !r.holds {
+                    failures.push(Failure {
+                        seed,
+                        claim: c.text.clone(),
+                        actual: r.actual,
+                    });
+                }
+            }
+        }
+        let passed = failures.is_empty();
+        Grade {
+            passed,
+            failures,
+            misconception: if passed {
+                None
+            } else {
+                self.misconception(scenario)
+            },
+        }
+    }
+
+    /// The first misconception the scenario matches.
+    pub fn misconception(&self, scenario: &Scenario) -> Option<usize> {
+        self.misconceptions.iter().position(|m| m.matches(scenario))
+    }
+
+    /// The completion code of a learner's edits: what the facilitator verifies with
+    /// [`code::verify`].
+    pub fn completion_code(&self, lesson: &str, edits: &[Edit]) -> String {
+        code::encode(&code::Completion {
+            lesson: lesson.to_string(),
+            exercise: self.id.clone(),
+            seeds: self.seeds.clone(),
+            edits: edits.to_vec(),
+        })
+    }
+
+    /// The words of hint `n` (from 0) with its counter, e.g. "Hint 2 of 4".
+    pub fn hint_label(&self, n: usize) -> Option<String> {
+        (n < self.hints.len()).then(|| format!("Hint {} of {}", n + 1, self.hints.len()))
+    }
+}
+
+/// The lessons that ship with the project, embedded like the shipped scenarios.
+pub mod builtin {
+    /// A shipped lesson: its file name under `lessons/` and its text.
+    pub struct BuiltInLesson {
+        pub file: &'static str,
+        pub text: &'static str,
+    }
+
+    macro_rules! lessons {
+        ($($file:literal),* $(,)?) => {
+            &[$(BuiltInLesson { file: $file, text: include_str!(concat!("../lessons/", $file)) }),*]
+        };
+    }
+
+    /// Every shipped lesson, in course order.
+    pub const ALL: &[BuiltInLesson] = lessons![
+        "01-two-orders.md",
+        "02-lock-in-both.md",
+        "03-fixed-order.md",
+        "04-one-order.md",
+        "05-fencing.md",
+        "06-regions.md",
+        "07-migrations.md",
+        "08-the-rule.md",
+    ];
+
+    /// Parses every shipped lesson. They are checked by the tests, so this cannot fail in a
+    /// build that passed them; a lesson that does not parse is left out.
+    pub fn lessons() -> Vec<super::Lesson> {
+        let mut out: Vec<super::Lesson> = ALL
+            .iter()
+            .filter_map(|l| super::parse(l.text).ok())
+            .collect();
+        out.sort_by_key(|l| l.order);
+        out
+    }
+}

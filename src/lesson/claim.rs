@@ -1,0 +1,820 @@
+//! Claims about a run's outcome, and conditions on a scenario: two small typed languages that a
+//! lesson writes one per line.
+//!
+//! A [`Claim`] is judged from a verdict (`exclusion broken`, `lost_updates > 0`,
+//! `log(old) consistent`, `idle_percent(orders) <= 20`), or from runs over several seeds
+//! (`every seed in 0..12: no deadlock`). Its figures are the verdict's own fields, as
+//! `docs/cli.md` defines them, so a claim means exactly what `lockstep run --json` prints.
+//! A [`Condition`] is judged from a scenario alone (`fencing(orders) == any_source`), for
+//! recognising a learner's known mistakes.
+
+use crate::inventory::{self, Severity};
+use crate::monitor::{Exclusion, Integrity, Verdict};
+use crate::scenario::{Fencing, MigrationMode, Scenario};
+use crate::ui::toggles;
+
+use super::cue::is_of;
+use super::verify::run_scenario;
+use super::SEEDS_MAX;
+
+/// A claim about the outcome of a run, as written in a lesson.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Claim {
+    /// The claim as written.
+    pub text: String,
+    /// Its line in the lesson file.
+    pub line: u32,
+    pub quantifier: Option<Quantifier>,
+    pub test: Test,
+}
+
+/// Runs of several seeds instead of the one run shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Quantifier {
+    /// `every seed in 0..12:`
+    Every(Vec<u64>),
+    /// `some seed in 0..12:`
+    Some(Vec<u64>),
+    /// `at least 9 of seeds 0..10:`
+    AtLeast(u32, Vec<u64>),
+}
+
+/// What is tested of one verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Test {
+    Exclusion(Exclusion),
+    Integrity(Integrity),
+    /// `deadlock` (true) or `no deadlock` (false).
+    Deadlock(bool),
+    /// `log(SERVICE) consistent`, or `every log consistent` (None).
+    LogConsistent(Option<String>),
+    /// `METRIC OP NUMBER`.
+    Compare {
+        metric: Metric,
+        op: Op,
+        value: f64,
+    },
+}
+
+/// A comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Op {
+    const ALL: [(&'static str, Op); 6] = [
+        ("==", Op::Eq),
+        ("!=", Op::Ne),
+        ("<=", Op::Le),
+        (">=", Op::Ge),
+        ("<", Op::Lt),
+        (">", Op::Gt),
+    ];
+
+    fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            Op::Eq => a == b,
+            Op::Ne => a != b,
+            Op::Lt => a < b,
+            Op::Le => a <= b,
+            Op::Gt => a > b,
+            Op::Ge => a >= b,
+        }
+    }
+}
+
+/// A figure of a verdict (or of the scenario's inventory).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// One of the verdict's counts, by its JSON name (`lost_updates`, `violation_count`, ...).
+    Count(&'static str),
+    /// One of the verdict's operation counts (`operations.completed`, ...).
+    Operations(&'static str),
+    /// `idle_ms(RESOURCE)`: the resource's `idle_while_waiting_us`, in milliseconds.
+    IdleMs(String),
+    /// `idle_percent(RESOURCE)`: the same as a percentage of the run's length.
+    IdlePercent(String),
+    /// `unavailable_ms(SERVICE, REGION)`: the service's unavailability to the region.
+    UnavailableMs(String, String),
+    /// `grants(SERVICE)`: the grants in the service's own log.
+    Grants(String),
+    /// `overlaps(A, B)`: overlaps between clients of A and of B (classes or instances).
+    Overlaps(String, String),
+    /// `cycle_services`: the most services in one wait-for cycle.
+    CycleServices,
+    /// `inventory_defects` or `inventory_defects(RESOURCE)`: defects of the static check.
+    InventoryDefects(Option<String>),
+}
+
+/// The verdict's counts a claim can name, by their JSON field names.
+const COUNTS: [&str; 12] = [
+    "violation_count",
+    "lost_updates",
+    "interleaved_writes",
+    "rejected_writes",
+    "rejected_reads",
+    "accepted_writes",
+    "wait_cycle_count",
+    "livelock_count",
+    "incomparable_pairs",
+    "overlapping_service_pairs",
+    "max_simultaneous_holders",
+    "unprotected_clients",
+];
+
+const OPERATIONS: [&str; 5] = ["started", "completed", "gave_up", "abandoned", "rejected"];
+
+/// The result of judging a claim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimResult {
+    pub holds: bool,
+    /// What the run showed, in words (`lost_updates = 1`).
+    pub actual: String,
+}
+
+fn count(v: &Verdict, name: &str) -> u64 {
+    match name {
+        "violation_count" => v.violation_count,
+        "lost_updates" => v.lost_updates,
+        "interleaved_writes" => v.interleaved_writes,
+        "rejected_writes" => v.rejected_writes,
+        "rejected_reads" => v.rejected_reads,
+        "accepted_writes" => v.accepted_writes,
+        "wait_cycle_count" => v.wait_cycle_count,
+        "livelock_count" => v.livelock_count,
+        "incomparable_pairs" => v.incomparable_pairs,
+        "overlapping_service_pairs" => v.overlapping_service_pairs.len() as u64,
+        "max_simultaneous_holders" => u64::from(v.max_simultaneous_holders),
+        "unprotected_clients" => v.unprotected_clients.len() as u64,
+        _ => unreachable!("only names from COUNTS are parsed"),
+    }
+}
+
+impl Metric {
+    /// The figure in a verdict, or why it cannot be told.
+    pub fn value(&self, s: &Scenario, v: &Verdict) -> Result<f64, String> {
+        let resource = |r: &str| {
+            v.resources
+                .iter()
+                .find(|x| x.resource == r)
+                .ok_or_else(|| format!("the run has no resource \"{r}\""))
+        };
+        Ok(match self {
+            Metric::Count(name) => count(v, name) as f64,
+            Metric::Operations(name) => {
+                (match *name {
+                    "started" => v.operations.started,
+                    "completed" => v.operations.completed,
+                    "gave_up" => v.operations.gave_up,
+                    "abandoned" => v.operations.abandoned,
+                    _ => v.operations.rejected,
+                }) as f64
+            }
+            Metric::IdleMs(r) => resource(r)?.idle_while_waiting_us as f64 / 1000.0,
+            Metric::IdlePercent(r) => {
+                let idle = resource(r)?.idle_while_waiting_us as f64;
+                if v.end_us == 0 {
+                    0.0
+                } else {
+                    idle * 100.0 / v.end_us as f64
+                }
+            }
+            Metric::UnavailableMs(service, region) => {
+                v.unavailability
+                    .iter()
+                    .filter(|u| &u.service == service && &u.region == region)
+                    .map(|u| u.unavailable_us)
+                    .sum::<u64>() as f64
+                    / 1000.0
+            }
+            Metric::Grants(service) => v
+                .service_logs
+                .iter()
+                .find(|l| &l.service == service)
+                .map_or(0, |l| l.grants) as f64,
+            Metric::Overlaps(a, b) => {
+                let n = v
+                    .violations
+                    .iter()
+                    .filter(|x| {
+                        let [p, q] = [&x.holders[0].client, &x.holders[1].client];
+                        (is_of(p, a) && is_of(q, b)) || (is_of(p, b) && is_of(q, a))
+                    })
+                    .count();
+                if (v.violations.len() as u64) < v.violation_count {
+                    return Err(format!(
+                        "cannot tell: only the first {} of {} overlaps are detailed",
+                        v.violations.len(),
+                        v.violation_count
+                    ));
+                }
+                n as f64
+            }
+            Metric::CycleServices => v
+                .wait_cycles
+                .iter()
+                .map(|c| c.services.len())
+                .max()
+                .unwrap_or(0) as f64,
+            Metric::InventoryDefects(r) => inventory::check(s)
+                .iter()
+                .filter(|f| f.severity == Severity::Defect)
+                .filter(|f| r.as_ref().is_none_or(|r| &f.resource == r))
+                .count() as f64,
+        })
+    }
+
+    /// Why the metric names something the scenario lacks, if it does.
+    fn problem(&self, s: &Scenario) -> Option<String> {
+        let resource = |r: &str| {
+            (!s.resources.iter().any(|x| x.name == r))
+                .then(|| format!("there is no resource \"{r}\""))
+        };
+        let service = |x: &str| {
+            (!s.services.iter().any(|y| y.name == x))
+                .then(|| format!("there is no service \"{x}\""))
+        };
+        let client = |c: &str| {
+            let known = s.clients.iter().any(|x| x.name == c)
+                || s.client_instance_names().iter().any(|x| x == c);
+            (!known).then(|| format!("there is no client class or instance \"{c}\""))
+        };
+        match self {
+            Metric::IdleMs(r) | Metric::IdlePercent(r) => resource(r),
+            Metric::InventoryDefects(Some(r)) => resource(r),
+            Metric::Grants(x) => service(x),
+            Metric::UnavailableMs(x, region) => service(x).or_else(|| {
+                (!s.regions.contains(region)).then(|| format!("there is no region \"{region}\""))
+            }),
+            Metric::Overlaps(a, b) => client(a).or_else(|| client(b)),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Metric::Count(n) => write!(f, "{n}"),
+            Metric::Operations(n) => write!(f, "operations.{n}"),
+            Metric::IdleMs(r) => write!(f, "idle_ms({r})"),
+            Metric::IdlePercent(r) => write!(f, "idle_percent({r})"),
+            Metric::UnavailableMs(s, r) => write!(f, "unavailable_ms({s}, {r})"),
+            Metric::Grants(s) => write!(f, "grants({s})"),
+            Metric::Overlaps(a, b) => write!(f, "overlaps({a}, {b})"),
+            Metric::CycleServices => write!(f, "cycle_services"),
+            Metric::InventoryDefects(None) => write!(f, "inventory_defects"),
+            Metric::InventoryDefects(Some(r)) => write!(f, "inventory_defects({r})"),
+        }
+    }
+}
+
+/// A number as a claim prints it: whole numbers without a fraction, others to two places.
+fn figure(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+impl Test {
+    /// Judges one verdict.
+    pub fn judge(&self, s: &Scenario, v: &Verdict) -> ClaimResult {
+        let result = |holds: bool, actual: String| ClaimResult { holds, actual };
+        match self {
+            Test::Exclusion(e) => result(
+                v.exclusion == *e,
+                match v.exclusion {
+                    Exclusion::Holds => "exclusion holds".into(),
+                    Exclusion::Broken => {
+                        format!("exclusion broken, {} overlap(s)", v.violation_count)
+                    }
+                },
+            ),
+            Test::Integrity(i) => result(
+                v.integrity == *i,
+                match v.integrity {
+                    Integrity::Intact => "integrity intact".into(),
+                    Integrity::Corrupted => {
+                        format!("integrity corrupted, {} lost update(s)", v.lost_updates)
+                    }
+                },
+            ),
+            Test::Deadlock(d) => result(
+                v.deadlock == *d,
+                if v.deadlock {
+                    "deadlock".into()
+                } else {
+                    "no deadlock".into()
+                },
+            ),
+            Test::LogConsistent(service) => {
+                let logs: Vec<_> = v
+                    .service_logs
+                    .iter()
+                    .filter(|l| service.as_ref().is_none_or(|x| &l.service == x))
+                    .collect();
+                let bad: Vec<&str> = logs
+                    .iter()
+                    .filter(|l| !l.consistent)
+                    .map(|l| l.service.as_str())
+                    .collect();
+                if logs.is_empty() {
+                    result(false, "no such service log".into())
+                } else if bad.is_empty() {
+                    result(true, "consistent".into())
+                } else {
+                    result(false, format!("inconsistent log: {}", bad.join(", ")))
+                }
+            }
+            Test::Compare { metric, op, value } => match metric.value(s, v) {
+                Ok(x) => result(op.holds(x, *value), format!("{metric} = {}", figure(x))),
+                Err(why) => result(false, why),
+            },
+        }
+    }
+
+    fn problem(&self, s: &Scenario) -> Option<String> {
+        match self {
+            Test::LogConsistent(Some(x)) if !s.services.iter().any(|y| &y.name == x) => {
+                Some(format!("there is no service \"{x}\""))
+            }
+            Test::Compare { metric, .. } => metric.problem(s),
+            _ => None,
+        }
+    }
+}
+
+impl Claim {
+    /// Judges the claim: an unquantified claim from the verdict of the run shown, a quantified
+    /// one by running the scenario with each of its seeds.
+    pub fn check(&self, s: &Scenario, v: &Verdict) -> ClaimResult {
+        let Some(q) = &self.quantifier else {
+            return self.test.judge(s, v);
+        };
+        let seeds = match q {
+            Quantifier::Every(x) | Quantifier::Some(x) | Quantifier::AtLeast(_, x) => x,
+        };
+        let mut held = Vec::new();
+        let mut failed = Vec::new();
+        for &seed in seeds {
+            let ok = match run_scenario(s, seed) {
+                Ok((_, v)) => self.test.judge(s, &v).holds,
+                Err(_) => false,
+            };
+            if ok {
+                held.push(seed)
+            } else {
+                failed.push(seed)
+            }
+        }
+        let list = |x: &[u64]| {
+            x.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let actual = match (held.is_empty(), failed.is_empty()) {
+            (_, true) => format!("held for all {} seeds", seeds.len()),
+            (true, _) => format!("held for none of the {} seeds", seeds.len()),
+            _ => format!(
+                "held for {} of {} seeds (not for seed {})",
+                held.len(),
+                seeds.len(),
+                list(&failed)
+            ),
+        };
+        let holds = match q {
+            Quantifier::Every(_) => failed.is_empty(),
+            Quantifier::Some(_) => !held.is_empty(),
+            Quantifier::AtLeast(n, _) => held.len() >= *n as usize,
+        };
+        ClaimResult { holds, actual }
+    }
+
+    /// Why the claim names something the scenario lacks, if it does.
+    pub fn problem(&self, s: &Scenario) -> Option<String> {
+        self.test.problem(s)
+    }
+
+    /// Reads a claim from its line.
+    pub fn parse(text: &str, line: u32) -> Result<Claim, String> {
+        let text = text.trim();
+        let (quantifier, rest) = quantifier(text)?;
+        Ok(Claim {
+            text: text.to_string(),
+            line,
+            quantifier,
+            test: test(rest.trim())?,
+        })
+    }
+}
+
+/// Reads a list of seeds: `0..12` (the twelve seeds 0 to 11) or `1, 4, 9`.
+pub fn seeds(text: &str) -> Result<Vec<u64>, String> {
+    let text = text.trim();
+    let list: Vec<u64> = if let Some((a, b)) = text.split_once("..") {
+        let a: u64 = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("\"{text}\" is not a range of seeds like 0..12"))?;
+        let b: u64 = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("\"{text}\" is not a range of seeds like 0..12"))?;
+        if b <= a {
+            return Err(format!("the range of seeds \"{text}\" is empty"));
+        }
+        if b - a > SEEDS_MAX as u64 {
+            return Err(format!("\"{text}\" is more than {SEEDS_MAX} seeds"));
+        }
+        (a..b).collect()
+    } else {
+        text.split(',')
+            .map(|x| {
+                x.trim()
+                    .parse()
+                    .map_err(|_| format!("\"{}\" is not a seed (a whole number)", x.trim()))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    if list.is_empty() || list.len() > SEEDS_MAX {
+        return Err(format!("give 1 to {SEEDS_MAX} seeds"));
+    }
+    Ok(list)
+}
+
+fn quantifier(text: &str) -> Result<(Option<Quantifier>, &str), String> {
+    let Some((head, rest)) = text.split_once(':') else {
+        return Ok((None, text));
+    };
+    let head = head.trim();
+    let q = if let Some(range) = head.strip_prefix("every seed in ") {
+        Quantifier::Every(seeds(range)?)
+    } else if let Some(range) = head.strip_prefix("some seed in ") {
+        Quantifier::Some(seeds(range)?)
+    } else if let Some(rest) = head.strip_prefix("at least ") {
+        let (n, range) = rest
+            .split_once(" of seeds ")
+            .ok_or_else(|| format!("\"{head}\": write \"at least N of seeds A..B\""))?;
+        let n: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("\"{n}\" is not a whole number"))?;
+        let seeds = seeds(range)?;
+        if n as usize > seeds.len() {
+            return Err(format!(
+                "at least {n} of {} seeds can never hold",
+                seeds.len()
+            ));
+        }
+        Quantifier::AtLeast(n, seeds)
+    } else {
+        return Err(format!(
+            "unknown quantifier \"{head}\": write \"every seed in A..B:\", \"some seed in A..B:\" \
+             or \"at least N of seeds A..B:\""
+        ));
+    };
+    Ok((Some(q), rest))
+}
+
+/// The claims a lesson can make, for messages.
+pub const CLAIM_FORMS: &str = "exclusion holds|broken, integrity intact|corrupted, deadlock, \
+no deadlock, log(SERVICE) consistent, every log consistent, or METRIC OP NUMBER";
+
+/// Splits `name(a, b)` into the name and its arguments.
+fn call(text: &str) -> (&str, Vec<String>) {
+    match text.split_once('(') {
+        Some((name, args)) => {
+            let args = args.trim_end().trim_end_matches(')');
+            (
+                name.trim(),
+                args.split(',')
+                    .map(|a| a.trim().to_string())
+                    .filter(|a| !a.is_empty())
+                    .collect(),
+            )
+        }
+        None => (text.trim(), Vec::new()),
+    }
+}
+
+fn test(text: &str) -> Result<Test, String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    match words.as_slice() {
+        ["exclusion", "holds"] => return Ok(Test::Exclusion(Exclusion::Holds)),
+        ["exclusion", "broken"] => return Ok(Test::Exclusion(Exclusion::Broken)),
+        ["integrity", "intact"] => return Ok(Test::Integrity(Integrity::Intact)),
+        ["integrity", "corrupted"] => return Ok(Test::Integrity(Integrity::Corrupted)),
+        ["deadlock"] => return Ok(Test::Deadlock(true)),
+        ["no", "deadlock"] => return Ok(Test::Deadlock(false)),
+        ["every", "log", "consistent"] => return Ok(Test::LogConsistent(None)),
+        [log, "consistent"] if log.starts_with("log(") => {
+            let (_, args) = call(log);
+            return match args.as_slice() {
+                [service] => Ok(Test::LogConsistent(Some(service.clone()))),
+                _ => Err("log(SERVICE) names one service".into()),
+            };
+        }
+        _ => {}
+    }
+    let Some((at, symbol, op)) = Op::ALL
+        .iter()
+        .filter_map(|(sym, op)| text.find(sym).map(|i| (i, *sym, *op)))
+        .min_by_key(|(i, sym, _)| (*i, std::cmp::Reverse(sym.len())))
+    else {
+        return Err(format!(
+            "\"{text}\" is not a claim; a claim is one of: {CLAIM_FORMS}"
+        ));
+    };
+    let value: f64 = text[at + symbol.len()..]
+        .trim()
+        .parse()
+        .map_err(|_| format!("\"{}\" is not a number", text[at + symbol.len()..].trim()))?;
+    let (name, args) = call(&text[..at]);
+    let one = |what: &str| -> Result<String, String> {
+        match args.as_slice() {
+            [a] => Ok(a.clone()),
+            _ => Err(format!("{name}({what}) takes one {what}")),
+        }
+    };
+    let metric = match name {
+        n if COUNTS.contains(&n) && args.is_empty() => Metric::Count(
+            COUNTS
+                .iter()
+                .find(|c| **c == n)
+                .expect("checked by contains"),
+        ),
+        n if n.starts_with("operations.") && args.is_empty() => {
+            let field = &n["operations.".len()..];
+            Metric::Operations(
+                OPERATIONS
+                    .iter()
+                    .find(|c| **c == field)
+                    .ok_or_else(|| format!("unknown operations count \"{field}\""))?,
+            )
+        }
+        "idle_ms" => Metric::IdleMs(one("RESOURCE")?),
+        "idle_percent" => Metric::IdlePercent(one("RESOURCE")?),
+        "grants" => Metric::Grants(one("SERVICE")?),
+        "unavailable_ms" => match args.as_slice() {
+            [s, r] => Metric::UnavailableMs(s.clone(), r.clone()),
+            _ => return Err("unavailable_ms(SERVICE, REGION) takes two names".into()),
+        },
+        "overlaps" => match args.as_slice() {
+            [a, b] => Metric::Overlaps(a.clone(), b.clone()),
+            _ => return Err("overlaps(A, B) takes two client classes or instances".into()),
+        },
+        "cycle_services" if args.is_empty() => Metric::CycleServices,
+        "inventory_defects" => match args.as_slice() {
+            [] => Metric::InventoryDefects(None),
+            [r] => Metric::InventoryDefects(Some(r.clone())),
+            _ => return Err("inventory_defects takes at most one resource".into()),
+        },
+        _ => {
+            return Err(format!(
+                "unknown figure \"{name}\"; the figures are {}, operations.{}, idle_ms(R), \
+                 idle_percent(R), unavailable_ms(S, REGION), grants(S), overlaps(A, B), \
+                 cycle_services and inventory_defects",
+                COUNTS.join(", "),
+                OPERATIONS.join("|")
+            ))
+        }
+    };
+    Ok(Test::Compare { metric, op, value })
+}
+
+/// A condition on a scenario, for recognising a learner's known mistake.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Condition {
+    /// The condition as written.
+    pub text: String,
+    subject: Subject,
+    op: Op,
+    value: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Subject {
+    Fencing(String),
+    Checks(String),
+    FencingSource(String),
+    /// A class's protocol, or any class's (`protocol(any)`).
+    Protocol(Option<String>),
+    Role(String),
+    Outage(String),
+    Partition,
+    Pause,
+    Migration,
+    MigrationMode,
+    /// The time of the first migration, in milliseconds (compared as a number).
+    MigrationAt,
+}
+
+/// The conditions on a scenario, for messages.
+pub const CONDITION_FORMS: &str = "fencing(R), checks(R), fencing_source(R), protocol(CLASS), \
+protocol(any), role(S), outage(S), partition, pause, migration, migration_mode, each == or != a \
+value, and migration_at compared with a number of milliseconds";
+
+impl Condition {
+    /// Reads a condition: `SUBJECT == VALUE` or `SUBJECT != VALUE`.
+    pub fn parse(text: &str) -> Result<Condition, String> {
+        let text = text.trim();
+        let Some((at, symbol, op)) = Op::ALL
+            .iter()
+            .filter_map(|(sym, op)| text.find(sym).map(|i| (i, *sym, *op)))
+            .min_by_key(|(i, sym, _)| (*i, std::cmp::Reverse(sym.len())))
+        else {
+            return Err(format!(
+                "\"{text}\" is not a condition; a condition is one of: {CONDITION_FORMS}"
+            ));
+        };
+        let (left, right) = (&text[..at], &text[at + symbol.len()..]);
+        let (name, args) = call(left);
+        let one = || -> Result<String, String> {
+            match args.as_slice() {
+                [a] => Ok(a.clone()),
+                _ => Err(format!("{name}(...) takes one name")),
+            }
+        };
+        let subject = match name {
+            "fencing" => Subject::Fencing(one()?),
+            "checks" => Subject::Checks(one()?),
+            "fencing_source" => Subject::FencingSource(one()?),
+            "protocol" => {
+                let c = one()?;
+                Subject::Protocol((c != "any").then_some(c))
+            }
+            "role" => Subject::Role(one()?),
+            "outage" => Subject::Outage(one()?),
+            "partition" if args.is_empty() => Subject::Partition,
+            "pause" if args.is_empty() => Subject::Pause,
+            "migration" if args.is_empty() => Subject::Migration,
+            "migration_mode" if args.is_empty() => Subject::MigrationMode,
+            "migration_at" if args.is_empty() => Subject::MigrationAt,
+            _ => {
+                return Err(format!(
+                    "unknown subject \"{}\"; a condition is one of: {CONDITION_FORMS}",
+                    left.trim()
+                ))
+            }
+        };
+        let value = right.trim().to_string();
+        let numeric = subject == Subject::MigrationAt;
+        if numeric && value.parse::<f64>().is_err() {
+            return Err(format!("\"{value}\" is not a number of milliseconds"));
+        }
+        if !numeric && !matches!(op, Op::Eq | Op::Ne) {
+            return Err(format!("{} is compared with == or != only", left.trim()));
+        }
+        let allowed: &[&str] = match subject {
+            Subject::Fencing(_) => &["off", "any_source", "one_source"],
+            Subject::Checks(_) => &["writes", "all_accesses"],
+            Subject::Outage(_) | Subject::Partition | Subject::Pause | Subject::Migration => {
+                &["on", "off"]
+            }
+            Subject::MigrationMode => &["naive", "drain", "transfer", "none"],
+            _ => &[],
+        };
+        if !allowed.is_empty() && !allowed.contains(&value.as_str()) {
+            return Err(format!(
+                "\"{value}\" is not a value of {}: {}",
+                left.trim(),
+                allowed.join(", ")
+            ));
+        }
+        Ok(Condition {
+            text: text.to_string(),
+            subject,
+            op,
+            value,
+        })
+    }
+
+    /// The current values of the subject in a scenario (several for `protocol(any)`).
+    fn values(&self, s: &Scenario) -> Vec<String> {
+        let on = |b: bool| if b { "on" } else { "off" }.to_string();
+        let resource = |r: &str| s.resources.iter().find(|x| x.name == r);
+        match &self.subject {
+            Subject::Fencing(r) => resource(r)
+                .map(|x| toggles::fencing_value(x.fencing).to_string())
+                .into_iter()
+                .collect(),
+            Subject::Checks(r) => resource(r)
+                .map(|x| toggles::checks_value(x.fencing_checks).to_string())
+                .into_iter()
+                .collect(),
+            Subject::FencingSource(r) => resource(r)
+                .map(|x| match (x.fencing, &x.fencing_source) {
+                    (Fencing::OneSource, Some(source)) => source.clone(),
+                    _ => "none".to_string(),
+                })
+                .into_iter()
+                .collect(),
+            Subject::Protocol(class) => s
+                .clients
+                .iter()
+                .filter(|c| class.as_ref().is_none_or(|x| &c.name == x))
+                .map(|c| toggles::protocol_value(&c.protocol))
+                .collect(),
+            Subject::Role(x) => s
+                .services
+                .iter()
+                .filter(|y| &y.name == x)
+                .map(|y| toggles::role_value(y.subordinate_to.as_deref()))
+                .collect(),
+            Subject::Outage(x) => s
+                .services
+                .iter()
+                .filter(|y| &y.name == x)
+                .map(|y| on(!y.outages.is_empty()))
+                .collect(),
+            Subject::Partition => vec![on(!s.partitions.is_empty())],
+            Subject::Pause => vec![on(!s.pauses.is_empty())],
+            Subject::Migration => vec![on(!s.migrations.is_empty())],
+            Subject::MigrationMode => vec![match s.migrations.first().map(|m| m.mode) {
+                Some(MigrationMode::Naive) => "naive".to_string(),
+                Some(MigrationMode::Drain) => "drain".to_string(),
+                Some(MigrationMode::Transfer) => "transfer".to_string(),
+                None => "none".to_string(),
+            }],
+            Subject::MigrationAt => s
+                .migrations
+                .first()
+                .map(|m| m.at_ms.to_string())
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// Whether the condition holds of a scenario. `protocol(any) == X` holds when some class
+    /// uses X; `protocol(any) != X` when some class does not. `migration_at` compares numbers,
+    /// and does not hold without a migration.
+    pub fn holds(&self, s: &Scenario) -> bool {
+        let values = self.values(s);
+        if self.subject == Subject::MigrationAt {
+            let wanted: f64 = self.value.parse().unwrap_or(f64::NAN);
+            return values
+                .iter()
+                .filter_map(|v| v.parse::<f64>().ok())
+                .any(|v| self.op.holds(v, wanted));
+        }
+        values
+            .iter()
+            .any(|v| (v == &self.value) == (self.op == Op::Eq))
+    }
+
+    /// Why the condition names something the scenario lacks, if it does.
+    pub fn problem(&self, s: &Scenario) -> Option<String> {
+        let service = |x: &str| s.services.iter().any(|y| y.name == x);
+        let missing = match &self.subject {
+            Subject::Fencing(r) | Subject::Checks(r) | Subject::FencingSource(r) => {
+                (!s.resources.iter().any(|x| &x.name == r))
+                    .then(|| format!("there is no resource \"{r}\""))
+            }
+            Subject::Protocol(Some(c)) => (!s.clients.iter().any(|x| &x.name == c))
+                .then(|| format!("there is no client class \"{c}\"")),
+            Subject::Role(x) | Subject::Outage(x) => {
+                (!service(x)).then(|| format!("there is no service \"{x}\""))
+            }
+            _ => None,
+        };
+        missing.or_else(|| match &self.subject {
+            Subject::Protocol(_) => {
+                let options = toggles::protocol_options(s);
+                (!options.iter().any(|o| o.value == self.value)).then(|| {
+                    format!(
+                        "\"{}\" is not a protocol of this scenario ({})",
+                        self.value,
+                        options
+                            .iter()
+                            .map(|o| o.value.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+            }
+            Subject::FencingSource(_) if self.value != "none" && !service(&self.value) => {
+                Some(format!("there is no service \"{}\"", self.value))
+            }
+            Subject::Role(_) => {
+                let ok = self.value == "independent"
+                    || self.value.strip_prefix("subordinate:").is_some_and(service);
+                (!ok).then(|| {
+                    format!(
+                        "\"{}\" is not a role (independent or subordinate:SERVICE)",
+                        self.value
+                    )
+                })
+            }
+            _ => None,
+        })
+    }
+}

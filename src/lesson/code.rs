@@ -1,0 +1,252 @@
+//! Completion codes: a short, URL-safe string that records how a learner solved an exercise,
+//! so that a facilitator can re-run it and see the check pass (a result that is verified, not
+//! merely claimed).
+//!
+//! A code is `LS1.<payload>.<checksum>`: the version, the payload in URL-safe base64 without
+//! padding, and eight hexadecimal digits of the payload's 32-bit FNV-1a hash. The payload is
+//! text, one item a line: the lesson's id, the exercise's id, the seeds, then the learner's
+//! edits in the words of a lesson file (`fencing accounts one_source all_accesses`). The
+//! checksum catches a mistyped or truncated code; it is not a signature. What makes a code
+//! trustworthy is [`verify`]: it applies the edits to the exercise's start and runs the check
+//! again, so a code passes only if its edits really solve the exercise.
+
+use super::claim;
+use super::edit::Edit;
+use super::{Grade, Lesson, ITEMS_MAX};
+use crate::scenario::Scenario;
+
+/// The version this module writes and reads.
+pub const VERSION: &str = "LS1";
+/// The longest code read. Longer input is refused before anything is decoded.
+pub const CODE_CHARS_MAX: usize = 2048;
+
+/// What a completion code records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub lesson: String,
+    pub exercise: String,
+    /// The seeds the check ran.
+    pub seeds: Vec<u64>,
+    /// The learner's edits from the exercise's start, in order.
+    pub edits: Vec<Edit>,
+}
+
+/// Why a code was not accepted.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CodeError {
+    TooLong,
+    /// Not a code of this form, or damaged.
+    Malformed(String),
+    /// A code of another version.
+    Version(String),
+    /// The checksum does not match: a character was changed or lost.
+    Checksum,
+    UnknownLesson(String),
+    UnknownExercise(String),
+    /// The exercise now checks other seeds than those the code was made with.
+    Seeds {
+        code: Vec<u64>,
+        exercise: Vec<u64>,
+    },
+    /// An edit the exercise does not allow, or one that gives an invalid scenario.
+    Edits(String),
+    /// The edits do not pass the check.
+    Fails(Grade),
+}
+
+impl std::fmt::Display for CodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CodeError::TooLong => write!(f, "the code is longer than {CODE_CHARS_MAX} characters"),
+            CodeError::Malformed(why) => write!(f, "this is not a completion code: {why}"),
+            CodeError::Version(v) => write!(
+                f,
+                "the code is of version {v}; this version of the app reads {VERSION}"
+            ),
+            CodeError::Checksum => write!(
+                f,
+                "the code's checksum does not match: a character was changed or lost"
+            ),
+            CodeError::UnknownLesson(l) => write!(f, "there is no lesson \"{l}\""),
+            CodeError::UnknownExercise(x) => write!(f, "the lesson has no exercise \"{x}\""),
+            CodeError::Seeds { code, exercise } => write!(
+                f,
+                "the code was made with seeds {code:?}, but the exercise now checks {exercise:?}"
+            ),
+            CodeError::Edits(why) => write!(f, "the code's edits are not an attempt: {why}"),
+            CodeError::Fails(g) => match g.failures.first() {
+                Some(x) => write!(
+                    f,
+                    "the code's edits do not pass: with seed {}, \"{}\" does not hold ({})",
+                    x.seed, x.claim, x.actual
+                ),
+                None => write!(f, "the code's edits do not pass"),
+            },
+        }
+    }
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn base64url(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+fn unbase64url(text: &str) -> Result<Vec<u8>, String> {
+    if text.len() % 4 == 1 {
+        return Err("the payload has a wrong length".into());
+    }
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    for chunk in text.as_bytes().chunks(4) {
+        let mut n = 0u32;
+        for (i, c) in chunk.iter().enumerate() {
+            let v = ALPHABET
+                .iter()
+                .position(|a| a == c)
+                .ok_or_else(|| format!("'{}' cannot appear in a code", *c as char))?;
+            n |= (v as u32) << (18 - 6 * i);
+        }
+        for i in 0..chunk.len() - 1 {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    Ok(out)
+}
+
+/// A 32-bit FNV-1a hash.
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |h, b| {
+        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// The seeds as text: a range when they are consecutive.
+fn seeds_text(seeds: &[u64]) -> String {
+    let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
+    match (seeds.first(), seeds.last()) {
+        (Some(a), Some(b)) if consecutive && seeds.len() > 1 => format!("{a}..{}", b + 1),
+        _ => seeds
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+/// Writes a completion code.
+pub fn encode(c: &Completion) -> String {
+    let mut payload = format!("{}\n{}\n{}", c.lesson, c.exercise, seeds_text(&c.seeds));
+    for e in &c.edits {
+        payload.push('\n');
+        payload.push_str(&e.to_string());
+    }
+    format!(
+        "{VERSION}.{}.{:08x}",
+        base64url(payload.as_bytes()),
+        fnv1a32(payload.as_bytes())
+    )
+}
+
+/// Reads a completion code. Input longer than [`CODE_CHARS_MAX`] is refused before decoding.
+pub fn decode(code: &str) -> Result<Completion, CodeError> {
+    if code.len() > CODE_CHARS_MAX {
+        return Err(CodeError::TooLong);
+    }
+    let code = code.trim();
+    let parts: Vec<&str> = code.split('.').collect();
+    let [version, payload, checksum] = parts.as_slice() else {
+        return Err(CodeError::Malformed(
+            "a code has three parts separated by dots".into(),
+        ));
+    };
+    if *version != VERSION {
+        return Err(if version.starts_with("LS") {
+            CodeError::Version(version.to_string())
+        } else {
+            CodeError::Malformed(format!("a code starts with {VERSION}"))
+        });
+    }
+    let bytes = unbase64url(payload).map_err(CodeError::Malformed)?;
+    let sum = u32::from_str_radix(checksum, 16)
+        .ok()
+        .filter(|_| checksum.len() == 8)
+        .ok_or(CodeError::Checksum)?;
+    if sum != fnv1a32(&bytes) {
+        return Err(CodeError::Checksum);
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| CodeError::Malformed("the payload is not text".into()))?;
+    let mut lines = text.split('\n');
+    let (Some(lesson), Some(exercise), Some(seeds)) = (lines.next(), lines.next(), lines.next())
+    else {
+        return Err(CodeError::Malformed("the payload is incomplete".into()));
+    };
+    let seeds = claim::seeds(seeds).map_err(CodeError::Malformed)?;
+    let edits: Vec<Edit> = lines
+        .map(|l| l.parse::<Edit>())
+        .collect::<Result<_, _>>()
+        .map_err(CodeError::Malformed)?;
+    if edits.len() > ITEMS_MAX {
+        return Err(CodeError::Malformed(format!("more than {ITEMS_MAX} edits")));
+    }
+    Ok(Completion {
+        lesson: lesson.to_string(),
+        exercise: exercise.to_string(),
+        seeds,
+        edits,
+    })
+}
+
+/// A code that was verified: the edits pass the exercise's check again.
+#[derive(Clone, Debug)]
+pub struct Verified {
+    pub completion: Completion,
+    pub lesson_title: String,
+    pub exercise_title: String,
+    /// The learner's scenario, rebuilt from the code.
+    pub scenario: Scenario,
+    pub grade: Grade,
+}
+
+/// Decodes a code, rebuilds the learner's scenario from the exercise's start and runs the
+/// check again with every seed. Only a code whose edits pass is verified.
+pub fn verify(lessons: &[Lesson], code: &str) -> Result<Verified, CodeError> {
+    let c = decode(code)?;
+    let lesson = lessons
+        .iter()
+        .find(|l| l.id == c.lesson)
+        .ok_or_else(|| CodeError::UnknownLesson(c.lesson.clone()))?;
+    let exercise = lesson
+        .exercise(&c.exercise)
+        .ok_or_else(|| CodeError::UnknownExercise(c.exercise.clone()))?;
+    if c.seeds != exercise.seeds {
+        return Err(CodeError::Seeds {
+            code: c.seeds.clone(),
+            exercise: exercise.seeds.clone(),
+        });
+    }
+    let scenario = exercise.attempt(&c.edits).map_err(CodeError::Edits)?;
+    let grade = exercise.grade(&scenario);
+    if !grade.passed {
+        return Err(CodeError::Fails(grade));
+    }
+    Ok(Verified {
+        lesson_title: lesson.title.clone(),
+        exercise_title: exercise.title.clone(),
+        completion: c,
+        scenario,
+        grade,
+    })
+}

@@ -1,0 +1,776 @@
+//! The lessons as tests: every shipped lesson parses, every claim of every step holds when the
+//! engine runs that step, every gate is unmet at its step's start and met by its intended
+//! change, every exercise fails at its start, passes with its solution and recognises each of
+//! its misconceptions. Then the pieces the app relies on: cues that follow the playhead,
+//! completion codes, narration that carries no markup from the file, and `lockstep lesson
+//! check` on broken files.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use lockstep::lesson::code::{self, CodeError, Completion};
+use lockstep::lesson::narration::{self, Block, Inline};
+use lockstep::lesson::{self, apply_edits, Control, Edit, Lesson};
+use lockstep::trace::{ServiceOp, What};
+use lockstep::ui::toggles::{self, Memory, Toggle};
+
+use crate::check;
+
+fn lessons_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lessons")
+}
+
+/// Every lesson file on disk, with its text, sorted by name.
+fn lesson_files() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(lessons_dir())
+        .expect("the lessons directory exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(&p).expect("readable lesson");
+            (name, text)
+        })
+        .collect();
+    out.sort();
+    assert!(!out.is_empty(), "no lessons shipped");
+    out
+}
+
+fn parsed() -> Vec<(String, Lesson)> {
+    lesson_files()
+        .into_iter()
+        .map(|(name, text)| {
+            let lesson = lesson::parse(&text).unwrap_or_else(|errors| {
+                let shown: Vec<String> = errors.iter().map(|e| format!("{name}:{e}")).collect();
+                panic!("{}", shown.join("\n"))
+            });
+            (name, lesson)
+        })
+        .collect()
+}
+
+#[test]
+fn every_lesson_file_parses_and_is_embedded() {
+    let on_disk: Vec<(String, String)> = lesson_files();
+    let embedded: Vec<(String, String)> = lesson::builtin::ALL
+        .iter()
+        .map(|b| (b.file.to_string(), b.text.to_string()))
+        .collect();
+    assert_eq!(
+        on_disk, embedded,
+        "lesson::builtin::ALL lists exactly the files in lessons/"
+    );
+    let lessons = parsed();
+    assert_eq!(lesson::builtin::lessons().len(), lessons.len());
+    let orders: BTreeSet<u32> = lessons.iter().map(|(_, l)| l.order).collect();
+    let ids: BTreeSet<&str> = lessons.iter().map(|(_, l)| l.id.as_str()).collect();
+    assert_eq!(orders.len(), lessons.len(), "each lesson has its own order");
+    assert_eq!(ids.len(), lessons.len(), "each lesson has its own id");
+}
+
+#[test]
+fn the_course_covers_every_claim_of_the_brief_in_six_to_nine_lessons() {
+    let lessons = parsed();
+    assert!(
+        (6..=9).contains(&lessons.len()),
+        "{} lessons",
+        lessons.len()
+    );
+    let covered: BTreeSet<u8> = lessons
+        .iter()
+        .flat_map(|(_, l)| l.claims.iter().copied())
+        .collect();
+    assert_eq!(covered, (1..=11).collect::<BTreeSet<u8>>());
+    let exercises: usize = lessons.iter().map(|(_, l)| l.exercises.len()).sum();
+    assert!(exercises >= 3, "{exercises} exercises");
+    for (name, l) in &lessons {
+        assert!(
+            !l.summary.is_empty(),
+            "{name}: a summary for the course view"
+        );
+        assert!(!l.intro.is_empty(), "{name}: an introduction");
+        let rich = l
+            .steps
+            .iter()
+            .filter(|s| !s.cues.is_empty() && !s.claims.is_empty())
+            .count();
+        assert!(rich >= 2, "{name}: several steps with cues and claims");
+        for s in &l.steps {
+            assert!(!s.claims.is_empty(), "{name} {}: a step makes claims", s.id);
+            assert!(!s.narration.is_empty(), "{name} {}: a step narrates", s.id);
+            assert!(
+                !s.assumptions.is_empty(),
+                "{name} {}: a step states the assumptions its claims rest on",
+                s.id
+            );
+        }
+        for x in &l.exercises {
+            assert!(!x.hints.is_empty(), "{name} {}: hints", x.id);
+            assert!(!x.solution.is_empty(), "{name} {}: a solution", x.id);
+            assert!(
+                !x.misconceptions.is_empty(),
+                "{name} {}: a misconception",
+                x.id
+            );
+            assert!(x.seeds.len() >= 4, "{name} {}: several seeds", x.id);
+        }
+    }
+}
+
+#[test]
+fn every_claim_of_every_step_holds_when_the_engine_runs_that_step() {
+    for (name, l) in parsed() {
+        for step in &l.steps {
+            let s = &step.scenario;
+            let (run, verdict) = check(s, s.seed);
+            for claim in &step.claims {
+                let r = claim.check(s, &verdict);
+                assert!(
+                    r.holds,
+                    "{name}:{}: \"{}\" does not hold: {}",
+                    claim.line, claim.text, r.actual
+                );
+            }
+            let marks = lesson::cue_marks(&step.cues, &run.world, &run.events, &verdict);
+            for (cue, mark) in step.cues.iter().zip(&marks) {
+                assert!(
+                    mark.is_some(),
+                    "{name}:{}: the cue's event never happens",
+                    cue.line
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_gate_is_unmet_at_its_start_and_met_by_its_intended_change() {
+    let mut gates = 0;
+    for (name, l) in parsed() {
+        for step in &l.steps {
+            let Some(gate) = &step.gate else { continue };
+            gates += 1;
+            let s = &step.scenario;
+            let (_, start) = check(s, s.seed);
+            assert!(
+                !gate.met(s, &start),
+                "{name}:{}: the gate is met before the learner does anything",
+                gate.line
+            );
+            for e in &gate.intended {
+                assert!(
+                    step.controls.contains(&Control::of(e)),
+                    "{name}:{}: the intended change \"{e}\" uses a control the step offers",
+                    gate.line
+                );
+            }
+            let changed = apply_edits(s, &gate.intended);
+            let (_, after) = check(&changed, changed.seed);
+            assert!(
+                gate.met(&changed, &after),
+                "{name}:{}: the intended change does not meet the gate",
+                gate.line
+            );
+        }
+    }
+    assert!(gates >= 5, "{gates} gates");
+}
+
+#[test]
+fn every_exercise_fails_at_its_start_passes_with_its_solution_and_names_its_misconceptions() {
+    for (name, l) in parsed() {
+        for x in &l.exercises {
+            let start = x.grade(&x.scenario);
+            assert!(!start.passed, "{name} {}: the start already passes", x.id);
+            assert_eq!(start.misconception, None, "{name} {}: no hint yet", x.id);
+            for answer in std::iter::once(&x.solution).chain(&x.alternatives) {
+                let solved = x
+                    .attempt(answer)
+                    .expect("the solution uses allowed controls");
+                let g = x.grade(&solved);
+                assert!(
+                    g.passed,
+                    "{name} {}: {answer:?} fails: {:?}",
+                    x.id, g.failures
+                );
+            }
+            for (i, m) in x.misconceptions.iter().enumerate() {
+                assert!(
+                    !m.matches(&x.scenario),
+                    "{name}:{}: matches the start already",
+                    m.line
+                );
+                let tried = x.attempt(&m.example).expect("an allowed example");
+                let g = x.grade(&tried);
+                assert!(!g.passed, "{name}:{}: the example passes", m.line);
+                assert_eq!(
+                    g.misconception,
+                    Some(i),
+                    "{name}:{}: the example triggers its own hint",
+                    m.line
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_exercise_refuses_edits_of_controls_it_does_not_offer() {
+    let lessons = parsed();
+    let x = lessons
+        .iter()
+        .flat_map(|(_, l)| &l.exercises)
+        .find(|x| x.id == "break-the-cycle")
+        .expect("the deadlock exercise");
+    let err = x
+        .attempt(&["pause on".parse().unwrap()])
+        .expect_err("the pause is not offered");
+    assert!(err.contains("pause"), "{err}");
+    assert_eq!(x.hint_label(1).as_deref(), Some("Hint 2 of 3"));
+    assert_eq!(x.hint_label(3), None);
+}
+
+/// A cue is a pure function of the playhead: hidden before its event, shown from it on, and
+/// hidden again when the playhead goes back.
+#[test]
+fn cues_appear_at_their_event_and_disappear_when_scrubbing_back() {
+    let lessons = parsed();
+    let step = lessons[0].1.step("two-services").expect("the second step");
+    let s = &step.scenario;
+    let (run, verdict) = check(s, s.seed);
+    let marks = lesson::cue_marks(&step.cues, &run.world, &run.events, &verdict);
+    let grant = step
+        .cues
+        .iter()
+        .position(|c| c.when.event == "granted" && c.when.service.as_deref() == Some("new"))
+        .expect("a cue at new's grant");
+    let at = marks[grant].expect("new grants").at;
+    let event = marks[grant].unwrap().event.expect("a trace event");
+    assert_eq!(run.events[event].at, at);
+    let shown = |t| lesson::cues_at(&step.cues, &run.world, &run.events, &verdict, t);
+    let has = |t| shown(t).iter().any(|c| std::ptr::eq(*c, &step.cues[grant]));
+    assert!(!has(at - 1), "before the grant");
+    assert!(has(at), "at the grant");
+    assert!(has(run.end), "at the end");
+    assert!(!has(at - 1), "scrubbed back");
+    assert!(shown(0).is_empty(), "nothing at the start");
+    assert_eq!(
+        shown(run.end).len(),
+        step.cues.len(),
+        "everything at the end"
+    );
+    // The visible cues come in the order of their events.
+    let order: Vec<u64> = shown(run.end)
+        .iter()
+        .map(|c| {
+            let i = step.cues.iter().position(|x| std::ptr::eq(x, *c)).unwrap();
+            marks[i].unwrap().at
+        })
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] <= w[1]), "{order:?}");
+    // Highlights mark trace events by pattern.
+    let step = lessons[0].1.step("incomparable").unwrap();
+    let (run, _) = check(&step.scenario, step.scenario.seed);
+    let marked = lesson::highlighted_events(&step.highlight, &run.world, &run.events);
+    assert!(!marked.is_empty());
+    assert!(marked.iter().all(|i| matches!(
+        run.events[*i].what,
+        What::Service {
+            op: ServiceOp::Granted { .. },
+            ..
+        }
+    )));
+    assert!(step.highlight.service("new") && !step.highlight.client("batch-1"));
+}
+
+#[test]
+fn edits_read_back_as_written_and_make_the_same_change_as_the_toggles() {
+    let texts = [
+        "partition on",
+        "partition.length 250",
+        "protocol online single:old",
+        "fencing accounts one_source all_accesses",
+        "fencing accounts any_source",
+        "role new subordinate:old",
+        "role new independent",
+        "outage east-locks off",
+        "outage.start east-locks 100",
+        "pause.client slow-1",
+        "migration.mode transfer",
+        "migration.at 1500",
+        "seed 7",
+    ];
+    for t in texts {
+        let e: Edit = t.parse().unwrap_or_else(|why| panic!("{t}: {why}"));
+        assert_eq!(e.to_string(), t);
+    }
+    for bad in [
+        "",
+        "fencing",
+        "protocol online",
+        "partition maybe",
+        "seed x",
+        "frobnicate 1",
+    ] {
+        assert!(bad.parse::<Edit>().is_err(), "{bad:?} is refused");
+    }
+    // An edit goes through the app's own toggles.
+    let base = crate::scenario("05");
+    let toggle = Toggle::Fencing {
+        resource: "accounts".into(),
+        mode: lockstep::scenario::Fencing::OneSource,
+        checks: lockstep::scenario::FencingChecks::AllAccesses,
+    };
+    let edit = Edit::from_toggle(&toggle);
+    assert_eq!(edit.toggle(&base), toggle);
+    assert_eq!(
+        apply_edits(&base, &[edit]),
+        toggles::apply(&base, &toggle, &mut Memory::default())
+    );
+    assert_eq!(Control::of_toggle(&toggle).to_string(), "fencing accounts");
+}
+
+fn solved_code() -> (Vec<Lesson>, String) {
+    let lessons: Vec<Lesson> = parsed().into_iter().map(|(_, l)| l).collect();
+    let l = lessons.iter().find(|l| l.id == "fencing").unwrap();
+    let x = l.exercise("two-sources-one-table").unwrap();
+    let code = x.completion_code(&l.id, &x.solution);
+    (lessons, code)
+}
+
+#[test]
+fn a_completion_code_round_trips_and_is_verified_by_running_it_again() {
+    let (lessons, code) = solved_code();
+    assert!(code.starts_with("LS1."), "{code}");
+    assert!(code.len() < 120, "a short code: {code}");
+    assert!(
+        code.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)),
+        "URL-safe: {code}"
+    );
+    let c = code::decode(&code).expect("decodes");
+    assert_eq!(c.lesson, "fencing");
+    assert_eq!(c.exercise, "two-sources-one-table");
+    assert_eq!(c.seeds, (0..6).collect::<Vec<u64>>());
+    assert_eq!(code::encode(&c), code);
+    let v = code::verify(&lessons, &code).expect("the solution verifies");
+    assert!(v.grade.passed);
+    assert_eq!(
+        v.exercise_title,
+        "Keep every update, refuse no valid writer"
+    );
+    // Whitespace around a pasted code is fine.
+    assert!(code::verify(&lessons, &format!("  {code}\n")).is_ok());
+}
+
+#[test]
+fn a_tampered_or_wrong_completion_code_fails() {
+    let (lessons, code) = solved_code();
+    // Any changed character of the payload breaks the checksum.
+    let payload_start = code.find('.').unwrap() + 1;
+    for i in [payload_start, payload_start + 5, code.len() - 12] {
+        let mut bytes = code.clone().into_bytes();
+        bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+        let tampered = String::from_utf8(bytes).unwrap();
+        assert!(
+            code::verify(&lessons, &tampered).is_err(),
+            "{tampered} verifies"
+        );
+    }
+    let mut wrong_sum = code.clone();
+    wrong_sum.replace_range(code.len() - 8.., "00000000");
+    assert_eq!(code::decode(&wrong_sum), Err(CodeError::Checksum));
+    assert!(matches!(
+        code::decode(&code.replacen("LS1", "LS9", 1)),
+        Err(CodeError::Version(_))
+    ));
+    assert!(matches!(
+        code::decode("not a code"),
+        Err(CodeError::Malformed(_))
+    ));
+    // Oversized input is refused before decoding.
+    let huge = format!("LS1.{}.00000000", "A".repeat(1 << 20));
+    assert_eq!(code::decode(&huge), Err(CodeError::TooLong));
+    // A well-formed code whose edits do not solve the exercise is not verified.
+    let l = lessons.iter().find(|l| l.id == "fencing").unwrap();
+    let x = l.exercise("two-sources-one-table").unwrap();
+    let unsolved = x.completion_code(&l.id, &[]);
+    assert!(matches!(
+        code::verify(&lessons, &unsolved),
+        Err(CodeError::Fails(_))
+    ));
+    let wrong = x.completion_code(&l.id, &x.misconceptions[0].example);
+    match code::verify(&lessons, &wrong) {
+        Err(CodeError::Fails(g)) => assert_eq!(g.misconception, Some(0)),
+        other => panic!("{other:?}"),
+    }
+    // Edits of a control the exercise does not offer, or other seeds, are refused.
+    let sneaky = code::encode(&Completion {
+        lesson: l.id.clone(),
+        exercise: x.id.clone(),
+        seeds: x.seeds.clone(),
+        edits: vec!["partition on".parse().unwrap()],
+    });
+    assert!(matches!(
+        code::verify(&lessons, &sneaky),
+        Err(CodeError::Edits(_))
+    ));
+    let lucky = code::encode(&Completion {
+        lesson: l.id.clone(),
+        exercise: x.id.clone(),
+        seeds: vec![3],
+        edits: x.solution.clone(),
+    });
+    assert!(matches!(
+        code::verify(&lessons, &lucky),
+        Err(CodeError::Seeds { .. })
+    ));
+}
+
+fn all_text(blocks: &[Block]) -> String {
+    blocks
+        .iter()
+        .map(narration::block_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn narration_carries_no_markup_from_the_file() {
+    let hostile = "Hello <script>alert(1)</script> there.\n\n\
+        <script>\nalert(2)\n</script>\n\n\
+        An image: <img src=x onerror=alert(3)>.\n\n\
+        ![a picture](https://example.com/x.png \"title\")\n\n\
+        [bad](javascript:alert(4)) [worse](JaVaScRiPt:alert(5)) \
+        [entity](&#106;avascript:alert(6)) [data](data:text/html,<b>x</b>) \
+        <javascript:alert(7)> [fine](https://example.com/a?b=\"c\") [step](#/lessons/x/y)\n\n\
+        <div onclick=\"alert(8)\">a block of HTML</div>\n\n\
+        `<b>code</b>` and **bold <em>html</em>**";
+    let blocks = narration::render(hostile);
+    let html = narration::to_html(&blocks);
+    let lower = html.to_lowercase();
+    for bad in [
+        "<script", "<img", "onerror", "<div", "onclick", "<b>", "<em>html",
+    ] {
+        assert!(!lower.contains(bad), "{bad} in {html}");
+    }
+    // The only links are the safe ones; an unsafe target may show as words, never as a link.
+    assert_eq!(lower.matches("<a ").count(), 2, "{html}");
+    assert!(!lower.contains("href=\"javascript") && !lower.contains("href=\"data"));
+    // The safe links survive, escaped.
+    assert!(
+        html.contains("<a href=\"https://example.com/a?b=&quot;c&quot;\">fine</a>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<a href=\"#/lessons/x/y\">step</a>"),
+        "{html}"
+    );
+    // Unsafe links keep their words, without a target; images keep their description.
+    let text = all_text(&blocks);
+    for words in [
+        "bad",
+        "worse",
+        "entity",
+        "data",
+        "a picture",
+        "Hello",
+        "there.",
+    ] {
+        assert!(text.contains(words), "{words} in {text:?}");
+    }
+    // Code shows its markup as text, escaped.
+    assert!(
+        html.contains("<code>&lt;b&gt;code&lt;/b&gt;</code>"),
+        "{html}"
+    );
+    fn links(inlines: &[Inline], out: &mut Vec<String>) {
+        for i in inlines {
+            match i {
+                Inline::Link { href, content } => {
+                    out.push(href.clone());
+                    links(content, out);
+                }
+                Inline::Emphasis(x) | Inline::Strong(x) => links(x, out),
+                _ => {}
+            }
+        }
+    }
+    let mut hrefs = Vec::new();
+    for b in &blocks {
+        if let Block::Paragraph(x) = b {
+            links(x, &mut hrefs);
+        }
+    }
+    assert_eq!(hrefs, ["https://example.com/a?b=\"c\"", "#/lessons/x/y"]);
+}
+
+#[test]
+fn narration_of_any_depth_renders_without_deep_recursion() {
+    let deep = format!("{} deep\n\n{}x\n", ">".repeat(50_000), "- ".repeat(5_000));
+    let blocks = narration::render(&deep);
+    let html = narration::to_html(&blocks);
+    assert!(html.contains("deep"));
+    // Headings, lists and emphasis come through as structure.
+    let html = narration::to_html(&narration::render(
+        "# Title\n\n1. one\n2. *two*\n\n- a\n- b\n\n> quoted\n\n---",
+    ));
+    for tag in [
+        "<h1>Title</h1>",
+        "<ol>",
+        "<em>two</em>",
+        "<ul>",
+        "<blockquote>",
+        "<hr>",
+    ] {
+        assert!(html.contains(tag), "{tag} in {html}");
+    }
+}
+
+/// Runs `lockstep lesson check` on files.
+fn lesson_check(paths: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .arg("lesson")
+        .arg("check")
+        .args(paths)
+        .output()
+        .expect("the lockstep binary runs")
+}
+
+/// A temporary directory for broken lessons, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir =
+            std::env::temp_dir().join(format!("lockstep-lessons-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        TempDir(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).expect("writable");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const HEADER: &str =
+    "+++\nid = \"broken\"\ntitle = \"Broken on purpose\"\norder = 99\n+++\n\nSome narration.\n\n";
+
+/// A lesson with one good step, then `rest`.
+fn lesson_with(rest: &str) -> String {
+    format!(
+        "{HEADER}```step\nid = \"one\"\ntitle = \"One\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\n```\n\nWords.\n\n```claims\nexclusion broken\n```\n\n{rest}"
+    )
+}
+
+#[test]
+fn lesson_check_reports_authoring_errors_with_file_line_and_reason() {
+    let dir = TempDir::new("check");
+    // Each case: the file's text, the line of the problem, and words of its reason.
+    let cases: Vec<(&str, String, u32, &str)> = vec![
+        (
+            "unknown-scenario.md",
+            format!("{HEADER}```step\nid = \"a\"\ntitle = \"A\"\nscenario = \"99-nothing.toml\"\n```\n"),
+            12,
+            "unknown scenario \"99-nothing.toml\"",
+        ),
+        (
+            "unknown-control.md",
+            format!("{HEADER}```step\nid = \"a\"\ntitle = \"A\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing nowhere\"]\n```\n\n```claims\nexclusion broken\n```\n"),
+            13,
+            "control \"fencing nowhere\": there is no resource \"nowhere\"",
+        ),
+        (
+            "contradicted.md",
+            lesson_with("```step\nid = \"two\"\ntitle = \"Two\"\nscenario = \"05-fencing.toml\"\n```\n\n```claims\nexclusion holds\nlost_updates == 1\n```\n"),
+            29,
+            "the engine contradicts the claim \"exclusion holds\"",
+        ),
+        (
+            "gate-met.md",
+            lesson_with("```gate\nwhen = [\"exclusion broken\"]\nintended = [\"fencing accounts one_source all_accesses\"]\nprompt = \"p\"\n```\n"),
+            22,
+            "the gate is already met at the step's start",
+        ),
+        (
+            "gate-unmet.md",
+            lesson_with("```gate\nwhen = [\"integrity intact\"]\nintended = [\"fencing accounts one_source writes\"]\nprompt = \"p\"\n```\n"),
+            23,
+            "the gate's intended change does not meet \"integrity intact\"",
+        ),
+        (
+            "start-passes.md",
+            lesson_with("```exercise\nid = \"x\"\ntitle = \"X\"\ngoal = \"g\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [\"exclusion broken\"]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source all_accesses\"]\n```\n"),
+            22,
+            "its start already passes the check",
+        ),
+        (
+            "solution-fails.md",
+            lesson_with("```exercise\nid = \"x\"\ntitle = \"X\"\ngoal = \"g\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [\"integrity intact\"]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source writes\"]\n```\n"),
+            22,
+            "its solution [fencing accounts one_source writes] fails the check \"integrity intact\"",
+        ),
+        (
+            "misconception-silent.md",
+            lesson_with("```exercise\nid = \"x\"\ntitle = \"X\"\ngoal = \"g\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [\"integrity intact\"]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source all_accesses\"]\n\n[[misconception]]\nwhen = [\"fencing(accounts) == any_source\"]\nexample = [\"fencing accounts one_source writes\"]\nhint = \"h\"\n```\n"),
+            33,
+            "the misconception's example does not trigger its hint",
+        ),
+        (
+            "bad-claim.md",
+            lesson_with("```step\nid = \"two\"\ntitle = \"Two\"\nscenario = \"05-fencing.toml\"\n```\n\n```claims\nlost_updatez > 0\n```\n"),
+            29,
+            "unknown figure \"lost_updatez\"",
+        ),
+        (
+            "bad-toml.md",
+            format!("{HEADER}```step\nid = \"a\"\ntitle = \"A\"\nscenario = 05\n```\n"),
+            12,
+            "in the step block",
+        ),
+    ];
+    for (name, text, line, reason) in &cases {
+        let path = dir.write(name, text);
+        let out = lesson_check(&[&path]);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name}: exit status 2\n{stderr}"
+        );
+        let expected = format!("{}:{line}: ", path.display());
+        let found = stderr
+            .lines()
+            .find(|l| l.trim_start_matches("lockstep: ").starts_with(&expected));
+        let Some(found) = found else {
+            panic!("{name}: no problem at {expected}\n{stderr}\n--- the file ---\n{text}");
+        };
+        assert!(found.contains(reason), "{name}: {found:?} says {reason:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(
+            stdout.lines().count(),
+            1,
+            "{name}: one line per lesson: {stdout}"
+        );
+    }
+    // Good and broken lessons together: one line each, exit status 2.
+    let good = lessons_dir().join("01-two-orders.md");
+    let bad = dir.0.join("contradicted.md");
+    let out = lesson_check(&[&good, &bad]);
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(stdout
+        .lines()
+        .next()
+        .unwrap()
+        .contains(": ok: lesson \"two-orders\""));
+}
+
+#[test]
+fn lesson_check_passes_the_shipped_lessons_and_follows_the_command_conventions() {
+    let files: Vec<PathBuf> = lesson_files()
+        .iter()
+        .map(|(name, _)| lessons_dir().join(name))
+        .collect();
+    let paths: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
+    let out = lesson_check(&paths);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.lines().count(), files.len());
+    assert!(
+        stdout.lines().all(|l| l.contains(": ok: lesson ")),
+        "{stdout}"
+    );
+    for args in [
+        vec!["lesson"],
+        vec!["lesson", "check"],
+        vec!["lesson", "run", "x.md"],
+        vec!["lesson", "check", "x.md", "--json"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    }
+    let missing = lesson_check(&[Path::new("/nonexistent/lesson.md")]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/lesson.md"));
+}
+
+/// docs/lessons.md shows a complete lesson and a completion code; both must be real.
+#[test]
+fn the_documented_example_lesson_and_code_are_real() {
+    let page =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/lessons.md"))
+            .expect("docs/lessons.md exists");
+    let start = page.find("````markdown\n").expect("the example") + "````markdown\n".len();
+    let end = start + page[start..].find("\n````\n").expect("its end") + 1;
+    let example = lesson::parse(&page[start..end]).unwrap_or_else(|e| panic!("{e:?}"));
+    let checked = lesson::check(&example);
+    assert!(checked.errors.is_empty(), "{:?}", checked.errors);
+    assert_eq!(example.steps.len(), 1);
+    assert_eq!(example.exercises.len(), 1);
+    assert!(example.exercises[0]
+        .narration
+        .markdown
+        .starts_with("Anything after"));
+    let code = page
+        .lines()
+        .find(|l| l.starts_with("LS1."))
+        .expect("a completion code");
+    let lessons: Vec<Lesson> = parsed().into_iter().map(|(_, l)| l).collect();
+    code::verify(&lessons, code).unwrap_or_else(|e| panic!("{code}: {e}"));
+}
+
+/// The broken lesson of docs/lessons.md gives exactly the problems the page shows.
+#[test]
+fn the_documented_authoring_errors_are_the_real_output() {
+    let page =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/lessons.md"))
+            .expect("docs/lessons.md exists");
+    let second = page
+        .match_indices("````markdown\n")
+        .nth(1)
+        .expect("the broken example")
+        .0;
+    let start = second + "````markdown\n".len();
+    let end = start + page[start..].find("\n````\n").expect("its end") + 1;
+    let dir = TempDir::new("docs");
+    dir.write("broken.md", &page[start..end]);
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(["lesson", "check", "broken.md"])
+        .current_dir(&dir.0)
+        .output()
+        .expect("the lockstep binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    let real = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let documented: Vec<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("broken.md") || l.starts_with("lockstep: broken.md"))
+        .collect();
+    assert_eq!(documented.len(), 4, "{documented:?}");
+    assert_eq!(real.lines().collect::<Vec<_>>(), documented);
+}

@@ -1,0 +1,738 @@
+//! The monitors on traces written by hand: each trace is a few events that a user could read
+//! in `lockstep run`'s output, chosen so that one rule decides the verdict. A simulated run
+//! never produces an inconsistent service log, so these are the only tests that show the
+//! check finds one.
+
+use lockstep::monitor::{self, check_service_logs, snapshot, verdict_of};
+use lockstep::trace::{BeliefEnd, Event, GrantRef, ServiceOp, Values, What};
+use lockstep::world::{Micros, World};
+use lockstep::Scenario;
+
+/// Two independent services `s` and `t`, three clients `x-1`, `y-1` and `z-1`, a resource `r`
+/// with three rows and a resource `q` with one. Nothing here is simulated; the scenario only
+/// names things.
+fn world() -> World {
+    let s = Scenario::from_toml_str(
+        r#"
+        name = "hand-made traces"
+        duration_ms = 10000
+        regions = ["east"]
+        resources = [{ name = "r", rows = ["a", "b", "c"] }, { name = "q", rows = ["a"] }]
+        services = [{ name = "s", replicas = ["east"] }, { name = "t", replicas = ["east"] }]
+        [[clients]]
+        name = "x"
+        region = "east"
+        protocol = { kind = "all_unordered", services = ["s", "t"] }
+        resource = "r"
+        period_ms = 100
+        work_ms = 10
+        [[clients]]
+        name = "y"
+        region = "east"
+        protocol = { kind = "all_unordered", services = ["s", "t"] }
+        resource = "r"
+        period_ms = 100
+        work_ms = 10
+        [[clients]]
+        name = "z"
+        region = "east"
+        protocol = { kind = "all_unordered", services = ["s", "t"] }
+        resource = "r"
+        period_ms = 100
+        work_ms = 10
+        "#,
+    )
+    .unwrap();
+    World::compile(&s)
+}
+
+const S: u32 = 0;
+const T: u32 = 1;
+const X: u32 = 0;
+const Y: u32 = 1;
+const Z: u32 = 2;
+const END: Micros = 10_000_000;
+
+/// A trace under construction. Service operations get each service's next instant, as a real
+/// service numbers them, unless a test says otherwise.
+#[derive(Default)]
+struct Trace {
+    events: Vec<Event>,
+    instants: [u64; 2],
+}
+
+impl Trace {
+    /// Service `service` does `op` on `r` at `ms` milliseconds.
+    fn op(self, ms: u64, service: u32, op: ServiceOp) -> Trace {
+        let instant = self.instants[service as usize] + 1;
+        self.op_at(ms, service, instant, op)
+    }
+
+    /// The same, at a given instant of the service's own clock.
+    fn op_at(mut self, ms: u64, service: u32, instant: u64, op: ServiceOp) -> Trace {
+        self.instants[service as usize] = instant;
+        self.event(
+            ms,
+            What::Service {
+                service,
+                instant,
+                resource: 0,
+                op,
+            },
+        )
+    }
+
+    fn event(mut self, ms: u64, what: What) -> Trace {
+        self.events.push(Event {
+            at: ms * 1000,
+            what,
+        });
+        self
+    }
+
+    /// A client starts to believe it holds rows of `r` (a bit set), through one grant.
+    fn believes(self, ms: u64, client: u32, rows: u64, grant: (u32, u64, u64)) -> Trace {
+        let (service, token, instant) = grant;
+        self.event(
+            ms,
+            What::BeliefStarted {
+                client,
+                resource: 0,
+                rows,
+                grants: vec![GrantRef {
+                    service,
+                    token,
+                    instant,
+                }],
+            },
+        )
+    }
+
+    fn lets_go(self, ms: u64, client: u32) -> Trace {
+        self.event(
+            ms,
+            What::BeliefEnded {
+                client,
+                resource: 0,
+                reason: BeliefEnd::Released,
+            },
+        )
+    }
+}
+
+fn granted(client: u32, token: u64) -> ServiceOp {
+    ServiceOp::Granted {
+        client,
+        token,
+        lease_until: None,
+    }
+}
+
+fn released(client: u32, token: u64) -> ServiceOp {
+    ServiceOp::Released { client, token }
+}
+
+fn queued(client: u32, behind: u32) -> ServiceOp {
+    ServiceOp::Queued {
+        client,
+        behind: Some(behind),
+    }
+}
+
+#[test]
+fn each_service_log_is_checked_for_gaps_tokens_and_holders() {
+    struct Case {
+        what: &'static str,
+        trace: Trace,
+        problems: &'static [&'static str],
+    }
+    let cases = [
+        Case {
+            what: "grants, a confirmation, an expiry and a hand-over, in order",
+            trace: Trace::default()
+                .op(1, S, granted(X, 1))
+                .op(2, S, released(X, 1))
+                .op(3, S, granted(Y, 2))
+                .op(4, S, granted(Y, 2))
+                .op(
+                    5,
+                    S,
+                    ServiceOp::Expired {
+                        client: Y,
+                        token: 2,
+                    },
+                )
+                .op(6, S, granted(X, 3))
+                .op(
+                    7,
+                    S,
+                    ServiceOp::MovedOut {
+                        client: X,
+                        to: T,
+                        held: true,
+                    },
+                )
+                .op(8, S, granted(Z, 4)),
+            problems: &[],
+        },
+        Case {
+            what: "an instant skipped",
+            trace: Trace::default()
+                .op_at(1, S, 1, granted(X, 1))
+                .op_at(2, S, 3, released(X, 1)),
+            problems: &["instant 3 follows instant 1"],
+        },
+        Case {
+            what: "a token given twice",
+            trace: Trace::default()
+                .op(1, S, granted(X, 5))
+                .op(2, S, released(X, 5))
+                .op(3, S, granted(Y, 5)),
+            problems: &["instant 3: token 5 does not increase"],
+        },
+        Case {
+            what: "a second holder",
+            trace: Trace::default()
+                .op(1, S, granted(X, 1))
+                .op(2, S, granted(Y, 2)),
+            problems: &["instant 2: granted to y-1 while x-1 holds it"],
+        },
+        Case {
+            what: "a second holder with the first holder's token",
+            trace: Trace::default()
+                .op(1, S, granted(X, 1))
+                .op(2, S, granted(Y, 1)),
+            problems: &[
+                "instant 2: granted to y-1 while x-1 holds it",
+                "instant 2: token 1 does not increase",
+            ],
+        },
+        Case {
+            what: "the holder granted again with a new token, without a release",
+            trace: Trace::default()
+                .op(1, S, granted(X, 1))
+                .op(2, S, granted(X, 2)),
+            problems: &["instant 2: granted to x-1 while x-1 holds it"],
+        },
+        Case {
+            what: "a release by a client that does not hold the lock",
+            trace: Trace::default()
+                .op(1, S, granted(X, 1))
+                .op(2, S, released(Y, 1)),
+            problems: &["instant 2: y-1 ended a hold it did not have"],
+        },
+        Case {
+            what: "an expiry of a token that is not the holder's",
+            trace: Trace::default().op(1, S, granted(X, 1)).op(
+                2,
+                S,
+                ServiceOp::Expired {
+                    client: X,
+                    token: 2,
+                },
+            ),
+            problems: &["instant 2: x-1 ended a hold it did not have"],
+        },
+    ];
+    let world = world();
+    for case in cases {
+        let logs = check_service_logs(&world, &case.trace.events);
+        let names: Vec<&str> = logs.iter().map(|l| l.service.as_str()).collect();
+        assert_eq!(names, ["s", "t"], "one check per service");
+        let s = &logs[0];
+        assert_eq!(s.problems, case.problems, "{}", case.what);
+        assert_eq!(s.consistent, case.problems.is_empty(), "{}", case.what);
+        assert_eq!(
+            s.operations,
+            case.trace.events.len() as u64,
+            "{}",
+            case.what
+        );
+        // The other service logged nothing, and nothing is wrong with that.
+        assert!(logs[1].consistent && logs[1].operations == 0);
+        // The verdict says so in words.
+        let v = verdict_of(&world, &case.trace.events, END, false, 0);
+        let inconsistent = v.summary().contains("Service s's log is INCONSISTENT");
+        assert_eq!(inconsistent, !case.problems.is_empty(), "{}", case.what);
+    }
+}
+
+#[test]
+fn a_confirmation_of_a_grant_is_not_a_second_grant() {
+    let trace = Trace::default()
+        .op(1, S, granted(X, 1))
+        .op(2, S, granted(X, 1))
+        .op(3, S, released(X, 1));
+    let logs = check_service_logs(&world(), &trace.events);
+    assert_eq!((logs[0].operations, logs[0].grants), (3, 1));
+    assert!(logs[0].consistent);
+}
+
+#[test]
+fn two_services_each_consistent_on_its_own_can_both_grant() {
+    // The point of claim 1: neither log is wrong, yet two clients hold the lock.
+    let trace = Trace::default()
+        .op(1, S, granted(X, 1))
+        .believes(1, X, 0b001, (S, 1, 1))
+        .op(2, T, granted(Y, 1))
+        .believes(2, Y, 0b001, (T, 1, 1))
+        .op(3, S, released(X, 1))
+        .lets_go(3, X)
+        .op(4, T, released(Y, 1))
+        .lets_go(4, Y);
+    let logs = check_service_logs(&world(), &trace.events);
+    assert!(logs.iter().all(|l| l.consistent && l.grants == 1));
+    let v = verdict_of(&world(), &trace.events, END, false, 0);
+    assert_eq!(v.incomparable_pairs, 1);
+    assert_eq!(v.overlapping_service_pairs, [["s", "t"]]);
+}
+
+#[test]
+fn the_snapshot_shows_who_holds_and_who_believes_at_an_instant() {
+    let trace = Trace::default()
+        .op(10, S, granted(X, 1))
+        .believes(11, X, 0b011, (S, 1, 1))
+        .lets_go(19, X)
+        .op(20, S, released(X, 1))
+        .op(30, T, granted(Y, 7))
+        .believes(31, Y, 0b110, (T, 7, 1))
+        .op(32, S, granted(Z, 2))
+        .believes(33, Z, 0b100, (S, 2, 3));
+    let world = world();
+    struct Case {
+        at_ms: u64,
+        holders: &'static [(&'static str, &'static str, u64)],
+        believers: &'static [&'static str],
+        conflicts: &'static [[&'static str; 2]],
+    }
+    let cases = [
+        Case {
+            at_ms: 5,
+            holders: &[],
+            believers: &[],
+            conflicts: &[],
+        },
+        Case {
+            at_ms: 15,
+            holders: &[("s", "x-1", 1)],
+            believers: &["x-1"],
+            conflicts: &[],
+        },
+        // Released: no holder is left behind.
+        Case {
+            at_ms: 25,
+            holders: &[],
+            believers: &[],
+            conflicts: &[],
+        },
+        Case {
+            at_ms: 40,
+            holders: &[("s", "z-1", 2), ("t", "y-1", 7)],
+            believers: &["y-1", "z-1"],
+            conflicts: &[["y-1", "z-1"]],
+        },
+    ];
+    for case in cases {
+        let snap = snapshot(&world, &trace.events, case.at_ms * 1000);
+        let holders: Vec<(&str, &str, u64)> = snap
+            .holders
+            .iter()
+            .map(|h| (h.service.as_str(), h.client.as_str(), h.token))
+            .collect();
+        assert_eq!(holders, case.holders, "at {} ms", case.at_ms);
+        let believers: Vec<&str> = snap.believers.iter().map(|b| b.client.as_str()).collect();
+        assert_eq!(believers, case.believers, "at {} ms", case.at_ms);
+        assert_eq!(snap.conflicts, case.conflicts, "at {} ms", case.at_ms);
+        let broken = !case.conflicts.is_empty();
+        assert_eq!(
+            snap.exclusion == lockstep::Exclusion::Broken,
+            broken,
+            "at {} ms",
+            case.at_ms
+        );
+    }
+}
+
+#[test]
+fn overlaps_are_incomparable_only_when_no_service_ordered_both() {
+    struct Case {
+        what: &'static str,
+        trace: Trace,
+        pairs: u64,
+        most: u32,
+    }
+    let cases = [
+        Case {
+            what: "overlapping beliefs through two services",
+            trace: Trace::default()
+                .op(0, S, granted(X, 1))
+                .believes(1, X, 0b001, (S, 1, 1))
+                .op(10, T, granted(Y, 1))
+                .believes(11, Y, 0b001, (T, 1, 1))
+                .lets_go(20, X)
+                .lets_go(30, Y),
+            pairs: 1,
+            most: 2,
+        },
+        Case {
+            what: "one ends as the other begins",
+            trace: Trace::default()
+                .op(0, S, granted(X, 1))
+                .believes(1, X, 0b001, (S, 1, 1))
+                .lets_go(10, X)
+                .op(10, T, granted(Y, 1))
+                .believes(10, Y, 0b001, (T, 1, 1))
+                .lets_go(20, Y),
+            pairs: 0,
+            most: 1,
+        },
+        Case {
+            what: "one service, one order: a lease expired under its holder",
+            trace: Trace::default()
+                .op(0, S, granted(X, 1))
+                .believes(1, X, 0b001, (S, 1, 1))
+                .op(
+                    10,
+                    S,
+                    ServiceOp::Expired {
+                        client: X,
+                        token: 1,
+                    },
+                )
+                .op(11, S, granted(Y, 2))
+                .believes(12, Y, 0b001, (S, 2, 3))
+                .lets_go(20, X)
+                .lets_go(30, Y),
+            pairs: 0,
+            most: 1,
+        },
+        Case {
+            what: "grants overlap in the services' logs, but nobody believed at once",
+            trace: Trace::default()
+                .op(0, S, granted(X, 1))
+                .op(10, T, granted(Y, 1))
+                .op(20, S, released(X, 1))
+                .op(30, T, released(Y, 1)),
+            pairs: 0,
+            most: 0,
+        },
+        Case {
+            what: "beliefs on rows the other never touches",
+            trace: Trace::default()
+                .op(0, S, granted(X, 1))
+                .believes(1, X, 0b001, (S, 1, 1))
+                .op(10, T, granted(Y, 1))
+                .believes(11, Y, 0b010, (T, 1, 1))
+                .lets_go(20, X)
+                .lets_go(30, Y),
+            pairs: 0,
+            most: 1,
+        },
+    ];
+    let world = world();
+    for case in cases {
+        let v = verdict_of(&world, &case.trace.events, END, false, 0);
+        assert_eq!(v.incomparable_pairs, case.pairs, "{}", case.what);
+        assert_eq!(v.max_simultaneous_holders, case.most, "{}", case.what);
+    }
+}
+
+#[test]
+fn a_wait_cycle_is_reported_once_with_what_broke_it() {
+    // x holds s and waits at t; y holds t and waits at s: a cycle from 3 ms. z then queues at
+    // s too, which changes nothing about the cycle. At 10 ms one operation breaks it, or
+    // nothing does; this world has no timeouts and no leases, so an unbroken cycle is a
+    // deadlock.
+    let cycle = || {
+        Trace::default()
+            .op(0, S, granted(X, 1))
+            .op(1, T, granted(Y, 1))
+            .op(2, S, queued(Y, X))
+            .op(3, T, queued(X, Y))
+            .op(4, S, queued(Z, X))
+    };
+    let cases = [
+        (None, None),
+        (
+            Some((T, ServiceOp::Cancelled { client: X })),
+            Some("client timeout"),
+        ),
+        (
+            Some((
+                S,
+                ServiceOp::Expired {
+                    client: X,
+                    token: 1,
+                },
+            )),
+            Some("lease expiry"),
+        ),
+        (
+            Some((
+                S,
+                ServiceOp::Superseded {
+                    client: X,
+                    token: 1,
+                },
+            )),
+            Some("a higher authority token"),
+        ),
+        (Some((S, released(X, 1))), Some("release")),
+        (
+            Some((
+                S,
+                ServiceOp::MovedOut {
+                    client: X,
+                    to: T,
+                    held: true,
+                },
+            )),
+            Some("migration"),
+        ),
+        (
+            Some((
+                T,
+                ServiceOp::MovedOut {
+                    client: X,
+                    to: S,
+                    held: false,
+                },
+            )),
+            Some("migration"),
+        ),
+    ];
+    let world = world();
+    for (breaker, by) in cases {
+        let trace = match breaker {
+            Some((service, op)) => cycle().op(10, service, op),
+            None => cycle(),
+        };
+        let v = verdict_of(&world, &trace.events, END, false, 0);
+        assert_eq!(v.wait_cycles.len(), 1, "{by:?}: {:?}", v.wait_cycles);
+        let c = &v.wait_cycles[0];
+        let mut clients = c.clients.clone();
+        clients.sort();
+        assert_eq!(clients, ["x-1", "y-1"], "{by:?}");
+        assert_eq!(c.formed_us, 3000, "{by:?}");
+        assert_eq!(c.broken_by.as_deref(), by);
+        assert_eq!(c.broken_us, by.map(|_| 10_000), "{by:?}");
+        assert!(c.unbreakable);
+        assert_eq!(v.deadlock, by.is_none(), "{by:?}");
+    }
+}
+
+#[test]
+fn an_overlap_names_only_the_rows_both_believed_they_held() {
+    // x believes it holds rows a and b, y rows b and c: they conflict on b alone, from when y
+    // began to when x let go.
+    let trace = Trace::default()
+        .op(9, S, granted(X, 1))
+        .believes(10, X, 0b011, (S, 1, 1))
+        .op(19, T, granted(Y, 1))
+        .believes(20, Y, 0b110, (T, 1, 1))
+        .lets_go(30, X)
+        .lets_go(40, Y);
+    let world = world();
+    let v = verdict_of(&world, &trace.events, END, false, 0);
+    assert_eq!(v.violation_count, 1);
+    let o = &v.violations[0];
+    assert_eq!(o.rows, ["b"]);
+    assert_eq!((o.from_us, o.to_us), (20_000, 30_000));
+    let overlaps = monitor::scan_overlaps(&world, &trace.events, END, usize::MAX).first;
+    assert_eq!(overlaps.len(), 1);
+    assert_eq!(overlaps[0].rows, 0b010);
+}
+
+#[test]
+fn a_violation_quotes_each_service_from_a_second_before_the_first_belief() {
+    // x begins to believe at 3001 ms, so s's excerpt starts at 2001 ms: the release at exactly
+    // that moment is in it, the grant at 0 ms is not.
+    let trace = Trace::default()
+        .op(0, S, granted(X, 1))
+        .op(2001, S, released(X, 1))
+        .op(3000, S, granted(X, 2))
+        .believes(3001, X, 0b001, (S, 2, 3))
+        .op(3002, T, granted(Y, 1))
+        .believes(3003, Y, 0b001, (T, 1, 1));
+    let world = world();
+    let v = verdict_of(&world, &trace.events, 4_000_000, false, 0);
+    let logs: Vec<(&str, Vec<String>)> = v.violations[0]
+        .service_logs
+        .iter()
+        .map(|l| {
+            let lines = l
+                .lines
+                .iter()
+                .map(|line| {
+                    line.split_whitespace()
+                        .skip(2)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            (l.service.as_str(), lines)
+        })
+        .collect();
+    assert_eq!(
+        logs,
+        [
+            (
+                "s",
+                vec![
+                    "release r by x-1 token 1".to_string(),
+                    "grant r to x-1 token 2".to_string()
+                ]
+            ),
+            ("t", vec!["grant r to y-1 token 1".to_string()]),
+        ]
+    );
+}
+
+#[test]
+fn the_resource_idles_while_a_client_waits_and_nobody_uses_it() {
+    // locked-1's request is lost to an outage, so it waits for the whole run. free-1 takes no
+    // lock: it uses the resource from the start of its operation until its write lands, and
+    // not after. The resource idles from that write to the end.
+    let s = Scenario::from_toml_str(
+        r#"
+        name = "idle while one waits"
+        duration_ms = 1000
+        regions = ["east"]
+        resources = [{ name = "t", rows = ["n"] }]
+        [[services]]
+        name = "locks"
+        replicas = ["east"]
+        outages = [{ start_ms = 0, duration_ms = 1000 }]
+        [[clients]]
+        name = "locked"
+        region = "east"
+        protocol = { kind = "single", service = "locks" }
+        resource = "t"
+        period_ms = 100
+        work_ms = 10
+        max_operations = 1
+        [[clients]]
+        name = "free"
+        region = "east"
+        protocol = { kind = "no_lock" }
+        resource = "t"
+        period_ms = 100
+        work_ms = 100
+        max_operations = 1
+        "#,
+    )
+    .unwrap();
+    let (run, v) = crate::check(&s, 0);
+    // free-1 takes no lock: it uses the resource from the start of its operation until its
+    // write is done and acknowledged, which ends its unprotected critical section.
+    let done = run
+        .events
+        .iter()
+        .find(|e| matches!(e.what, What::BeliefEnded { .. }))
+        .expect("free-1 finishes")
+        .at;
+    assert_eq!(v.resources[0].idle_while_waiting_us, 1_000_000 - done);
+}
+
+#[test]
+fn a_write_is_interleaved_only_inside_another_clients_read_modify_write_on_the_same_rows() {
+    // x, inside its critical section since 5 ms, reads row a of r at 10 ms and would write at
+    // 40 ms. Another client's accepted write between the two lands inside x's read-modify-write
+    // only if it touches row a of r, and only while x's operation lasts.
+    let read = |t: Trace| {
+        t.op(4, S, granted(X, 1))
+            .believes(5, X, 0b001, (S, 1, 1))
+            .event(
+                10,
+                What::Read {
+                    client: X,
+                    resource: 0,
+                    rows: 0b001,
+                    token: None,
+                    accepted: true,
+                    value: 0,
+                },
+            )
+    };
+    let write = |t: Trace, ms: u64, client: u32, resource: u32, rows: u64| {
+        t.event(
+            ms,
+            What::Write {
+                client,
+                resource,
+                rows,
+                token: None,
+                accepted: true,
+                values: Values::from_slice(&[1]),
+            },
+        )
+    };
+    struct Case {
+        what: &'static str,
+        trace: Trace,
+        interleaved: u64,
+    }
+    let cases = [
+        Case {
+            what: "y writes row a of r while x works",
+            trace: write(read(Trace::default()), 20, Y, 0, 0b001),
+            interleaved: 1,
+        },
+        Case {
+            what: "y writes row b of r",
+            trace: write(read(Trace::default()), 20, Y, 0, 0b010),
+            interleaved: 0,
+        },
+        Case {
+            what: "y writes row a of q",
+            trace: write(read(Trace::default()), 20, Y, 1, 0b001),
+            interleaved: 0,
+        },
+        Case {
+            what: "y writes row a of r after x's operation ended without a write",
+            trace: write(read(Trace::default()).lets_go(15, X), 20, Y, 0, 0b001),
+            interleaved: 0,
+        },
+        Case {
+            what: "x's read lands after x let go, then y writes row a of r",
+            trace: write(
+                Trace::default()
+                    .op(4, S, granted(X, 1))
+                    .believes(5, X, 0b001, (S, 1, 1))
+                    .lets_go(8, X)
+                    .event(
+                        10,
+                        What::Read {
+                            client: X,
+                            resource: 0,
+                            rows: 0b001,
+                            token: None,
+                            accepted: true,
+                            value: 0,
+                        },
+                    ),
+                20,
+                Y,
+                0,
+                0b001,
+            ),
+            interleaved: 0,
+        },
+        Case {
+            what: "y writes row a of r after x's own write",
+            trace: write(
+                write(read(Trace::default()), 15, X, 0, 0b001),
+                20,
+                Y,
+                0,
+                0b001,
+            ),
+            interleaved: 0,
+        },
+    ];
+    let world = world();
+    for case in cases {
+        let v = verdict_of(&world, &case.trace.events, END, false, 0);
+        assert_eq!(v.interleaved_writes, case.interleaved, "{}", case.what);
+    }
+}
