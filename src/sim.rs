@@ -123,6 +123,7 @@ fn grow(events: &mut Vec<Event>, budget: usize) {
 pub fn run_world(world: World, seed: u64) -> Run {
     let mut choices = SeededChoices::new(&world, seed);
     let mut state = State::initial(&world, &mut choices);
+    state.set_horizon(world.duration);
     let budget = world.event_budget as usize;
     let mut events = Vec::with_capacity(budget.min(1024));
     // Every step either records an event or moves a pending step to a later time, so a step
