@@ -274,6 +274,8 @@ pub struct State {
     channels: Vec<Micros>,
     agenda: Agenda<Step>,
     seq: u64,
+    /// Steps due after this are not kept (see [`State::set_horizon`]).
+    horizon: Micros,
 }
 
 impl State {
@@ -320,6 +322,7 @@ impl State {
             channels: vec![0; world.endpoints() * world.endpoints()],
             agenda: Agenda::default(),
             seq: 0,
+            horizon: Micros::MAX,
         };
         for (i, p) in world.partitions.iter().enumerate() {
             state.schedule(p.start, Step::Fault(Fault::PartitionStart(i as u32)));
@@ -354,8 +357,21 @@ impl State {
     }
 
     fn schedule(&mut self, at: Micros, step: Step) {
+        // A step past the horizon still takes its sequence number, so the steps that are kept
+        // are numbered, and ordered, exactly as without a horizon.
         self.seq += 1;
-        self.agenda.push(at, self.seq, step);
+        if at <= self.horizon {
+            self.agenda.push(at, self.seq, step);
+        }
+    }
+
+    /// From now on, drops every step scheduled after `horizon` instead of keeping it. The
+    /// simulator stops at the scenario's duration, so it would never take such a step, and
+    /// keeping them costs memory for nothing when latencies reach past the end: with an hour
+    /// of latency, every message a run sends would stay in the agenda. A driver that may take
+    /// any step (an explorer) leaves the horizon unset.
+    pub fn set_horizon(&mut self, horizon: Micros) {
+        self.horizon = horizon;
     }
 
     /// Every step that may happen next, as (time, sequence number, step): the explorer's view,

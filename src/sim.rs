@@ -104,12 +104,28 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<Run, ScenarioErrors> {
     Ok(run_world(World::compile(scenario), seed))
 }
 
+/// Room kept free in the trace before each step. Only the rarest steps record more (a
+/// migration that moves a long queue), and those just grow the trace once more.
+const STEP_EVENTS: usize = 256;
+
+/// Doubles the trace's room, but never past the budget and one step's events: left to itself
+/// a vector doubles past it, and a 500,000-event run would hold room for 524,288 events or more:
+/// more than it needs.
+#[cold]
+fn grow(events: &mut Vec<Event>, budget: usize) {
+    let wanted = (events.capacity() * 2)
+        .min(budget + STEP_EVENTS)
+        .max(events.len() + STEP_EVENTS);
+    events.reserve_exact(wanted - events.len());
+}
+
 /// Simulates an already compiled world.
 pub fn run_world(world: World, seed: u64) -> Run {
     let mut choices = SeededChoices::new(&world, seed);
     let mut state = State::initial(&world, &mut choices);
-    let mut events = Vec::with_capacity(1024);
+    state.set_horizon(world.duration);
     let budget = world.event_budget as usize;
+    let mut events = Vec::with_capacity(budget.min(1024));
     // Every step either records an event or moves a pending step to a later time, so a step
     // budget several times the event budget can only be reached by a model bug; it keeps even
     // that from freezing a tab.
@@ -127,6 +143,9 @@ pub fn run_world(world: World, seed: u64) -> Run {
             break;
         }
         steps_left -= 1;
+        if events.capacity() - events.len() < STEP_EVENTS {
+            grow(&mut events, budget);
+        }
         state.apply(&world, item, &mut choices, &mut events);
     }
     events.truncate(budget);
