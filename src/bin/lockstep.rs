@@ -24,6 +24,9 @@ usage:
   lockstep sweep FILE --partition-ms LIST [--seeds N] [--json]
       Rate of runs with broken exclusion as the first partition's length varies (LIST is
       comma-separated milliseconds).
+  lockstep export FILE --format svg|json|md [--seed N] [--link-base URL]
+      The run as the app exports it: the timeline as SVG, the trace as JSON or the verdict as
+      Markdown; with --link-base, a link to the live run at that address.
   lockstep schema
       Print the JSON Schema of the scenario format.
   lockstep lesson check FILE...
@@ -34,7 +37,7 @@ Exit status: 0 when the command completed (whatever the verdict), 1 when `lint` 
 defect, 2 for invalid input or usage.";
 
 /// The largest scenario file the command reads: 1 MiB.
-const FILE_BYTES_MAX: u64 = 1 << 20;
+const FILE_BYTES_MAX: u64 = lockstep::scenario::limits::TEXT_BYTES_MAX as u64;
 
 fn main() -> ExitCode {
     let args: Result<Vec<String>, String> = std::env::args_os()
@@ -68,6 +71,7 @@ fn options_of(command: &str) -> &'static [&'static str] {
         "at" => &["--seed", "--json"],
         "lint" => &["--json"],
         "sweep" => &["--partition-ms", "--seeds", "--json"],
+        "export" => &["--seed", "--format", "--link-base"],
         _ => &[],
     }
 }
@@ -79,6 +83,8 @@ struct Options {
     no_trace: bool,
     partition_ms: Option<Vec<u64>>,
     seeds: u64,
+    format: Option<String>,
+    link_base: Option<String>,
 }
 
 fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
@@ -89,9 +95,13 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
         no_trace: false,
         partition_ms: None,
         seeds: 20,
+        format: None,
+        link_base: None,
     };
     let allowed = options_of(command);
-    let every = ["run", "at", "lint", "sweep"].map(options_of).concat();
+    let every = ["run", "at", "lint", "sweep", "export"]
+        .map(options_of)
+        .concat();
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -138,6 +148,14 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
                 }
                 o.partition_ms = Some(list);
             }
+            "--format" => {
+                let v = value()?;
+                if !["svg", "json", "md"].contains(&v.as_str()) {
+                    return Err(format!("--format: \"{v}\" is not svg, json or md"));
+                }
+                o.format = Some(v.clone());
+            }
+            "--link-base" => o.link_base = Some(value()?.clone()),
             "--json" => o.json = true,
             "--no-trace" => o.no_trace = true,
             _ => o.positional.push(a.clone()),
@@ -192,7 +210,7 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     }
     if !matches!(
         command.as_str(),
-        "run" | "at" | "lint" | "sweep" | "schema" | "lesson"
+        "run" | "at" | "lint" | "sweep" | "export" | "schema" | "lesson"
     ) {
         return Err(format!("unknown command \"{command}\"\n{USAGE}"));
     }
@@ -252,6 +270,24 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
             let _ = print_sweep(out, &points, o.json);
             Ok(ExitCode::SUCCESS)
         }
+        "export" => {
+            let [path] = o.positional.as_slice() else {
+                return Err(format!("export takes one FILE\n{USAGE}"));
+            };
+            let Some(format) = &o.format else {
+                return Err("export needs --format svg, json or md".into());
+            };
+            let mut scenario = load(path)?;
+            if let Some(seed) = o.seed {
+                scenario.seed = seed;
+            }
+            let _ = write!(
+                out,
+                "{}",
+                export(path, &scenario, format, o.link_base.as_deref())?
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         "schema" => {
             if !o.positional.is_empty() {
                 return Err(format!("schema takes no arguments\n{USAGE}"));
@@ -262,6 +298,47 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
         "lesson" => lesson_check(&o.positional, out),
         _ => unreachable!("the command was checked above"),
     }
+}
+
+/// `lockstep export`: the files the app exports, computed the same way (the app's run, at its
+/// event cap), so a docs build regenerates exactly what a reader would download.
+fn export(
+    path: &str,
+    scenario: &Scenario,
+    format: &str,
+    link_base: Option<&str>,
+) -> Result<String, String> {
+    use lockstep::ui::{export, share, Outcome};
+    let outcome = Outcome::compute(scenario).map_err(|errors| {
+        errors
+            .iter()
+            .map(|e| format!("{path}: {e}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    // A file named like a built-in scenario, with the same content up to its controls, gets
+    // the built-in's short link.
+    let file = std::path::Path::new(path)
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or_default();
+    let link = link_base.map(|base| {
+        let link = share::Link {
+            version: share::LINK_VERSION,
+            source: share::source_of(file, scenario),
+            playhead_us: 0,
+            zoom: 1,
+            own_order: false,
+            compare: None,
+            digest: lockstep::trace::digest(&outcome.events),
+        };
+        format!("{base}{}", link.to_fragment())
+    });
+    Ok(match format {
+        "svg" => export::timeline_svg(scenario, &outcome, link.as_deref()),
+        "json" => export::trace_json(scenario, &outcome),
+        _ => export::verdict_markdown(scenario, &outcome, link.as_deref()),
+    })
 }
 
 /// `lockstep lesson check FILE...`: parses each lesson and checks it against the engine. One

@@ -6,8 +6,11 @@
 //! behaviour of the app can be tested natively.
 
 pub mod compare;
+pub mod export;
 pub mod links;
 pub mod notes;
+pub mod share;
+pub mod svg;
 pub mod text;
 pub mod timeline;
 pub mod toggles;

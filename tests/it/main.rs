@@ -13,6 +13,7 @@ mod model_api;
 mod monitors;
 mod properties;
 mod scenario_format;
+mod share;
 mod snapshots;
 mod ui;
 mod verdicts;
