@@ -15,6 +15,7 @@ mod properties;
 mod scenario_format;
 mod share;
 mod snapshots;
+mod sweeps;
 mod ui;
 mod verdicts;
 
