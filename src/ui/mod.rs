@@ -6,6 +6,7 @@
 //! behaviour of the app can be tested natively.
 
 pub mod compare;
+pub mod embed;
 pub mod export;
 pub mod links;
 pub mod notes;

@@ -171,7 +171,7 @@ impl Source {
 
 /// Percent-encodes everything but unreserved characters, so a value never carries `&`, `=`
 /// or `#` into the fragment.
-fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -183,7 +183,8 @@ fn escape(text: &str) -> String {
     out
 }
 
-fn unescape(text: &str) -> Result<String, LinkError> {
+/// Reads a percent-encoded field (`+` is a space).
+pub fn unescape(text: &str) -> Result<String, LinkError> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -309,3 +309,140 @@ fn the_command_line_exports_what_the_app_exports() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+mod embed {
+    use lockstep::lesson::edit::{Control, Edit};
+    use lockstep::scenario::{Fencing, FencingChecks};
+    use lockstep::ui::embed::{accept, reply, valid_origin, Embed, HostMessage, VerdictSummary};
+    use lockstep::ui::share::Link;
+
+    const HOST: &str = "https://docs.example.org";
+
+    fn embed() -> Embed {
+        let link = Link::from_query("v=1&b=05-fencing.toml&d=0").unwrap();
+        Embed::from_query(&format!(
+            "{}&controls=fencing%20accounts&origins=https%3A%2F%2Fdocs.example.org,http%3A%2F%2Flocalhost%3A3000",
+            link.to_query()
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_embed_address_reads_back_with_its_controls_and_origins() {
+        let e = embed();
+        assert_eq!(e.controls, vec![Control::Fencing("accounts".into())]);
+        assert_eq!(
+            e.origins,
+            vec![HOST.to_string(), "http://localhost:3000".into()]
+        );
+        assert_eq!(Embed::from_query(&e.to_query()).unwrap(), e);
+    }
+
+    #[test]
+    fn bad_embed_addresses_say_why() {
+        for (query, why) in [
+            (
+                "v=1&b=05-fencing.toml&d=0&origins=javascript:alert(1)",
+                "is not an origin",
+            ),
+            (
+                "v=1&b=05-fencing.toml&d=0&origins=https://a.org/path",
+                "is not an origin",
+            ),
+            (
+                "v=1&b=05-fencing.toml&d=0&controls=fencing%20nowhere",
+                "no resource",
+            ),
+            (
+                "v=1&b=05-fencing.toml&d=0&controls=teleport",
+                "unknown control",
+            ),
+        ] {
+            let err = Embed::from_query(query).unwrap_err();
+            assert!(err.0.contains(why), "{query}: {err}");
+        }
+        assert!(valid_origin("http://127.0.0.1:8081"));
+        assert!(valid_origin("https://[::1]:8080"));
+        assert!(!valid_origin("null"));
+        assert!(!valid_origin("https://a.org:"));
+    }
+
+    #[test]
+    fn the_host_api_accepts_only_listed_origins_known_shapes_and_allowed_controls() {
+        let e = embed();
+        let toggle =
+            r#"{"type":"lockstep:set-toggle","edit":"fencing accounts one_source all_accesses"}"#;
+        assert_eq!(
+            accept(&e, HOST, toggle),
+            Some(HostMessage::SetToggle(Edit::Fencing {
+                resource: "accounts".into(),
+                mode: Fencing::OneSource,
+                checks: Some(FencingChecks::AllAccesses),
+            }))
+        );
+        assert_eq!(
+            accept(&e, HOST, r#"{"type":"lockstep:set-playhead","ms":1.5}"#),
+            Some(HostMessage::SetPlayhead { us: 1500 })
+        );
+        assert_eq!(
+            accept(&e, HOST, r#"{"type":"lockstep:play"}"#),
+            Some(HostMessage::Play)
+        );
+        assert_eq!(
+            accept(&e, HOST, r#"{"type":"lockstep:get-verdict","id":7}"#),
+            Some(HostMessage::GetVerdict { id: Some(7) })
+        );
+        // Ignored: another origin (even a prefix of a listed one), a control not listed, unknown
+        // shapes, extra fields, junk, and anything too long.
+        for (origin, data) in [
+            ("https://evil.example.org", toggle),
+            ("https://docs.example.org.evil.org", toggle),
+            ("null", toggle),
+            (
+                HOST,
+                r#"{"type":"lockstep:set-toggle","edit":"partition on"}"#,
+            ),
+            (
+                HOST,
+                r#"{"type":"lockstep:set-toggle","edit":"fencing accounts sideways"}"#,
+            ),
+            (HOST, r#"{"type":"lockstep:launch"}"#),
+            (HOST, r#"{"type":"lockstep:play","x":1}"#),
+            (HOST, r#"{"type":"lockstep:set-playhead","ms":-1}"#),
+            (HOST, "<script>"),
+            (
+                HOST,
+                &format!(
+                    r#"{{"type":"lockstep:get-verdict","pad":"{}"}}"#,
+                    "x".repeat(5000)
+                ),
+            ),
+        ] {
+            assert_eq!(accept(&e, origin, data), None, "{origin} {data:.60}");
+        }
+    }
+
+    #[test]
+    fn replies_and_the_snippet_are_what_the_docs_say() {
+        let e = embed();
+        let (_, v) = crate::check(&crate::scenario("05"), 1);
+        let summary = VerdictSummary::of("headline", &v, 0xabc);
+        let r: serde_json::Value =
+            serde_json::from_str(&reply("verdict", Some(&summary), Some(7), None)).unwrap();
+        assert_eq!(r["type"], "lockstep:verdict");
+        assert_eq!(r["id"], 7);
+        assert_eq!(r["verdict"]["exclusion"], "broken");
+        assert_eq!(r["verdict"]["digest"], "0000000000000abc");
+        let snippet = e.snippet("https://lockstep.example.org/", "Fencing, live");
+        for part in [
+            "loading=\"lazy\"",
+            "sandbox=\"allow-scripts allow-popups allow-popups-to-escape-sandbox\"",
+            "title=\"Fencing, live\"",
+            "https://lockstep.example.org/#/embed?v=1&amp;b=05-fencing.toml",
+            "e.source===f[i].contentWindow",
+        ] {
+            assert!(snippet.contains(part), "{part}\n{snippet}");
+        }
+        assert!(!snippet.contains("allow-same-origin"));
+    }
+}
