@@ -426,11 +426,13 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 </p>
                 <p class="where" id="place-of">{ format!("{kind} {number} of {of} · {} of {} in this lesson", pos + 1, all.len()) }</p>
                 <h2 id="view-title" tabindex="-1" data-place={run.id().to_string()}>{ &title }</h2>
-                if pos == 0 && !texts.intro.is_empty() {
-                    <div class="intro">{ narration(&texts.intro) }</div>
-                }
-                { for step_part }
-                { for exercise_part }
+                <div id="narration">
+                    if pos == 0 && !texts.intro.is_empty() {
+                        <div class="intro">{ narration(&texts.intro) }</div>
+                    }
+                    { for step_part }
+                    { for exercise_part }
+                </div>
                 <nav class="step-nav" aria-label="Steps">
                     if let Some(prev) = run.previous() {
                         <a id="prev-step" class="button" href={link(prev)} rel="prev">{ "← Previous" }</a>
@@ -538,7 +540,8 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
                 <label for="codes">{ "Completion codes" }</label>
                 <textarea id="codes" rows="4" spellcheck="false" value={(*codes).clone()} {oninput} />
                 <p><button id="verify-codes" type="button" onclick={onverify}>{ "Verify" }</button></p>
-                <ul id="code-results" role="status">
+                <div role="status">
+                <ul id="code-results">
                     { for results.iter().map(|r| html! {
                         <li class={if r.verified { "verified" } else { "refused" }}>
                             <code class="code">{ &r.code }</code>
@@ -546,6 +549,7 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
                         </li>
                     }) }
                 </ul>
+                </div>
             </section>
             { for course.lessons.iter().filter(|cl| !cl.lesson.exercises.is_empty()).map(|cl| {
                 let l = &cl.lesson;
