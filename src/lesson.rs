@@ -26,6 +26,7 @@ pub mod edit;
 pub mod narration;
 mod parse;
 mod verify;
+pub mod wire;
 
 use crate::monitor::Verdict;
 use crate::scenario::Scenario;

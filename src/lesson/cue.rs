@@ -7,7 +7,7 @@
 //! three kinds the verdict derives (`overlap_started`, `lost_update`, `wait_cycle_formed`), and
 //! narrows it by client, service and resource.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::monitor::Verdict;
 use crate::scenario::Scenario;
@@ -55,25 +55,25 @@ pub const TRACE_KINDS: [&str; 31] = [
 pub const DERIVED_KINDS: [&str; 3] = ["overlap_started", "lost_update", "wait_cycle_formed"];
 
 /// Which events a cue or highlight points at.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventPattern {
     /// The event's kind (see [`TRACE_KINDS`] and [`DERIVED_KINDS`]).
     pub event: String,
     /// A client class or instance the event is about.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
     /// A service the event is about.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
     /// A resource the event is about.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
     /// For reads and writes: accepted (true) or rejected by fencing (false).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted: Option<bool>,
     /// The n-th matching event (from 1); the first by default.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nth: Option<u32>,
 }
 

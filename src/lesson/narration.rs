@@ -9,6 +9,7 @@
 //! cannot make either function recurse deeply.
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag};
+use serde::{Deserialize, Serialize};
 
 /// How deeply blocks and inlines may nest; deeper content is kept, flattened into the
 /// innermost allowed level.
@@ -38,7 +39,8 @@ impl Narration {
 }
 
 /// A block of narration.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Block {
     Paragraph(Vec<Inline>),
     Heading {
@@ -58,7 +60,8 @@ pub enum Block {
 }
 
 /// Text within a block.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Inline {
     Text(String),
     Code(String),

@@ -6,10 +6,12 @@
 //! behaviour of the app can be tested natively.
 
 pub mod compare;
+pub mod course;
 pub mod embed;
 pub mod export;
 pub mod links;
 pub mod notes;
+pub mod route;
 pub mod share;
 pub mod svg;
 pub mod text;
@@ -17,6 +19,7 @@ pub mod timeline;
 pub mod toggles;
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +30,7 @@ use crate::scenario::{Scenario, ScenarioError};
 use crate::trace::Event;
 use crate::world::{Micros, World};
 use compare::Diff;
+use course::{LessonAction, LessonRun};
 use timeline::{Layout, OwnOrder};
 use toggles::{Memory, Toggle};
 
@@ -306,6 +310,9 @@ pub struct App {
     pub pinned: Option<Pinned>,
     /// Whether the legend is shown beside the timeline; it is, until the user hides it.
     pub legend: bool,
+    /// In the lesson view: the lesson, the place and what the learner did there. The
+    /// sandbox has none.
+    pub lesson: Option<Rc<LessonRun>>,
 }
 
 /// A violation or a note of the timeline whose card is shown.
@@ -358,6 +365,8 @@ pub enum Action {
     },
     /// Shows or hides the legend.
     Legend(bool),
+    /// What only the lesson view does: open a place, check an exercise, reveal a hint.
+    Lesson(LessonAction),
 }
 
 /// What the app saves between visits.
@@ -405,13 +414,24 @@ impl App {
             ),
         };
         let scenario = Scenario::from_toml_str(text).expect("shipped scenarios are valid");
-        let outcome = Outcome::compute(&scenario).expect("shipped scenarios run");
+        let mut app = App::from_scenario(scenario, source.to_string());
+        // The editor keeps the file as written, comments included.
+        app.text = text.to_string();
+        app.valid_text = text.to_string();
+        app
+    }
+
+    /// The app running a valid scenario, under a source's name. The editor's text is the
+    /// scenario in canonical form.
+    pub fn from_scenario(scenario: Scenario, source: String) -> App {
+        let text = scenario.to_toml_string();
+        let outcome = Outcome::compute(&scenario).expect("a validated scenario runs");
         let outcome_end = outcome.end;
         App {
-            source: source.to_string(),
-            text: text.to_string(),
+            source,
+            text: text.clone(),
             errors: Vec::new(),
-            valid_text: text.to_string(),
+            valid_text: text,
             toggle_errors: Vec::new(),
             replaced_text: None,
             revision: 0,
@@ -431,6 +451,7 @@ impl App {
             notice: None,
             pinned: None,
             legend: true,
+            lesson: None,
         }
     }
 
@@ -475,8 +496,18 @@ impl App {
     /// Applies an action. The engine re-runs whenever the scenario changes.
     pub fn reduce(&self, action: Action) -> App {
         let mut next = self.reduce_inner(action);
-        if next.text != self.text || !Rc::ptr_eq(&next.outcome, &self.outcome) {
+        let new_run = !Rc::ptr_eq(&next.outcome, &self.outcome);
+        if next.text != self.text || new_run {
             next.revision = self.revision.wrapping_add(1);
+        }
+        // In a lesson, the cues, the highlights and the gate are read from the run, so a new
+        // run recomputes them (and a check made on the old run no longer stands).
+        if new_run {
+            if let Some(run) = next.lesson.take() {
+                let mut run = (*run).clone();
+                run.follow_run(&next.scenario, &next.outcome);
+                next.lesson = Some(Rc::new(run));
+            }
         }
         next
     }
@@ -495,6 +526,11 @@ impl App {
                 return opened;
             }
             Action::Toggle(t) => {
+                // A lesson step offers only some controls; the view shows no others, and a
+                // toggle of another control (a stray key, a stale form) changes nothing.
+                if next.lesson.as_ref().is_some_and(|l| !l.allows(&t)) {
+                    return next;
+                }
                 // Toggles act on the scenario that ran. While the text has errors they would
                 // overwrite the user's unfinished edit, so they wait until it is fixed or
                 // discarded (the page disables them and says why).
@@ -518,6 +554,11 @@ impl App {
                 }
                 next.text = scenario.to_toml_string();
                 next.set_scenario(scenario);
+                if let Some(run) = next.lesson.take() {
+                    let mut run = (*run).clone();
+                    run.edits.push(crate::lesson::Edit::from_toggle(&t));
+                    next.lesson = Some(Rc::new(run));
+                }
             }
             Action::Edit(text) => {
                 next.text = text;
@@ -650,7 +691,48 @@ impl App {
                 }
             }
             Action::Legend(on) => next.legend = on,
+            Action::Lesson(a) => return self.reduce_lesson(a),
         }
+        next
+    }
+
+    fn reduce_lesson(&self, action: LessonAction) -> App {
+        let mut next = self.clone();
+        if let LessonAction::Open {
+            course,
+            index,
+            place,
+        } = action
+        {
+            let mut opened = App::at_lesson(course, index, place);
+            opened.speed = self.speed;
+            opened.zoom = self.zoom;
+            opened.legend = self.legend;
+            opened.revision = self.revision.wrapping_add(1);
+            return opened;
+        }
+        let Some(run) = next.lesson.take() else {
+            return next;
+        };
+        let mut run = (*run).clone();
+        match action {
+            LessonAction::Open { .. } => {}
+            LessonAction::Check => run.check(&next.scenario),
+            LessonAction::Hint => {
+                let n = run.exercise().map_or(0, |e| e.hints.len());
+                run.hints = (run.hints + 1).min(n);
+            }
+            LessonAction::ShowSolution => run.solution = true,
+            LessonAction::Restart => {
+                let course = Arc::clone(&run.course);
+                return self.reduce_lesson(LessonAction::Open {
+                    course,
+                    index: run.index,
+                    place: run.place,
+                });
+            }
+        }
+        next.lesson = Some(Rc::new(run));
         next
     }
 

@@ -8,6 +8,7 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::Dispatch;
+use crate::lesson::Control;
 use crate::scenario::{Fencing, FencingChecks, ScenarioError};
 use crate::ui::toggles::{self, Toggle};
 use crate::ui::{self, Action};
@@ -121,6 +122,9 @@ pub fn picker(p: &PickerProps) -> Html {
 pub struct ControlsProps {
     pub app: Rc<ui::App>,
     pub dispatch: Dispatch,
+    /// The controls a lesson step offers; none means every control (the sandbox).
+    #[prop_or_default]
+    pub allowed: Option<Rc<Vec<Control>>>,
 }
 
 impl PartialEq for ControlsProps {
@@ -132,6 +136,7 @@ impl PartialEq for ControlsProps {
             && self.app.errors.is_empty() == other.app.errors.is_empty()
             && Rc::ptr_eq(&self.app.outcome, &other.app.outcome)
             && self.dispatch == other.dispatch
+            && self.allowed == other.allowed
     }
 }
 
@@ -181,8 +186,11 @@ fn ms_field(id: &str, label: &str, value: u64, onchange: Callback<Event>) -> Htm
 pub fn controls(p: &ControlsProps) -> Html {
     let s = &p.app.scenario;
     let d = &p.dispatch;
+    // In a lesson only the step's controls are drawn: a control that is not offered is not
+    // shown disabled, it is simply not there, so the step's question stays in view.
+    let allow = |c: Control| p.allowed.as_ref().is_none_or(|a| a.contains(&c));
 
-    let seed = html! {
+    let seed = allow(Control::Seed).then(|| html! {
         <fieldset>
             <legend>{ "Seed" }</legend>
             <span class="field">
@@ -192,12 +200,12 @@ pub fn controls(p: &ControlsProps) -> Html {
             </span>
             <button id="new-seed" type="button" onclick={ let d = d.clone(); move |_| d.dispatch(Action::NewSeed) }>{ "New seed" }</button>
         </fieldset>
-    };
+    });
 
-    let protocols = html! {
+    let protocols = s.clients.iter().any(|c| allow(Control::Protocol(c.name.clone()))).then(|| html! {
         <fieldset>
             <legend>{ "How each client class locks" }</legend>
-            { for s.clients.iter().map(|c| {
+            { for s.clients.iter().filter(|c| allow(Control::Protocol(c.name.clone()))).map(|c| {
                 let id = format!("protocol-{}", c.name);
                 let current = toggles::protocol_value(&c.protocol);
                 let class = c.name.clone();
@@ -215,12 +223,12 @@ pub fn controls(p: &ControlsProps) -> Html {
                 }
             }) }
         </fieldset>
-    };
+    });
 
-    let fencing = html! {
+    let fencing = s.resources.iter().any(|r| allow(Control::Fencing(r.name.clone()))).then(|| html! {
         <fieldset>
             <legend>{ "Fencing at the resource" }</legend>
-            { for s.resources.iter().map(|r| {
+            { for s.resources.iter().filter(|r| allow(Control::Fencing(r.name.clone()))).map(|r| {
                 let id = format!("fencing-{}", r.name);
                 let checks_id = format!("fencing-checks-{}", r.name);
                 let (name, checks) = (r.name.clone(), r.fencing_checks);
@@ -251,12 +259,12 @@ pub fn controls(p: &ControlsProps) -> Html {
                 }
             }) }
         </fieldset>
-    };
+    });
 
-    let roles = (s.services.len() >= 2).then(|| html! {
+    let roles = (s.services.len() >= 2 && s.services.iter().any(|x| allow(Control::Role(x.name.clone())))).then(|| html! {
         <fieldset>
             <legend>{ "Role of each service" }</legend>
-            { for s.services.iter().map(|x| {
+            { for s.services.iter().filter(|x| allow(Control::Role(x.name.clone()))).map(|x| {
                 let id = format!("role-{}", x.name);
                 let current = toggles::role_value(x.subordinate_to.as_deref());
                 let service = x.name.clone();
@@ -272,9 +280,14 @@ pub fn controls(p: &ControlsProps) -> Html {
 
     let partition = s.partitions.first();
     let two_regions = s.regions.len() >= 2;
-    let faults = html! {
+    let any_fault = allow(Control::Partition)
+        || allow(Control::Pause)
+        || allow(Control::Migration)
+        || s.services.iter().any(|x| allow(Control::Outage(x.name.clone())));
+    let faults = any_fault.then(|| html! {
         <fieldset>
             <legend>{ "Faults" }</legend>
+            if allow(Control::Partition) {
             <div class="group">
                 <span class="check">
                     <input id="partition" type="checkbox" checked={partition.is_some()} disabled={!two_regions}
@@ -289,7 +302,8 @@ pub fn controls(p: &ControlsProps) -> Html {
                     { ms_field("partition-length", "lasts (ms)", p.duration_ms, on_ms(d, Toggle::PartitionLength)) }
                 }
             </div>
-            { for s.services.iter().map(|x| {
+            }
+            { for s.services.iter().filter(|x| allow(Control::Outage(x.name.clone()))).map(|x| {
                 let id = format!("outage-{}", x.name);
                 let service = x.name.clone();
                 let window = x.outages.first();
@@ -307,6 +321,7 @@ pub fn controls(p: &ControlsProps) -> Html {
                     </div>
                 }
             }) }
+            if allow(Control::Pause) {
             <div class="group">
                 <span class="check">
                     <input id="pause" type="checkbox" checked={!s.pauses.is_empty()}
@@ -326,6 +341,8 @@ pub fn controls(p: &ControlsProps) -> Html {
                     { ms_field("pause-length", "lasts (ms)", p.duration_ms, on_ms(d, Toggle::PauseLength)) }
                 }
             </div>
+            }
+            if allow(Control::Migration) {
             <div class="group">
                 <span class="check">
                     <input id="migration" type="checkbox" checked={!s.migrations.is_empty()} disabled={!toggles::can_migrate(s) && s.migrations.is_empty()}
@@ -345,8 +362,9 @@ pub fn controls(p: &ControlsProps) -> Html {
                     { ms_field("migration-at", "at (ms)", m.at_ms, on_ms(d, Toggle::MigrationAt)) }
                 }
             </div>
+            }
         </fieldset>
-    };
+    });
 
     let blocked = !p.app.errors.is_empty();
     let discard = {
@@ -383,11 +401,11 @@ pub fn controls(p: &ControlsProps) -> Html {
             }
             <fieldset class="plain" disabled={blocked}>
                 <legend class="visually-hidden">{ "Toggles" }</legend>
-                { protocols }
-                { fencing }
+                { for protocols }
+                { for fencing }
                 { for roles }
-                { faults }
-                { seed }
+                { for faults }
+                { for seed }
             </fieldset>
         </section>
     }

@@ -25,7 +25,7 @@ impl PartialEq for OutcomeProps {
     }
 }
 
-fn count_items(counts: &[Count]) -> Html {
+pub(crate) fn count_items(counts: &[Count]) -> Html {
     html! {
         <ul id="verdict-counts" class="counts">
             { for counts.iter().map(|c| html! {

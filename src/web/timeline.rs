@@ -285,6 +285,13 @@ pub fn height_of(lanes: usize) -> u32 {
     AXIS + Geo::of(lanes).lane * lanes as u32 + 4
 }
 
+/// Where lane `lane` of a timeline of `lanes` lanes is drawn: its top and its height, for
+/// what is laid over the drawing (a lesson's highlights).
+pub fn lane_band(lanes: usize, lane: usize) -> (u32, u32) {
+    let g = Geo::of(lanes);
+    (g.top(lane) as u32, g.lane)
+}
+
 /// The x coordinate of a time in a window, on a timeline of the given width.
 pub fn x_in(t: Micros, w: Window, width: u32) -> f64 {
     let plot = width.saturating_sub(GUTTER + RIGHT).max(1) as f64;

@@ -6,6 +6,7 @@
 
 mod claims;
 mod cli;
+mod course;
 mod determinism;
 mod lessons;
 mod mechanisms;

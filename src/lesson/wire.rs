@@ -1,0 +1,385 @@
+//! The compact form the app loads lessons in: parsed, with narration already rendered.
+//!
+//! Parsing Markdown (and the lesson texts themselves) would add a large share to the page's
+//! first download, so the app does not parse lesson files when it starts. The shipped lessons
+//! are written in this form once, natively (`static/lessons.json`, kept equal to the lesson
+//! files by a test), and fetched when a lesson view opens; a file a facilitator pastes is
+//! parsed and checked off the page's thread and comes back in this form too.
+//!
+//! Narration travels as the safe tree of [`Block`]s, never as markup. Claims, conditions,
+//! edits, controls and lanes travel as the words the lesson file used and are read again with
+//! the same parsers, and scenarios as TOML, which the app reads anyway: the page then needs
+//! no Markdown parser and no second description of those types.
+
+use serde::{Deserialize, Serialize};
+
+use super::claim::{Claim, Condition};
+use super::cue::{Cue, EventPattern, Highlight, LaneRef};
+use super::edit::{Control, Edit};
+use super::narration::{render, Block};
+use super::{Exercise, Gate, Lesson, Misconception, Narration, Setup, Step};
+use crate::scenario::Scenario;
+
+/// The format's version, written in every file; a file of another version is refused.
+pub const VERSION: u32 = 1;
+
+/// Several lessons: the course file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireCourse {
+    pub version: u32,
+    pub lessons: Vec<WireLesson>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireLesson {
+    pub id: String,
+    pub title: String,
+    pub order: u32,
+    pub claims: Vec<u8>,
+    pub summary: String,
+    pub intro: Vec<Block>,
+    pub steps: Vec<WireStep>,
+    pub exercises: Vec<WireExercise>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireStep {
+    pub id: String,
+    pub title: String,
+    pub line: u32,
+    /// The shipped scenario it started from, for the record.
+    pub file: String,
+    /// The scenario the step runs, as TOML.
+    pub scenario: String,
+    pub controls: Vec<String>,
+    pub lanes: Vec<String>,
+    pub events: Vec<EventPattern>,
+    pub overlaps: bool,
+    pub assumptions: Vec<String>,
+    pub narration: Vec<Block>,
+    pub cues: Vec<WireCue>,
+    pub claims: Vec<String>,
+    pub gate: Option<WireGate>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireCue {
+    pub line: u32,
+    /// The cue's Markdown as written (kept so that the lesson round-trips).
+    pub text: String,
+    /// The same, rendered.
+    pub blocks: Vec<Block>,
+    pub when: EventPattern,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireGate {
+    pub line: u32,
+    pub prompt: String,
+    pub passed: String,
+    pub when: Vec<String>,
+    pub intended: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireExercise {
+    pub id: String,
+    pub title: String,
+    pub line: u32,
+    pub goal: String,
+    pub narration: Vec<Block>,
+    pub file: String,
+    pub scenario: String,
+    pub controls: Vec<String>,
+    pub seeds: Vec<u64>,
+    pub check: Vec<String>,
+    pub hints: Vec<String>,
+    pub solution: Vec<String>,
+    pub alternatives: Vec<Vec<String>>,
+    pub explanation: String,
+    pub success: String,
+    pub misconceptions: Vec<WireMisconception>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireMisconception {
+    pub line: u32,
+    pub when: Vec<String>,
+    pub hint: String,
+    pub example: Vec<String>,
+}
+
+/// A lesson as the app holds it: the lesson, with its narration rendered beside it (the
+/// [`Narration`]s inside `lesson` are empty: the app never parses Markdown).
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub lesson: Lesson,
+    pub intro: Vec<Block>,
+    /// Per step: its narration and each cue's text.
+    pub steps: Vec<StepText>,
+    /// Per exercise: its introduction.
+    pub exercises: Vec<Vec<Block>>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepText {
+    pub narration: Vec<Block>,
+    pub cues: Vec<Vec<Block>>,
+}
+
+fn lane_text(l: &LaneRef) -> String {
+    match l {
+        LaneRef::Client(n) => format!("client {n}"),
+        LaneRef::Service(n) => format!("service {n}"),
+        LaneRef::Resource(n) => format!("resource {n}"),
+    }
+}
+
+fn words<T: ToString>(items: &[T]) -> Vec<String> {
+    items.iter().map(T::to_string).collect()
+}
+
+/// A parsed lesson in the compact form. This renders every narration, so it is for the native
+/// side and for the worker that reads pasted files; the page itself only reads the result.
+pub fn to_wire(l: &Lesson) -> WireLesson {
+    WireLesson {
+        id: l.id.clone(),
+        title: l.title.clone(),
+        order: l.order,
+        claims: l.claims.clone(),
+        summary: l.summary.clone(),
+        intro: l.intro.blocks(),
+        steps: l
+            .steps
+            .iter()
+            .map(|s| WireStep {
+                id: s.id.clone(),
+                title: s.title.clone(),
+                line: s.line,
+                file: s.setup.file.clone(),
+                scenario: s.scenario.to_toml_string(),
+                controls: words(&s.controls),
+                lanes: s.highlight.lanes.iter().map(lane_text).collect(),
+                events: s.highlight.events.clone(),
+                overlaps: s.highlight.overlaps,
+                assumptions: s.assumptions.clone(),
+                narration: s.narration.blocks(),
+                cues: s
+                    .cues
+                    .iter()
+                    .map(|c| WireCue {
+                        line: c.line,
+                        text: c.text.clone(),
+                        blocks: render(&c.text),
+                        when: c.when.clone(),
+                    })
+                    .collect(),
+                claims: s.claims.iter().map(|c| c.text.clone()).collect(),
+                gate: s.gate.as_ref().map(|g| WireGate {
+                    line: g.line,
+                    prompt: g.prompt.clone(),
+                    passed: g.passed.clone(),
+                    when: g.when.iter().map(|c| c.text.clone()).collect(),
+                    intended: words(&g.intended),
+                }),
+            })
+            .collect(),
+        exercises: l
+            .exercises
+            .iter()
+            .map(|e| WireExercise {
+                id: e.id.clone(),
+                title: e.title.clone(),
+                line: e.line,
+                goal: e.goal.clone(),
+                narration: e.narration.blocks(),
+                file: e.setup.file.clone(),
+                scenario: e.scenario.to_toml_string(),
+                controls: words(&e.controls),
+                seeds: e.seeds.clone(),
+                check: e.check.iter().map(|c| c.text.clone()).collect(),
+                hints: e.hints.clone(),
+                solution: words(&e.solution),
+                alternatives: e.alternatives.iter().map(|a| words(a)).collect(),
+                explanation: e.explanation.clone(),
+                success: e.success.clone(),
+                misconceptions: e
+                    .misconceptions
+                    .iter()
+                    .map(|m| WireMisconception {
+                        line: m.line,
+                        when: m.when.iter().map(|c| c.text.clone()).collect(),
+                        hint: m.hint.clone(),
+                        example: words(&m.example),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// The course file of several lessons, as pretty JSON (one field a line keeps its changes
+/// readable in a diff).
+pub fn course_json(lessons: &[Lesson]) -> String {
+    let course = WireCourse {
+        version: VERSION,
+        lessons: lessons.iter().map(to_wire).collect(),
+    };
+    let mut json = serde_json::to_string_pretty(&course).expect("lessons serialize");
+    json.push('\n');
+    json
+}
+
+fn parse_all<T>(
+    items: &[String],
+    what: &str,
+    f: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    items
+        .iter()
+        .map(|t| f(t).map_err(|e| format!("{what} \"{t}\": {e}")))
+        .collect()
+}
+
+fn scenario(toml: &str) -> Result<Scenario, String> {
+    Scenario::from_toml_str(toml).map_err(|e| e.to_string())
+}
+
+fn setup(file: &str) -> Setup {
+    Setup {
+        file: file.to_string(),
+        patches: Vec::new(),
+        edits: Vec::new(),
+    }
+}
+
+fn empty(line: u32) -> Narration {
+    Narration {
+        markdown: String::new(),
+        line,
+    }
+}
+
+/// Reads a lesson in the compact form back: every claim, edit, control and scenario is
+/// parsed again, so a damaged file is refused with the reason rather than half read.
+pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
+    let mut steps = Vec::new();
+    let mut texts = Vec::new();
+    for s in &w.steps {
+        let fail = |e: String| format!("step \"{}\": {e}", s.id);
+        let gate = match &s.gate {
+            None => None,
+            Some(g) => Some(Gate {
+                line: g.line,
+                prompt: g.prompt.clone(),
+                passed: g.passed.clone(),
+                when: parse_all(&g.when, "claim", |t| Claim::parse(t, g.line)).map_err(fail)?,
+                intended: parse_all(&g.intended, "edit", str::parse::<Edit>).map_err(fail)?,
+            }),
+        };
+        steps.push(Step {
+            id: s.id.clone(),
+            title: s.title.clone(),
+            line: s.line,
+            setup: setup(&s.file),
+            scenario: scenario(&s.scenario).map_err(fail)?,
+            controls: parse_all(&s.controls, "control", str::parse::<Control>).map_err(fail)?,
+            highlight: Highlight {
+                lanes: parse_all(&s.lanes, "lane", str::parse::<LaneRef>).map_err(fail)?,
+                events: s.events.clone(),
+                overlaps: s.overlaps,
+            },
+            assumptions: s.assumptions.clone(),
+            narration: empty(s.line),
+            cues: s
+                .cues
+                .iter()
+                .map(|c| Cue {
+                    line: c.line,
+                    text: c.text.clone(),
+                    when: c.when.clone(),
+                })
+                .collect(),
+            claims: parse_all(&s.claims, "claim", |t| Claim::parse(t, s.line)).map_err(fail)?,
+            gate,
+        });
+        texts.push(StepText {
+            narration: s.narration.clone(),
+            cues: s.cues.iter().map(|c| c.blocks.clone()).collect(),
+        });
+    }
+    let mut exercises = Vec::new();
+    for e in &w.exercises {
+        let fail = |x: String| format!("exercise \"{}\": {x}", e.id);
+        let edits = |items: &[String]| parse_all(items, "edit", str::parse::<Edit>).map_err(fail);
+        let mut misconceptions = Vec::new();
+        for m in &e.misconceptions {
+            misconceptions.push(Misconception {
+                line: m.line,
+                when: parse_all(&m.when, "condition", Condition::parse).map_err(fail)?,
+                hint: m.hint.clone(),
+                example: edits(&m.example)?,
+            });
+        }
+        exercises.push(Exercise {
+            id: e.id.clone(),
+            title: e.title.clone(),
+            line: e.line,
+            goal: e.goal.clone(),
+            narration: empty(e.line),
+            setup: setup(&e.file),
+            scenario: scenario(&e.scenario).map_err(fail)?,
+            controls: parse_all(&e.controls, "control", str::parse::<Control>).map_err(fail)?,
+            seeds: e.seeds.clone(),
+            check: parse_all(&e.check, "claim", |t| Claim::parse(t, e.line)).map_err(fail)?,
+            hints: e.hints.clone(),
+            solution: edits(&e.solution)?,
+            alternatives: e
+                .alternatives
+                .iter()
+                .map(|a| edits(a))
+                .collect::<Result<_, _>>()?,
+            explanation: e.explanation.clone(),
+            success: e.success.clone(),
+            misconceptions,
+        });
+    }
+    Ok(Loaded {
+        lesson: Lesson {
+            id: w.id.clone(),
+            title: w.title.clone(),
+            order: w.order,
+            claims: w.claims.clone(),
+            summary: w.summary.clone(),
+            intro: empty(1),
+            steps,
+            exercises,
+        },
+        intro: w.intro.clone(),
+        steps: texts,
+        exercises: w.exercises.iter().map(|e| e.narration.clone()).collect(),
+    })
+}
+
+/// Reads a course file (the JSON [`course_json`] writes).
+pub fn read_course(json: &str) -> Result<Vec<Loaded>, String> {
+    let course: WireCourse = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    if course.version != VERSION {
+        return Err(format!(
+            "the lessons file is of version {}, this page reads version {VERSION}",
+            course.version
+        ));
+    }
+    course
+        .lessons
+        .iter()
+        .map(|l| from_wire(l).map_err(|e| format!("lesson \"{}\": {e}", l.id)))
+        .collect()
+}

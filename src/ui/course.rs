@@ -1,0 +1,541 @@
+//! The course and the lesson view's state, pure like the rest of `ui`.
+//!
+//! A [`Course`] is the lessons the app loaded (the shipped ones from the compact form, and any
+//! file the user opened). A [`LessonRun`] is what the lesson view adds to an [`App`]: which
+//! step or exercise is shown, when each cue's event happens in the run, whether the gate is
+//! met, the learner's edits, the hints revealed and the last check. The run itself, the
+//! verdict and the playhead are the [`App`]'s, so the lesson view draws the same timeline and
+//! verdict as the sandbox and every change still goes through [`App::reduce`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::toggles::Toggle;
+use super::{App, Outcome};
+use crate::lesson::cue::{self, Mark};
+use crate::lesson::narration::Block;
+use crate::lesson::wire::{Loaded, StepText};
+use crate::lesson::{highlighted_events, Control, Edit, Exercise, Grade, Lesson, Step};
+use crate::scenario::Scenario;
+use crate::world::Micros;
+
+/// The local storage key of the learner's progress.
+pub const PROGRESS_KEY: &str = "lockstep.progress.v1";
+/// The local storage key of the lesson files the user opened.
+pub const OPENED_KEY: &str = "lockstep.lessons.v1";
+/// The most lesson files kept in local storage; opening another replaces the oldest.
+pub const OPENED_MAX: usize = 8;
+
+/// Where a lesson comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Shipped,
+    /// A file the user picked or pasted (kept in local storage).
+    Opened,
+}
+
+/// One lesson with what the page shows of it.
+#[derive(Clone, Debug)]
+pub struct CourseLesson {
+    pub lesson: Lesson,
+    pub intro: Vec<Block>,
+    pub steps: Vec<StepText>,
+    pub exercises: Vec<Vec<Block>>,
+    pub origin: Origin,
+}
+
+impl CourseLesson {
+    pub fn new(loaded: Loaded, origin: Origin) -> CourseLesson {
+        CourseLesson {
+            lesson: loaded.lesson,
+            intro: loaded.intro,
+            steps: loaded.steps,
+            exercises: loaded.exercises,
+            origin,
+        }
+    }
+}
+
+/// The lessons in course order.
+#[derive(Debug, Default)]
+pub struct Course {
+    pub lessons: Vec<CourseLesson>,
+}
+
+/// Two courses are the same only if they are the same value: a course is loaded once and
+/// shared, and comparing lessons field by field on every redraw would cost for nothing.
+impl PartialEq for Course {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+/// A step or an exercise of a lesson, by position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Place {
+    Step(usize),
+    Exercise(usize),
+}
+
+impl Course {
+    /// The course of the shipped lessons and the opened ones; an opened lesson whose id is a
+    /// shipped lesson's replaces it, so that a facilitator can try a changed version.
+    pub fn new(shipped: Vec<Loaded>, opened: Vec<Loaded>) -> Course {
+        let mut lessons: Vec<CourseLesson> = shipped
+            .into_iter()
+            .map(|l| CourseLesson::new(l, Origin::Shipped))
+            .collect();
+        for l in opened {
+            lessons.retain(|x| x.lesson.id != l.lesson.id);
+            lessons.push(CourseLesson::new(l, Origin::Opened));
+        }
+        lessons.sort_by(|a, b| (a.lesson.order, &a.lesson.id).cmp(&(b.lesson.order, &b.lesson.id)));
+        Course { lessons }
+    }
+
+    /// The lessons themselves, for completion codes.
+    pub fn plain(&self) -> Vec<Lesson> {
+        self.lessons.iter().map(|l| l.lesson.clone()).collect()
+    }
+
+    pub fn index(&self, id: &str) -> Option<usize> {
+        self.lessons.iter().position(|l| l.lesson.id == id)
+    }
+
+    /// The lesson and place a link names; no place is the lesson's first step (or its first
+    /// exercise when it has no steps).
+    pub fn find(&self, lesson: &str, place: Option<&str>) -> Option<(usize, Place)> {
+        let i = self.index(lesson)?;
+        let l = &self.lessons[i].lesson;
+        let place = match place {
+            None => places(l).into_iter().next()?,
+            Some(id) => {
+                if let Some(k) = l.steps.iter().position(|s| s.id == id) {
+                    Place::Step(k)
+                } else {
+                    Place::Exercise(l.exercises.iter().position(|e| e.id == id)?)
+                }
+            }
+        };
+        Some((i, place))
+    }
+}
+
+/// Every place of a lesson in order: the steps, then the exercises.
+pub fn places(l: &Lesson) -> Vec<Place> {
+    (0..l.steps.len())
+        .map(Place::Step)
+        .chain((0..l.exercises.len()).map(Place::Exercise))
+        .collect()
+}
+
+/// The id of a place, as links name it.
+pub fn place_id(l: &Lesson, p: Place) -> &str {
+    match p {
+        Place::Step(k) => &l.steps[k].id,
+        Place::Exercise(k) => &l.exercises[k].id,
+    }
+}
+
+/// The place before or after `p` in the lesson.
+pub fn neighbour(l: &Lesson, p: Place, forward: bool) -> Option<Place> {
+    let all = places(l);
+    let k = all.iter().position(|x| *x == p)?;
+    if forward {
+        all.get(k + 1).copied()
+    } else {
+        k.checked_sub(1).and_then(|k| all.get(k).copied())
+    }
+}
+
+/// What the learner has done, kept between visits.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    #[serde(default)]
+    pub lessons: BTreeMap<String, LessonProgress>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LessonProgress {
+    /// Steps and exercises opened.
+    #[serde(default)]
+    pub seen: BTreeSet<String>,
+    /// Steps whose gate the learner's run met.
+    #[serde(default)]
+    pub gates: BTreeSet<String>,
+    /// Exercises solved, with the completion code of the solution.
+    #[serde(default)]
+    pub solved: BTreeMap<String, String>,
+}
+
+impl Progress {
+    /// The progress saved in local storage; anything unreadable counts as none.
+    pub fn read(stored: Option<&str>) -> Progress {
+        stored
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The progress with what the lesson view shows now recorded: the place seen, the gate
+    /// met, the exercise solved.
+    pub fn record(&self, run: &LessonRun) -> Progress {
+        let mut next = self.clone();
+        let l = run.lesson();
+        let id = place_id(l, run.place).to_string();
+        let entry = next.lessons.entry(l.id.clone()).or_default();
+        entry.seen.insert(id.clone());
+        if run.gate == Some(true) {
+            entry.gates.insert(id.clone());
+        }
+        if let Some(code) = run.attempt.as_ref().and_then(|a| a.code.clone()) {
+            entry.solved.insert(id, code);
+        }
+        next
+    }
+
+    /// How far the learner is in a lesson, in words: "2 of 3 steps, 1 of 1 exercise solved".
+    pub fn summary(&self, l: &Lesson) -> String {
+        let p = self.lessons.get(&l.id);
+        let seen = l
+            .steps
+            .iter()
+            .filter(|s| p.is_some_and(|p| p.seen.contains(&s.id)))
+            .count();
+        let solved = l
+            .exercises
+            .iter()
+            .filter(|e| p.is_some_and(|p| p.solved.contains_key(&e.id)))
+            .count();
+        let mut out = format!("{seen} of {} steps seen", l.steps.len());
+        if !l.exercises.is_empty() {
+            out.push_str(&format!(
+                ", {solved} of {} exercise{} solved",
+                l.exercises.len(),
+                if l.exercises.len() == 1 { "" } else { "s" }
+            ));
+        }
+        out
+    }
+
+    /// The share of a lesson done, from 0 to 100: steps seen and exercises solved.
+    pub fn percent(&self, l: &Lesson) -> u32 {
+        let total = l.steps.len() + l.exercises.len();
+        if total == 0 {
+            return 0;
+        }
+        let p = self.lessons.get(&l.id);
+        let done = l
+            .steps
+            .iter()
+            .filter(|s| p.is_some_and(|p| p.seen.contains(&s.id)))
+            .count()
+            + l.exercises
+                .iter()
+                .filter(|e| p.is_some_and(|p| p.solved.contains_key(&e.id)))
+                .count();
+        (done * 100 / total) as u32
+    }
+
+    /// Where to continue a lesson: the first place not yet seen (steps) or solved
+    /// (exercises), or the first place when all are done.
+    pub fn resume(&self, l: &Lesson) -> Option<Place> {
+        let p = self.lessons.get(&l.id);
+        let all = places(l);
+        all.iter()
+            .copied()
+            .find(|&x| {
+                let id = place_id(l, x);
+                match x {
+                    Place::Step(_) => !p.is_some_and(|p| p.seen.contains(id)),
+                    Place::Exercise(_) => !p.is_some_and(|p| p.solved.contains_key(id)),
+                }
+            })
+            .or_else(|| all.first().copied())
+    }
+}
+
+/// The result of the learner's last Check in an exercise.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attempt {
+    pub grade: Grade,
+    /// What to tell the learner: the success message, the misconception's hint, or what the
+    /// run showed instead of the goal.
+    pub message: String,
+    /// Set when a misconception recognised the attempt.
+    pub misconception: bool,
+    /// The completion code, when the check passed.
+    pub code: Option<String>,
+}
+
+/// What the lesson view adds to the app's state.
+#[derive(Clone, Debug)]
+pub struct LessonRun {
+    pub course: Arc<Course>,
+    pub index: usize,
+    pub place: Place,
+    /// When each cue's event happens in the run shown (none: not in this run).
+    pub marks: Vec<Option<Mark>>,
+    /// The trace indices of the events the step highlights.
+    pub highlighted: Rc<Vec<usize>>,
+    /// Whether the learner's run meets the step's gate (none: the step has no gate).
+    pub gate: Option<bool>,
+    /// The learner's changes since the step or exercise opened, as edits.
+    pub edits: Vec<Edit>,
+    /// How many hints are shown.
+    pub hints: usize,
+    /// Whether the solution is shown.
+    pub solution: bool,
+    pub attempt: Option<Attempt>,
+}
+
+impl LessonRun {
+    pub fn lesson(&self) -> &Lesson {
+        &self.course.lessons[self.index].lesson
+    }
+
+    pub fn texts(&self) -> &CourseLesson {
+        &self.course.lessons[self.index]
+    }
+
+    pub fn step(&self) -> Option<&Step> {
+        match self.place {
+            Place::Step(k) => self.lesson().steps.get(k),
+            Place::Exercise(_) => None,
+        }
+    }
+
+    pub fn exercise(&self) -> Option<&Exercise> {
+        match self.place {
+            Place::Exercise(k) => self.lesson().exercises.get(k),
+            Place::Step(_) => None,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        place_id(self.lesson(), self.place)
+    }
+
+    /// The controls the learner may use here (none: the run is only watched).
+    pub fn controls(&self) -> &[Control] {
+        match (self.step(), self.exercise()) {
+            (Some(s), _) => &s.controls,
+            (_, Some(e)) => &e.controls,
+            _ => &[],
+        }
+    }
+
+    /// Whether a toggle belongs to a control this step or exercise offers.
+    pub fn allows(&self, t: &Toggle) -> bool {
+        self.controls().contains(&Control::of_toggle(t))
+    }
+
+    /// The scenario the place starts from.
+    pub fn start(&self) -> &Scenario {
+        match (self.step(), self.exercise()) {
+            (Some(s), _) => &s.scenario,
+            (_, Some(e)) => &e.scenario,
+            _ => unreachable!("a lesson run is always at a step or an exercise"),
+        }
+    }
+
+    /// Whether the lesson may go on: a step with a gate waits until the learner's run meets it.
+    pub fn can_go_on(&self) -> bool {
+        self.gate != Some(false)
+    }
+
+    pub fn next(&self) -> Option<Place> {
+        neighbour(self.lesson(), self.place, true)
+    }
+
+    pub fn previous(&self) -> Option<Place> {
+        neighbour(self.lesson(), self.place, false)
+    }
+
+    /// The indices of the cues shown with the playhead at `t`, in the order their events
+    /// happen: a function of the playhead alone, so scrubbing back takes a cue away again.
+    pub fn visible_cues(&self, t: Micros) -> Vec<usize> {
+        let Some(step) = self.step() else {
+            return Vec::new();
+        };
+        cue::visible(&step.cues, &self.marks, t)
+            .into_iter()
+            .filter_map(|c| step.cues.iter().position(|x| std::ptr::eq(x, c)))
+            .collect()
+    }
+
+    /// Recomputes what depends on the run: the cues' events, the highlights, the gate. A new
+    /// run also makes the last check stale.
+    pub fn follow_run(&mut self, scenario: &Scenario, outcome: &Outcome) {
+        if let Some(step) = self.step() {
+            let marks = cue::cue_marks(
+                &step.cues,
+                &outcome.world,
+                &outcome.events,
+                &outcome.verdict,
+            );
+            let highlighted = highlighted_events(&step.highlight, &outcome.world, &outcome.events);
+            let gate = step
+                .gate
+                .as_ref()
+                .map(|g| g.met(scenario, &outcome.verdict));
+            self.marks = marks;
+            self.highlighted = Rc::new(highlighted);
+            self.gate = gate;
+        }
+        self.attempt = None;
+    }
+
+    /// Grades the learner's scenario against the exercise, over every seed of its check.
+    pub fn check(&mut self, scenario: &Scenario) {
+        let Some(e) = self.exercise() else {
+            return;
+        };
+        let grade = e.grade(scenario);
+        let misconception = grade.misconception.and_then(|k| e.misconceptions.get(k));
+        let message = if grade.passed {
+            e.success.clone()
+        } else if let Some(m) = misconception {
+            m.hint.clone()
+        } else {
+            let first = grade.failures.first();
+            match first {
+                Some(f) if f.claim.is_empty() => {
+                    format!("Not yet: with seed {}, {}.", f.seed, f.actual)
+                }
+                Some(f) => format!(
+                    "Not yet: with seed {}, the goal needs \"{}\" but the run shows {}.",
+                    f.seed, f.claim, f.actual
+                ),
+                None => "Not yet.".to_string(),
+            }
+        };
+        // A code records the learner's edits; one that could not be read back (too many
+        // edits) is not offered rather than offered broken.
+        let code = (grade.passed && self.edits.len() <= crate::lesson::ITEMS_MAX)
+            .then(|| e.completion_code(&self.lesson().id, &self.edits));
+        self.attempt = Some(Attempt {
+            misconception: misconception.is_some(),
+            grade,
+            message,
+            code,
+        });
+        if self.attempt.as_ref().is_some_and(|a| a.grade.passed) {
+            self.solution = true;
+        }
+    }
+
+    /// The label of the next hint to reveal, e.g. "Hint 2 of 4", if any is left.
+    pub fn next_hint_label(&self) -> Option<String> {
+        self.exercise().and_then(|e| e.hint_label(self.hints))
+    }
+}
+
+/// What the lesson view can do beyond the sandbox's actions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LessonAction {
+    /// Opens a lesson at a place, with the place's own scenario.
+    Open {
+        course: Arc<Course>,
+        index: usize,
+        place: Place,
+    },
+    /// Grades the learner's run against the exercise.
+    Check,
+    /// Reveals one more hint.
+    Hint,
+    /// Shows the solution.
+    ShowSolution,
+    /// Starts the step or exercise again from its own scenario.
+    Restart,
+}
+
+impl App {
+    /// The app at a place of a lesson: the place's scenario run with its own seed.
+    pub fn at_lesson(course: Arc<Course>, index: usize, place: Place) -> App {
+        let mut run = LessonRun {
+            course,
+            index,
+            place,
+            marks: Vec::new(),
+            highlighted: Rc::new(Vec::new()),
+            gate: None,
+            edits: Vec::new(),
+            hints: 0,
+            solution: false,
+            attempt: None,
+        };
+        let scenario = run.start().clone();
+        let mut app = App::from_scenario(scenario, format!("lesson:{}", run.lesson().id));
+        run.follow_run(&app.scenario, &app.outcome);
+        app.lesson = Some(Rc::new(run));
+        app
+    }
+}
+
+/// What the facilitator's checker says about one completion code.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CodeCheck {
+    pub code: String,
+    pub verified: bool,
+    /// "Verified: <lesson> / <exercise>, seeds 0..6, with: protocol online single:old", or why
+    /// the code was refused.
+    pub text: String,
+}
+
+/// Verifies every completion code in a text (one or more per line, separated by spaces):
+/// each is decoded and re-run against the course, so a code passes only if its edits really
+/// solve the exercise. At most [`CODES_MAX`] codes are checked at once.
+pub fn verify_codes(course: &Course, text: &str) -> Vec<CodeCheck> {
+    let lessons = course.plain();
+    text.split_whitespace()
+        .take(CODES_MAX)
+        .map(|code| match crate::lesson::code::verify(&lessons, code) {
+            Ok(v) => {
+                let edits: Vec<String> = v.completion.edits.iter().map(|e| e.to_string()).collect();
+                CodeCheck {
+                    code: code.to_string(),
+                    verified: true,
+                    text: format!(
+                        "Verified: {} / {}, every check passes again on seeds {}, with: {}.",
+                        v.lesson_title,
+                        v.exercise_title,
+                        seeds_text(&v.completion.seeds),
+                        if edits.is_empty() {
+                            "no change".to_string()
+                        } else {
+                            edits.join("; ")
+                        }
+                    ),
+                }
+            }
+            Err(e) => CodeCheck {
+                code: code.to_string(),
+                verified: false,
+                text: format!("Not verified: {e}."),
+            },
+        })
+        .collect()
+}
+
+/// The most codes checked at once: each runs its exercise's check over every seed.
+pub const CODES_MAX: usize = 50;
+
+/// Seeds in words: a run of consecutive seeds as `0..6`, others listed.
+pub fn seeds_text(seeds: &[u64]) -> String {
+    let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
+    match (seeds.first(), seeds.last()) {
+        (Some(a), Some(b)) if consecutive && seeds.len() > 1 => format!("{a}..{}", b + 1),
+        _ => seeds
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}

@@ -1,0 +1,123 @@
+//! The app's addresses: one small router over the URL's fragment (`#/lessons/fencing/stall`).
+//!
+//! Every view has its own address, so a tutorial or a slide can link straight to a step, and
+//! the browser's history (back and forward) walks through the views the learner saw. The
+//! router is pure: [`Route::parse`] reads a fragment and [`Route::to_hash`] writes one, and
+//! the two round-trip, so it is tested natively. The browser shell only listens for
+//! `hashchange` and sets `location.hash`.
+//!
+//! A later route (a permalink to a run, an embed) is one more variant, one more arm in
+//! [`Route::parse`] and one in [`Route::to_hash`]; a fragment may carry a query after `?`,
+//! which [`Route::parse`] hands to the route's arm as key and value pairs.
+
+/// The longest fragment read; longer ones are not a route of this app.
+pub const HASH_CHARS_MAX: usize = 4096;
+
+/// A view of the app and what it shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// The simulator with every control: the page as it was before lessons existed. It is
+    /// also what an empty fragment (`""`, `#`, `#/`) opens, so old links keep working.
+    Sandbox,
+    /// The lessons in order, each with the learner's progress.
+    Course,
+    /// A lesson at a step or an exercise (`None`: its first step).
+    Lesson {
+        lesson: String,
+        place: Option<String>,
+    },
+    /// Every exercise with its link, goal, hints and solution, and the completion codes'
+    /// checker.
+    Facilitator,
+    /// A fragment that names no view; the page says so and links to the course.
+    NotFound(String),
+}
+
+/// Whether a path segment can be a lesson's, step's or exercise's id: 1 to 40 letters,
+/// digits, `-` or `_`, the same rule lesson files follow.
+pub fn is_id(s: &str) -> bool {
+    (1..=40).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+impl Route {
+    /// The route a fragment names, with or without its leading `#`. A trailing `/` is
+    /// ignored; anything that names no view is [`Route::NotFound`].
+    pub fn parse(hash: &str) -> Route {
+        if hash.len() > HASH_CHARS_MAX {
+            return Route::NotFound(String::new());
+        }
+        let raw = hash.strip_prefix('#').unwrap_or(hash);
+        // The query is split off here so that routes which take one can read it; none of
+        // today's routes does, and a query on them is ignored rather than refused.
+        let path = raw.split_once('?').map_or(raw, |(p, _)| p);
+        let path = path.strip_prefix('/').unwrap_or(path);
+        let path = path.strip_suffix('/').unwrap_or(path);
+        let segments: Vec<&str> = if path.is_empty() {
+            Vec::new()
+        } else {
+            path.split('/').collect()
+        };
+        match segments.as_slice() {
+            [] | ["sandbox"] => Route::Sandbox,
+            ["lessons"] => Route::Course,
+            ["lessons", lesson] if is_id(lesson) => Route::Lesson {
+                lesson: lesson.to_string(),
+                place: None,
+            },
+            ["lessons", lesson, place] if is_id(lesson) && is_id(place) => Route::Lesson {
+                lesson: lesson.to_string(),
+                place: Some(place.to_string()),
+            },
+            ["facilitator"] => Route::Facilitator,
+            _ => Route::NotFound(raw.to_string()),
+        }
+    }
+
+    /// The fragment of this route, with its `#`. A route parsed from a fragment writes the
+    /// same fragment back, up to a trailing `/` and the empty fragment, which write as
+    /// `#/sandbox`.
+    pub fn to_hash(&self) -> String {
+        match self {
+            Route::Sandbox => "#/sandbox".to_string(),
+            Route::Course => "#/lessons".to_string(),
+            Route::Lesson {
+                lesson,
+                place: None,
+            } => format!("#/lessons/{lesson}"),
+            Route::Lesson {
+                lesson,
+                place: Some(place),
+            } => format!("#/lessons/{lesson}/{place}"),
+            Route::Facilitator => "#/facilitator".to_string(),
+            Route::NotFound(raw) => format!("#{raw}"),
+        }
+    }
+
+    /// The link to a step or an exercise of a lesson.
+    pub fn place(lesson: &str, place: &str) -> Route {
+        Route::Lesson {
+            lesson: lesson.to_string(),
+            place: Some(place.to_string()),
+        }
+    }
+
+    /// Which of the page's sections the route belongs to, for the navigation's
+    /// `aria-current`.
+    pub fn section(&self) -> Section {
+        match self {
+            Route::Sandbox => Section::Sandbox,
+            Route::Course | Route::Lesson { .. } | Route::NotFound(_) => Section::Lessons,
+            Route::Facilitator => Section::Facilitator,
+        }
+    }
+}
+
+/// The sections the navigation offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    Lessons,
+    Sandbox,
+    Facilitator,
+}

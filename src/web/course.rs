@@ -1,0 +1,602 @@
+//! The course's views: the lessons in order with the learner's progress, a lesson beside its
+//! live run, and the facilitator's handout with the completion codes' checker. Like the rest
+//! of `web`, they draw state computed in `ui` and turn input into actions or links.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use yew::prelude::*;
+
+use super::controls::{value_of, Controls};
+use super::panels::{count_items, Details, Playback};
+use super::timeline::{self, lane_band, x_in, Legend, Timeline};
+use super::Dispatch;
+use crate::lesson::narration::{Block, Inline};
+use crate::lesson::LaneRef;
+use crate::ui::course::{
+    place_id, places, seeds_text, verify_codes, CodeCheck, Course, Origin, Place, Progress,
+};
+use crate::ui::route::{Route, Section};
+use crate::ui::timeline::LaneKind;
+use crate::ui::{self, Action, Outcome};
+
+/// Where the course stands: not asked for yet, on its way, loaded, or refused.
+#[derive(Clone, Debug)]
+pub enum CourseState {
+    Idle,
+    Loading,
+    Ready(Arc<Course>),
+    Failed(String),
+}
+
+impl PartialEq for CourseState {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (CourseState::Idle, CourseState::Idle) => true,
+            (CourseState::Loading, CourseState::Loading) => true,
+            (CourseState::Ready(a), CourseState::Ready(b)) => Arc::ptr_eq(a, b),
+            (CourseState::Failed(a), CourseState::Failed(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// Narration as elements: the safe tree from the lesson, never markup. Headings start at
+/// level 3, under the page's and the view's own.
+pub fn narration(blocks: &[Block]) -> Html {
+    html! { <>{ for blocks.iter().map(block) }</> }
+}
+
+fn block(b: &Block) -> Html {
+    match b {
+        Block::Paragraph(content) => html! { <p>{ inlines(content) }</p> },
+        Block::Heading { level, content } => {
+            let tag = match level.saturating_add(2).min(6) {
+                3 => "h3",
+                4 => "h4",
+                5 => "h5",
+                _ => "h6",
+            };
+            html! { <@{tag}>{ inlines(content) }</@> }
+        }
+        Block::List {
+            start: Some(n),
+            items,
+        } => html! {
+            <ol start={n.to_string()}>{ for items.iter().map(|i| html! { <li>{ narration(i) }</li> }) }</ol>
+        },
+        Block::List { start: None, items } => html! {
+            <ul>{ for items.iter().map(|i| html! { <li>{ narration(i) }</li> }) }</ul>
+        },
+        Block::Quote(inner) => html! { <blockquote>{ narration(inner) }</blockquote> },
+        Block::Code(text) => html! { <pre tabindex="0"><code>{ text }</code></pre> },
+        Block::Rule => html! { <hr /> },
+    }
+}
+
+fn inlines(items: &[Inline]) -> Html {
+    html! { <>{ for items.iter().map(inline) }</> }
+}
+
+fn inline(i: &Inline) -> Html {
+    match i {
+        Inline::Text(t) => html! { { t } },
+        Inline::Code(t) => html! { <code>{ t }</code> },
+        Inline::Emphasis(c) => html! { <em>{ inlines(c) }</em> },
+        Inline::Strong(c) => html! { <strong>{ inlines(c) }</strong> },
+        Inline::Link { href, content } => {
+            // A link that leaves the app opens with no access back to this page.
+            let external = href.starts_with("http:") || href.starts_with("https:");
+            html! {
+                <a href={href.clone()} rel={external.then_some("noopener noreferrer")}>{ inlines(content) }</a>
+            }
+        }
+        Inline::LineBreak => html! { <br /> },
+    }
+}
+
+/// The navigation between the app's views.
+pub fn nav(section: Section) -> Html {
+    let item = |s: Section, href: &'static str, id: &'static str, label: &'static str| {
+        html! {
+            <li><a id={id} href={href} aria-current={(section == s).then_some("page")}>{ label }</a></li>
+        }
+    };
+    html! {
+        <nav class="views" aria-label="Views">
+            <ul>
+                { item(Section::Lessons, "#/lessons", "nav-lessons", "Lessons") }
+                { item(Section::Sandbox, "#/sandbox", "nav-sandbox", "Sandbox") }
+                { item(Section::Facilitator, "#/facilitator", "nav-facilitator", "Facilitator") }
+            </ul>
+        </nav>
+    }
+}
+
+/// What a view shows while the course loads or when it could not be read.
+fn course_pending(state: &CourseState) -> Option<Html> {
+    match state {
+        CourseState::Ready(_) => None,
+        CourseState::Failed(why) => Some(html! {
+            <p id="course-error" class="errors has-errors" role="alert">
+                { format!("The lessons could not be loaded: {why}. The sandbox works without them.") }
+            </p>
+        }),
+        _ => Some(html! { <p class="loading" role="status">{ "Loading the lessons…" }</p> }),
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct CourseProps {
+    pub course: CourseState,
+    pub progress: Rc<Progress>,
+    /// The lesson files view (opening a file), drawn under the list.
+    #[prop_or_default]
+    pub children: Html,
+}
+
+/// The lessons in order, each with what the learner has done of it.
+#[function_component(CourseView)]
+pub fn course_view(p: &CourseProps) -> Html {
+    let list = match &p.course {
+        CourseState::Ready(c) => html! {
+            <ol id="course" class="lessons">
+                { for c.lessons.iter().map(|cl| {
+                    let l = &cl.lesson;
+                    let percent = p.progress.percent(l);
+                    let resume = p.progress.resume(l).map(|x| Route::place(&l.id, place_id(l, x)).to_hash())
+                        .unwrap_or_else(|| Route::Lesson { lesson: l.id.clone(), place: None }.to_hash());
+                    let started = percent > 0;
+                    let summary = p.progress.summary(l);
+                    let title_id = format!("lesson-{}-title", l.id);
+                    html! {
+                        <li class="lesson-card" data-lesson={l.id.clone()} aria-labelledby={title_id.clone()}>
+                            <h3 id={title_id.clone()}>
+                                <a href={Route::Lesson { lesson: l.id.clone(), place: None }.to_hash()}>{ &l.title }</a>
+                                if cl.origin == Origin::Opened { <span class="badge">{ " (your file)" }</span> }
+                            </h3>
+                            <p>{ &l.summary }</p>
+                            <p class="progress-text" id={format!("lesson-{}-progress", l.id)}>{ &summary }</p>
+                            <progress max="100" value={percent.to_string()} aria-labelledby={format!("lesson-{}-progress", l.id)}></progress>
+                            <a class="button" href={resume} aria-describedby={title_id}>{ if started { "Continue" } else { "Start" } }</a>
+                        </li>
+                    }
+                }) }
+            </ol>
+        },
+        other => course_pending(other).unwrap_or_default(),
+    };
+    html! {
+        <main class="course-page" id="main">
+            <h2 id="view-title" tabindex="-1">{ "Lessons" }</h2>
+            <p class="lead">{ "Each lesson walks through one part of the argument beside the live simulation. Your progress is kept in this browser." }</p>
+            { list }
+            { p.children.clone() }
+        </main>
+    }
+}
+
+#[derive(Properties)]
+pub struct LessonProps {
+    pub app: Rc<ui::App>,
+    pub dispatch: Dispatch,
+    pub width: u32,
+    pub timeline_box: NodeRef,
+    /// Opens the learner's current scenario in the sandbox.
+    pub on_sandbox: Callback<()>,
+    pub progress: Rc<Progress>,
+}
+
+impl PartialEq for LessonProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.app, &o.app)
+            && self.width == o.width
+            && self.timeline_box == o.timeline_box
+            && self.on_sandbox == o.on_sandbox
+            && Rc::ptr_eq(&self.progress, &o.progress)
+    }
+}
+
+/// The verdict's headline alone, with the figures folded under it: in a lesson the headline
+/// is what the step is about, and the figures are there for whoever wants them.
+#[function_component(Headline)]
+pub fn headline(p: &super::panels::OutcomeProps) -> Html {
+    let o: &Outcome = &p.outcome;
+    let broken = o.headline.starts_with("Exclusion broken");
+    html! {
+        <section class={classes!("panel", "verdict", "headline", if broken { "broken" } else { "holds" })} aria-labelledby="verdict-h">
+            <h2 id="verdict-h" class="visually-hidden">{ format!("Verdict for the whole run (seed {})", o.seed) }</h2>
+            <div id="verdict" role="status">
+                <p id="verdict-headline">{ &o.headline }</p>
+            </div>
+            <details class="figures">
+                <summary>{ format!("The figures (seed {})", o.seed) }</summary>
+                { count_items(&crate::ui::text::counts(&o.verdict)) }
+            </details>
+        </section>
+    }
+}
+
+fn lane_text(l: &LaneRef) -> String {
+    match l {
+        LaneRef::Client(n) => format!("client {n}"),
+        LaneRef::Service(n) => format!("service {n}"),
+        LaneRef::Resource(n) => format!("resource {n}"),
+    }
+}
+
+/// The most highlighted events marked over the timeline.
+const HIGHLIGHT_MARKS_MAX: usize = 60;
+
+/// A lesson at a step or an exercise: the narration beside the live run.
+#[function_component(LessonView)]
+pub fn lesson_view(p: &LessonProps) -> Html {
+    let app = &p.app;
+    let d = &p.dispatch;
+    let Some(run) = app.lesson.clone() else {
+        return html! { <main id="main"><p class="loading" role="status">{ "Opening the lesson…" }</p></main> };
+    };
+    let l = run.lesson();
+    let texts = run.texts();
+    let all = places(l);
+    let link = |x: Place| Route::place(&l.id, place_id(l, x)).to_hash();
+    let (kind, title, number, of) = match run.place {
+        Place::Step(k) => ("Step", l.steps[k].title.clone(), k + 1, l.steps.len()),
+        Place::Exercise(k) => ("Exercise", l.exercises[k].title.clone(), k + 1, l.exercises.len()),
+    };
+    let layout = &app.outcome.layout;
+    let width = p.width;
+    let window = app.window;
+
+    // What the step points at: lanes as bands and events as ticks over the timeline, and
+    // each cue's moment as a tick of its own (all drawn for the eye; the words are beside).
+    let (lanes, events, cue_ticks, watch) = match run.step() {
+        Some(step) => {
+            let h = &step.highlight;
+            let lanes: Vec<(u32, u32)> = layout
+                .lanes
+                .iter()
+                .enumerate()
+                .filter(|(_, lane)| match lane.kind {
+                    LaneKind::Client => h.client(&lane.label),
+                    LaneKind::Service => lane.label.strip_prefix("service ").is_some_and(|n| h.service(n)),
+                    LaneKind::Resource => h.resource(&lane.label),
+                    LaneKind::Faults => false,
+                })
+                .map(|(k, _)| lane_band(layout.lanes.len(), k))
+                .collect();
+            let events: Vec<f64> = run
+                .highlighted
+                .iter()
+                .filter_map(|&i| app.outcome.events.get(i))
+                .filter(|e| (window.from..=window.to).contains(&e.at))
+                .take(HIGHLIGHT_MARKS_MAX)
+                .map(|e| x_in(e.at, window, width))
+                .collect();
+            let cues: Vec<f64> = run
+                .marks
+                .iter()
+                .flatten()
+                .filter(|m| (window.from..=window.to).contains(&m.at))
+                .map(|m| x_in(m.at, window, width))
+                .collect();
+            let mut watch: Vec<String> = h.lanes.iter().map(lane_text).collect();
+            if h.overlaps {
+                watch.push("the overlaps".to_string());
+            }
+            (lanes, events, cues, watch)
+        }
+        None => (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+    };
+
+    let visible = run.visible_cues(app.time);
+    let cue_count = run.step().map_or(0, |s| s.cues.len());
+    let click = |action: Action| {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(action.clone()))
+    };
+    let on_sandbox = {
+        let cb = p.on_sandbox.clone();
+        Callback::from(move |_: MouseEvent| cb.emit(()))
+    };
+    let controls = run.controls().to_vec();
+    let height = timeline::height_of(layout.lanes.len());
+    let selected_at = app
+        .selected
+        .and_then(|i| app.outcome.events.get(i))
+        .map(|e| (e.at, layout.index.of(&e.what)));
+
+    let step_part = run.step().map(|step| {
+        let text = texts.steps.get(match run.place { Place::Step(k) => k, _ => 0 }).cloned().unwrap_or_default();
+        html! {
+            <>
+            if !step.assumptions.is_empty() {
+                <p class="assumptions"><strong>{ "Assuming " }</strong>{ step.assumptions.join("; ") }{ "." }</p>
+            }
+            <div class="narration">{ narration(&text.narration) }</div>
+            if !watch.is_empty() {
+                <p class="watch">{ format!("Marked on the timeline: {}.", watch.join(", ")) }</p>
+            }
+            if cue_count > 0 {
+                <section class="cues" aria-labelledby="cues-h">
+                    <h3 id="cues-h">{ format!("As the run plays ({} of {cue_count})", visible.len()) }</h3>
+                    <ol id="cues" aria-live="polite">
+                        { for visible.iter().map(|&k| html! {
+                            <li class="cue" data-cue={k.to_string()}>{ narration(text.cues.get(k).map(Vec::as_slice).unwrap_or(&[])) }</li>
+                        }) }
+                    </ol>
+                    if visible.len() < cue_count {
+                        <p class="hint">{ "Step or play forward: more appears as the playhead reaches each moment." }</p>
+                    }
+                </section>
+            }
+            if let Some(g) = &step.gate {
+                <section id="gate" class={classes!("gate", if run.gate == Some(true) { "met" } else { "waiting" })} aria-labelledby="gate-h">
+                    <h3 id="gate-h">{ "Your turn" }</h3>
+                    <p>{ &g.prompt }</p>
+                    <p id="gate-status" role="status">
+                        if run.gate == Some(true) {
+                            { format!("Done: {}", g.passed) }
+                        } else {
+                            { "Not yet: the run does not show it. Use the controls beside the timeline." }
+                        }
+                    </p>
+                </section>
+            }
+            </>
+        }
+    });
+
+    let exercise_part = run.exercise().map(|e| {
+        let k = match run.place { Place::Exercise(k) => k, _ => 0 };
+        let intro = texts.exercises.get(k).cloned().unwrap_or_default();
+        let attempt = run.attempt.clone();
+        let passed = attempt.as_ref().is_some_and(|a| a.grade.passed);
+        html! {
+            <section id="exercise" class="exercise" aria-labelledby="goal-h">
+                <h3 id="goal-h">{ "Goal" }</h3>
+                <p id="goal" class="goal">{ &e.goal }</p>
+                <div class="narration">{ narration(&intro) }</div>
+                <p class="hint">{ format!("Check runs the engine on seeds {} and every one must pass.", seeds_text(&e.seeds)) }</p>
+                <div class="buttons">
+                    <button id="check" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::Check))}>{ "Check" }</button>
+                    <button id="restart" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::Restart))}>{ "Start again" }</button>
+                </div>
+                <div id="result" role="status">
+                    if let Some(a) = &attempt {
+                        if a.grade.passed {
+                            <div class="success">
+                                <p id="success"><strong>{ "Solved. " }</strong>{ &a.message }</p>
+                                if let Some(code) = &a.code {
+                                    <p>
+                                        <label for="completion-code">{ "Your completion code (give it to your facilitator):" }</label>
+                                        <input id="completion-code" type="text" readonly=true value={code.clone()} />
+                                    </p>
+                                } else {
+                                    <p>{ "This attempt made too many changes to fit in a completion code; start again and make only the changes that matter." }</p>
+                                }
+                            </div>
+                        } else {
+                            <p id="try-again" class={classes!("not-yet", a.misconception.then_some("misconception"))}>{ &a.message }</p>
+                        }
+                    }
+                </div>
+                if !e.hints.is_empty() {
+                    <section class="hints" aria-labelledby="hints-h">
+                        <h3 id="hints-h">{ "Hints" }</h3>
+                        if run.hints > 0 {
+                            <ol id="hints">
+                                { for e.hints.iter().take(run.hints).enumerate().map(|(i, h)| html! {
+                                    <li id={format!("hint-{}", i + 1)}><strong>{ format!("Hint {} of {}: ", i + 1, e.hints.len()) }</strong>{ h }</li>
+                                }) }
+                            </ol>
+                        }
+                        if let Some(label) = run.next_hint_label() {
+                            <button id="hint" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::Hint))}>{ format!("Show {}", label.to_lowercase()) }</button>
+                        }
+                    </section>
+                }
+                <section class="solution" aria-labelledby="solution-h">
+                    <h3 id="solution-h">{ "Solution" }</h3>
+                    if run.solution {
+                        <div id="solution">
+                            <p>{ if passed { "Yours passed. One answer the author checked:" } else { "One answer the author checked:" } }</p>
+                            <ul>{ for e.solution.iter().map(|x| html! { <li><code>{ x.to_string() }</code></li> }) }</ul>
+                            if !e.alternatives.is_empty() {
+                                <p>{ "Other answers that pass:" }</p>
+                                <ul>{ for e.alternatives.iter().map(|a| html! { <li><code>{ a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code></li> }) }</ul>
+                            }
+                            if !e.explanation.is_empty() { <p>{ &e.explanation }</p> }
+                        </div>
+                    } else {
+                        <button id="show-solution" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::ShowSolution))}>{ "Show the solution" }</button>
+                    }
+                </section>
+            </section>
+        }
+    });
+
+    let pos = all.iter().position(|x| *x == run.place).unwrap_or(0);
+    html! {
+        <main class="lesson-page" id="main">
+            <section class="lesson-text" aria-labelledby="view-title">
+                <p class="crumbs">
+                    <a href="#/lessons">{ "Lessons" }</a>{ " › " }
+                    <a href={Route::Lesson { lesson: l.id.clone(), place: None }.to_hash()}>{ &l.title }</a>
+                </p>
+                <p class="where" id="place-of">{ format!("{kind} {number} of {of} · {} of {} in this lesson", pos + 1, all.len()) }</p>
+                <h2 id="view-title" tabindex="-1" data-place={run.id().to_string()}>{ &title }</h2>
+                <div id="narration">
+                    if pos == 0 && !texts.intro.is_empty() {
+                        <div class="intro">{ narration(&texts.intro) }</div>
+                    }
+                    { for step_part }
+                    { for exercise_part }
+                </div>
+                <nav class="step-nav" aria-label="Steps">
+                    if let Some(prev) = run.previous() {
+                        <a id="prev-step" class="button" href={link(prev)} rel="prev">{ "← Previous" }</a>
+                    }
+                    if let Some(next) = run.next() {
+                        if run.can_go_on() {
+                            <a id="next-step" class="button primary" href={link(next)} rel="next">{ "Next →" }</a>
+                        } else {
+                            <span id="next-step" class="button disabled" role="link" aria-disabled="true" aria-describedby="gate">{ "Next → (meet the goal first)" }</span>
+                        }
+                    } else {
+                        <a id="next-step" class="button" href="#/lessons">{ "Back to the lessons" }</a>
+                    }
+                    <button id="open-in-sandbox" type="button" onclick={on_sandbox}>{ "Open in sandbox" }</button>
+                </nav>
+                <p class="hint keys">{ "Keys: n and p for the next and previous step; ← and → to step through the run." }</p>
+            </section>
+            <section class="stage lesson-run" aria-label="The run">
+                <Headline outcome={Rc::clone(&app.outcome)} />
+                <div class="picture-row">
+                    <div class="timeline-frame">
+                        <div class="timeline-box" ref={p.timeline_box.clone()}>
+                            <Timeline id="timeline" title="Timeline of the run"
+                                layout={Rc::clone(&app.outcome.layout)} window={app.window} width={width}
+                                diff={None::<Rc<crate::ui::compare::Diff>>} divergence={None::<u64>} selected={app.selected}
+                                selected_at={selected_at} pinned={app.pinned}
+                                dispatch={d.clone()} />
+                            <div class="highlights" aria-hidden="true">
+                                { for lanes.iter().map(|(top, h)| html! {
+                                    <div class="hl-lane" style={format!("top:{top}px;height:{h}px")}></div>
+                                }) }
+                                { for events.iter().map(|x| html! {
+                                    <div class="hl-event" style={format!("left:{:.1}px;height:{height}px", x - 1.0)}></div>
+                                }) }
+                                { for cue_ticks.iter().map(|x| html! {
+                                    <div class="cue-tick" style={format!("left:{:.1}px", x - 5.0)}></div>
+                                }) }
+                            </div>
+                            <div class="playhead" aria-hidden="true"
+                                style={timeline::playhead_style(app.time, app.window, width)}></div>
+                        </div>
+                    </div>
+                </div>
+                <Playback app={Rc::clone(app)} dispatch={d.clone()} />
+                if controls.is_empty() {
+                    <p class="hint watched">{ "In this step the run is only watched: play it, step through it, or open it in the sandbox to change it." }</p>
+                } else {
+                    <Controls app={Rc::clone(app)} dispatch={d.clone()} allowed={Some(Rc::new(controls))} />
+                }
+                <Details app={Rc::clone(app)} dispatch={d.clone()} />
+                <details class="legend-fold">
+                    <summary>{ "Legend" }</summary>
+                    <Legend height={height} dispatch={d.clone()} />
+                </details>
+            </section>
+        </main>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct FacilitatorProps {
+    pub course: CourseState,
+}
+
+/// Every exercise as a handout, and the checker for completion codes.
+#[function_component(FacilitatorView)]
+pub fn facilitator_view(p: &FacilitatorProps) -> Html {
+    let codes = use_state(String::new);
+    let results = use_state(Vec::<CodeCheck>::new);
+    let base = gloo::utils::window()
+        .location()
+        .href()
+        .ok()
+        .map(|h| h.split('#').next().unwrap_or_default().to_string())
+        .unwrap_or_default();
+    let CourseState::Ready(course) = &p.course else {
+        return html! {
+            <main class="facilitator-page" id="main">
+                <h2 id="view-title" tabindex="-1">{ "For facilitators" }</h2>
+                { course_pending(&p.course).unwrap_or_default() }
+            </main>
+        };
+    };
+    let oninput = {
+        let codes = codes.clone();
+        Callback::from(move |e: InputEvent| codes.set(value_of(&e.into())))
+    };
+    let onverify = {
+        let codes = codes.clone();
+        let results = results.clone();
+        let course = Arc::clone(course);
+        Callback::from(move |_: MouseEvent| results.set(verify_codes(&course, &codes)))
+    };
+    let print = Callback::from(|_: MouseEvent| {
+        let _ = gloo::utils::window().print();
+    });
+    html! {
+        <main class="facilitator-page" id="main">
+            <h2 id="view-title" tabindex="-1">{ "For facilitators" }</h2>
+            <p class="lead no-print">{ "Every exercise of the course with its link, goal, hints and solution. Print this page for a handout; the print leaves out the navigation and the checker." }</p>
+            <p class="no-print"><button id="print" type="button" onclick={print}>{ "Print the handout" }</button></p>
+            <section id="codes-section" class="panel codes no-print" aria-labelledby="codes-h">
+                <h3 id="codes-h">{ "Check completion codes" }</h3>
+                <p>{ "Paste one or more codes (one a line). Each is re-run: it passes only if its changes really meet the goal on every seed." }</p>
+                <label for="codes">{ "Completion codes" }</label>
+                <textarea id="codes" rows="4" spellcheck="false" value={(*codes).clone()} {oninput} />
+                <p><button id="verify-codes" type="button" onclick={onverify}>{ "Verify" }</button></p>
+                <div role="status">
+                <ul id="code-results">
+                    { for results.iter().map(|r| html! {
+                        <li class={if r.verified { "verified" } else { "refused" }}>
+                            <code class="code">{ &r.code }</code>
+                            <p>{ &r.text }</p>
+                        </li>
+                    }) }
+                </ul>
+                </div>
+            </section>
+            { for course.lessons.iter().filter(|cl| !cl.lesson.exercises.is_empty()).map(|cl| {
+                let l = &cl.lesson;
+                html! {
+                    <section class="handout-lesson" aria-labelledby={format!("h-{}", l.id)}>
+                        <h3 id={format!("h-{}", l.id)}>{ &l.title }</h3>
+                        { for l.exercises.iter().map(|e| {
+                            let hash = Route::place(&l.id, &e.id).to_hash();
+                            html! {
+                                <article class="handout-exercise" data-exercise={e.id.clone()}>
+                                    <h4>{ &e.title }</h4>
+                                    <p class="link">{ "Link: " }<a href={hash.clone()}>{ format!("{base}{hash}") }</a></p>
+                                    <p><strong>{ "Goal: " }</strong>{ &e.goal }</p>
+                                    <p><strong>{ "Controls: " }</strong>{ e.controls.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ") }
+                                        { format!("; checked on seeds {}.", seeds_text(&e.seeds)) }</p>
+                                    if !e.hints.is_empty() {
+                                        <p><strong>{ "Hints, in order:" }</strong></p>
+                                        <ol class="hints">{ for e.hints.iter().map(|h| html! { <li>{ h }</li> }) }</ol>
+                                    }
+                                    <p><strong>{ "Solution: " }</strong><code>{ e.solution.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code></p>
+                                    { for e.alternatives.iter().map(|a| html! {
+                                        <p><strong>{ "Also passes: " }</strong><code>{ a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code></p>
+                                    }) }
+                                    if !e.explanation.is_empty() { <p>{ &e.explanation }</p> }
+                                    if !e.misconceptions.is_empty() {
+                                        <p><strong>{ "Wrong approaches the app recognises:" }</strong></p>
+                                        <ul>{ for e.misconceptions.iter().map(|m| html! {
+                                            <li><code>{ m.example.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code>{ ": " }{ &m.hint }</li>
+                                        }) }</ul>
+                                    }
+                                </article>
+                            }
+                        }) }
+                    </section>
+                }
+            }) }
+        </main>
+    }
+}
+
+/// The view for a fragment that names nothing.
+pub fn not_found(raw: &str) -> Html {
+    html! {
+        <main class="course-page" id="main">
+            <h2 id="view-title" tabindex="-1">{ "Nothing here" }</h2>
+            <p id="not-found">{ format!("The link \"#{raw}\" names no view or lesson of this app. ") }
+                <a href="#/lessons">{ "See the lessons" }</a>{ " or " }<a href="#/sandbox">{ "open the sandbox" }</a>{ "." }</p>
+        </main>
+    }
+}

@@ -1,0 +1,279 @@
+// The course in the browser: the course view, a lesson followed with the keyboard (cues that
+// follow the playhead, a gate passed by the learner's own run), an exercise solved through the
+// controls with its completion code verified in the facilitator view, deep links, the back
+// button, the first screen at 1280×800 and at 360 px, and axe on the new views.
+import { assert, assertEqual, until } from '../lib/harness.mjs';
+import { checkVerdictRegion } from '../lib/checks.mjs';
+import { axe } from './a11y.mjs';
+
+/** Opens a route and waits until its view has drawn (and, in a lesson, the place is shown). */
+async function openRoute(ctx, hash, place) {
+  await ctx.open(hash);
+  if (place) await waitPlace(ctx, place);
+  else await ctx.page.waitForSelector('#view-title');
+}
+
+async function waitPlace(ctx, place) {
+  await ctx.page.waitForSelector(`#view-title[data-place="${place}"]`, { timeout: 20000 });
+  await ctx.frames(2);
+}
+
+const cueCount = (ctx) => ctx.page.$$eval('#cues li', (ls) => ls.length);
+
+/** Where an element is, relative to the viewport. */
+function box(ctx, selector) {
+  return ctx.page.$eval(selector, (el) => {
+    const r = el.getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height };
+  });
+}
+
+async function solveExercise(ctx) {
+  await openRoute(ctx, '#/lessons/fencing/two-sources-one-table', 'two-sources-one-table');
+  await ctx.page.click('#protocol-online');
+  await ctx.page.selectOption('#protocol-online', 'single:old');
+  await until(async () => (await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
+  await ctx.page.click('#check');
+  await ctx.page.waitForSelector('#success', { timeout: 20000 });
+  return ctx.value('#completion-code');
+}
+
+export const tests = [
+  {
+    name: 'lessons::course_lists_every_lesson_with_its_progress',
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons');
+      await ctx.page.waitForSelector('#course li');
+      const cards = await ctx.page.$$eval('#course li.lesson-card', (ls) => ls.map((l) => l.dataset.lesson));
+      assert(cards.length >= 6, `the course lists ${cards.length} lessons`);
+      assertEqual(cards[0], 'two-orders', 'the first lesson');
+      const progress = await ctx.text('#lesson-two-orders-progress');
+      assert(/^0 of \d+ steps seen/.test(progress), `progress before any step: ${progress}`);
+      // Seeing a step is remembered, in local storage, across a reload.
+      await openRoute(ctx, '#/lessons/two-orders', 'one-service');
+      await openRoute(ctx, '#/lessons');
+      await ctx.page.waitForSelector('#course li');
+      const after = await ctx.text('#lesson-two-orders-progress');
+      assert(after.startsWith('1 of'), `progress after the first step: ${after}`);
+      const current = await ctx.attr('#nav-lessons', 'aria-current');
+      assertEqual(current, 'page', 'the navigation marks the lessons as the current view');
+    },
+  },
+  {
+    name: 'lessons::first_lesson_with_the_keyboard_cues_and_a_gate',
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons/two-orders', 'one-service');
+      await checkVerdictRegion(ctx);
+      // The first step is only watched: no controls are offered.
+      assert(!(await ctx.exists('#protocol-online')), 'a watched step offers no protocol control');
+      // Step through the run with the arrow key until the first cue appears at its event.
+      await ctx.page.focus('#timeline canvas').catch(() => ctx.blurToBody());
+      assertEqual(await cueCount(ctx), 0, 'cues shown at the start');
+      let steps = 0;
+      while ((await cueCount(ctx)) === 0 && steps < 400) {
+        await ctx.page.keyboard.press('ArrowRight');
+        steps += 1;
+      }
+      assert((await cueCount(ctx)) >= 1, `no cue appeared after ${steps} steps`);
+      ctx.note(`first cue after ${steps} event(s)`);
+      // Scrubbing back before its event takes it away again.
+      await ctx.page.click('#to-start');
+      await until(async () => (await cueCount(ctx)) === 0, 'the cue to go when the playhead goes back');
+      // And forward again brings it back.
+      await ctx.page.click('#to-end');
+      await until(async () => (await cueCount(ctx)) >= 1, 'the cues to come back at the end');
+
+      // n goes to the next step; its gate holds the lesson until the run meets it.
+      await ctx.blurToBody();
+      await ctx.page.keyboard.press('n');
+      await waitPlace(ctx, 'two-services');
+      assert(ctx.page.url().endsWith('#/lessons/two-orders/two-services'), `the address follows: ${ctx.page.url()}`);
+      assertEqual(await ctx.attr('#next-step', 'aria-disabled'), 'true', 'Next waits for the gate');
+      assert((await ctx.text('#gate-status')).startsWith('Not yet'), 'the gate is not met at the start');
+      await ctx.page.keyboard.press('n');
+      await ctx.frames(3);
+      assert(ctx.page.url().endsWith('/two-services'), 'n does not pass an unmet gate');
+      // Only the step's control is offered; changing it so that exclusion holds meets the gate.
+      assert(await ctx.exists('#protocol-online'), 'the step offers the online class protocol');
+      assert(!(await ctx.exists('#partition')), 'the step offers nothing else');
+      await ctx.page.selectOption('#protocol-online', 'single:old');
+      await until(async () => (await ctx.text('#gate-status')).startsWith('Done'), 'the gate to be met');
+      assert((await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run holds');
+      await ctx.blurToBody();
+      await ctx.page.keyboard.press('n');
+      await waitPlace(ctx, 'incomparable');
+      // p goes back one step.
+      await ctx.blurToBody();
+      await ctx.page.keyboard.press('p');
+      await waitPlace(ctx, 'two-services');
+    },
+  },
+  {
+    name: 'lessons::back_button_walks_back_through_the_steps',
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons/fencing', 'stale-write');
+      await ctx.page.click('#next-step');
+      await waitPlace(ctx, 'writes-only');
+      await ctx.page.click('#prev-step');
+      await waitPlace(ctx, 'stale-write');
+      await ctx.page.click('#next-step');
+      await waitPlace(ctx, 'writes-only');
+      await ctx.page.goBack();
+      await waitPlace(ctx, 'stale-write');
+      await ctx.page.goBack();
+      await waitPlace(ctx, 'writes-only');
+      await ctx.page.goBack();
+      await waitPlace(ctx, 'stale-write');
+      await ctx.page.goForward();
+      await waitPlace(ctx, 'writes-only');
+    },
+  },
+  {
+    name: 'lessons::deep_link_to_a_middle_step',
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons/fencing/every-access', 'every-access');
+      const where = await ctx.text('#place-of');
+      assert(where.startsWith('Step 3 of'), `the place: ${where}`);
+      assert(await ctx.exists('#prev-step'), 'a middle step has a previous step');
+      await checkVerdictRegion(ctx);
+      // An unknown step says so rather than showing another.
+      await openRoute(ctx, '#/lessons/fencing/no-such-step');
+      await ctx.page.waitForSelector('#not-found');
+    },
+  },
+  {
+    name: 'lessons::exercise_hints_misconception_success_and_verified_code',
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons/fencing/two-sources-one-table', 'two-sources-one-table');
+      // The start does not pass.
+      await ctx.page.click('#check');
+      await ctx.page.waitForSelector('#try-again');
+      // Hints one at a time, with their count.
+      const first = await ctx.text('#hint');
+      assert(/hint 1 of \d/.test(first), `the hint button: ${first}`);
+      await ctx.page.click('#hint');
+      await ctx.page.waitForSelector('#hint-1');
+      assert(/hint 2 of \d/.test(await ctx.text('#hint')), 'the next hint is counted');
+      // A named wrong approach gets its own hint.
+      await ctx.page.selectOption('#fencing-orders', 'any_source');
+      await until(async () => !(await ctx.exists('#try-again')), 'the old check to go stale');
+      await ctx.page.click('#check');
+      await ctx.page.waitForSelector('#try-again.misconception');
+      const hint = await ctx.text('#try-again');
+      assert(hint.includes('unrelated counters'), `the misconception's hint: ${hint}`);
+      // Solving it through the controls.
+      await ctx.page.selectOption('#fencing-orders', 'off');
+      await ctx.page.selectOption('#protocol-online', 'single:old');
+      await until(async () => (await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
+      await ctx.page.click('#check');
+      await ctx.page.waitForSelector('#success', { timeout: 20000 });
+      assert((await ctx.text('#success')).includes('one source of order'), 'the success message');
+      assert(await ctx.exists('#solution'), 'the solution is shown once solved');
+      const code = await ctx.value('#completion-code');
+      assert(code.startsWith('LS1.'), `the completion code: ${code}`);
+
+      // The facilitator pastes it and sees it verified; a damaged one is refused.
+      await openRoute(ctx, '#/facilitator');
+      await ctx.page.waitForSelector('#codes');
+      const damaged = code.slice(0, -1) + (code.endsWith('0') ? '1' : '0');
+      await ctx.page.fill('#codes', `${code}\n${damaged}`);
+      await ctx.page.click('#verify-codes');
+      await ctx.page.waitForSelector('#code-results li.verified', { timeout: 20000 });
+      const results = await ctx.page.$$eval('#code-results li', (ls) => ls.map((l) => l.className));
+      assertEqual(JSON.stringify(results), JSON.stringify(['verified', 'refused']), 'the two codes');
+      assert((await ctx.text('#code-results li.verified')).includes('Verified'), 'the verified line');
+      // The handout lists the exercise with its link.
+      const link = await ctx.attr('[data-exercise="two-sources-one-table"] .link a', 'href');
+      assertEqual(link, '#/lessons/fencing/two-sources-one-table', 'the exercise link');
+    },
+  },
+  {
+    name: 'lessons::open_in_sandbox_keeps_the_learners_scenario',
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons/two-orders/two-services', 'two-services');
+      await ctx.page.selectOption('#protocol-online', 'single:old');
+      await until(async () => (await ctx.text('#gate-status')).startsWith('Done'), 'the gate to be met');
+      const headline = await ctx.text('#verdict-headline');
+      await ctx.page.click('#open-in-sandbox');
+      await ctx.page.waitForSelector('#editor');
+      await until(async () => (await ctx.text('#verdict-headline')) === headline, 'the sandbox to run the same scenario');
+      assert(ctx.page.url().endsWith('#/sandbox'), `the address: ${ctx.page.url()}`);
+    },
+  },
+  {
+    name: 'layout::lesson_first_screen_at_1280x800',
+    viewport: { width: 1280, height: 800 },
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons/fencing/writes-only', 'writes-only');
+      for (const sel of ['#narration', '#verdict-headline', '#timeline']) {
+        const b = await box(ctx, sel);
+        assert(b.top >= 0 && b.top < 800, `${sel} starts at ${b.top}, not on the first screen`);
+      }
+      const h = await box(ctx, '#verdict-headline');
+      assert(h.bottom <= 800, `the headline ends at ${h.bottom}`);
+      const t = await box(ctx, '#timeline');
+      assert(t.bottom <= 800, `the timeline ends at ${t.bottom}, below the first screen`);
+      const scrolled = await ctx.page.evaluate(() => window.scrollY);
+      assertEqual(scrolled, 0, 'the page has not scrolled');
+    },
+  },
+  {
+    name: 'layout::lesson_stacks_at_360px',
+    viewport: { width: 360, height: 800 },
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons/fencing/writes-only', 'writes-only');
+      const n = await box(ctx, '#narration');
+      const h = await box(ctx, '#verdict-headline');
+      const t = await box(ctx, '#timeline');
+      assert(n.top < h.top && h.top < t.top, `order: narration ${n.top}, headline ${h.top}, timeline ${t.top}`);
+      assert(n.bottom <= h.top + 1, 'the narration comes before the headline, not beside it');
+      const sideways = await ctx.page.evaluate(() => {
+        const se = document.scrollingElement || document.documentElement;
+        return se.scrollWidth - se.clientWidth;
+      });
+      assert(sideways <= 1, `the page scrolls sideways by ${sideways}px at 360 px`);
+    },
+  },
+  {
+    name: 'layout::sandbox_first_screen_at_1280x800',
+    viewport: { width: 1280, height: 800 },
+    async run(ctx) {
+      await ctx.open('#/sandbox');
+      await ctx.page.waitForSelector('#timeline');
+      await checkVerdictRegion(ctx);
+      const h = await box(ctx, '#verdict-headline');
+      assert(h.top >= 0 && h.bottom <= 800, `the headline is at ${h.top}..${h.bottom}`);
+      const t = await box(ctx, '#timeline');
+      assert(t.top < 800 && t.bottom <= 800, `the timeline is at ${t.top}..${t.bottom}, not within the first screen`);
+    },
+  },
+  {
+    name: 'a11y::course_view',
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons');
+      await ctx.page.waitForSelector('#course li');
+      await axe(ctx, 'course view');
+    },
+  },
+  {
+    name: 'a11y::lesson_view',
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons/two-orders/two-services', 'two-services');
+      await axe(ctx, 'lesson view');
+      await openRoute(ctx, '#/lessons/fencing/two-sources-one-table', 'two-sources-one-table');
+      await ctx.page.click('#hint');
+      await ctx.page.click('#check');
+      await ctx.page.waitForSelector('#try-again');
+      await axe(ctx, 'exercise view');
+    },
+  },
+  {
+    name: 'a11y::facilitator_view',
+    async run(ctx) {
+      await solveExercise(ctx);
+      await openRoute(ctx, '#/facilitator');
+      await ctx.page.waitForSelector('.handout-exercise');
+      await axe(ctx, 'facilitator view');
+    },
+  },
+];

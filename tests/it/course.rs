@@ -1,0 +1,410 @@
+//! The course in the app, natively: the router, the compact lesson form the page loads, and the
+//! lesson view's state (places and their order, allowed controls, cues as a function of the
+//! playhead, gates judged from the run, exercises with hints, misconceptions and completion
+//! codes, progress).
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use expect_test::expect_file;
+use lockstep::lesson::{self, code, wire};
+use lockstep::ui::course::{neighbour, places, Course, LessonAction, Place, Progress};
+use lockstep::ui::route::{is_id, Route, Section};
+use lockstep::ui::toggles::Toggle;
+use lockstep::ui::{Action, App};
+
+/// The course as the page builds it: the shipped lessons through the compact form.
+fn course() -> Arc<Course> {
+    let json = wire::course_json(&lesson::builtin::lessons());
+    let loaded = wire::read_course(&json).expect("the course file reads back");
+    Arc::new(Course::new(loaded, Vec::new()))
+}
+
+fn open(course: &Arc<Course>, lesson: &str, place: &str) -> App {
+    let (index, place) = course.find(lesson, Some(place)).expect("the place exists");
+    App::open("01-two-services.toml").reduce(Action::Lesson(LessonAction::Open {
+        course: Arc::clone(course),
+        index,
+        place,
+    }))
+}
+
+fn protocol(class: &str, choice: &str) -> Action {
+    Action::Toggle(Toggle::Protocol {
+        class: class.into(),
+        choice: choice.into(),
+    })
+}
+
+#[test]
+fn the_shipped_course_file_is_the_lessons_in_compact_form() {
+    // The page fetches this file instead of parsing Markdown. Regenerate it after changing a
+    // lesson with: UPDATE_EXPECT=1 cargo test --test it course
+    expect_file!["../../static/lessons.json"]
+        .assert_eq(&wire::course_json(&lesson::builtin::lessons()));
+}
+
+#[test]
+fn the_compact_form_keeps_everything_the_app_uses() {
+    let lessons = lesson::builtin::lessons();
+    let c = course();
+    assert_eq!(c.lessons.len(), lessons.len());
+    for (a, b) in lessons.iter().zip(&c.lessons) {
+        let b = &b.lesson;
+        assert_eq!((&a.id, &a.title, a.order), (&b.id, &b.title, b.order));
+        assert_eq!(a.steps.len(), b.steps.len());
+        for (x, y) in a.steps.iter().zip(&b.steps) {
+            assert_eq!(x.scenario, y.scenario, "{}/{}", a.id, x.id);
+            assert_eq!(x.controls, y.controls);
+            assert_eq!(x.highlight, y.highlight);
+            assert_eq!(x.cues, y.cues);
+            let texts = |c: &[lesson::Claim]| c.iter().map(|c| c.text.clone()).collect::<Vec<_>>();
+            assert_eq!(texts(&x.claims), texts(&y.claims));
+            assert_eq!(
+                x.gate.as_ref().map(|g| (texts(&g.when), &g.intended)),
+                y.gate.as_ref().map(|g| (texts(&g.when), &g.intended))
+            );
+        }
+        for (x, y) in a.exercises.iter().zip(&b.exercises) {
+            assert_eq!(x.scenario, y.scenario);
+            let texts = |c: &[lesson::Claim]| c.iter().map(|c| c.text.clone()).collect::<Vec<_>>();
+            assert_eq!(
+                (texts(&x.check), &x.solution, &x.seeds),
+                (texts(&y.check), &y.solution, &y.seeds)
+            );
+            assert_eq!(x.misconceptions.len(), y.misconceptions.len());
+            for (m, n) in x.misconceptions.iter().zip(&y.misconceptions) {
+                assert_eq!(
+                    (&m.when, &m.example, &m.hint),
+                    (&n.when, &n.example, &n.hint)
+                );
+            }
+        }
+    }
+    let narrated = &c.lessons[0].steps[0].narration;
+    assert!(
+        !narrated.is_empty(),
+        "the first step's narration is rendered"
+    );
+}
+
+#[test]
+fn a_damaged_course_file_is_refused_with_its_reason() {
+    let json = wire::course_json(&lesson::builtin::lessons());
+    let bad = json.replacen("\"exclusion broken\"", "\"exclusion shattered\"", 1);
+    let e = wire::read_course(&bad).unwrap_err();
+    assert!(e.contains("exclusion shattered"), "{e}");
+    let other = json.replacen("\"version\": 1", "\"version\": 9", 1);
+    assert!(wire::read_course(&other).unwrap_err().contains("version 9"));
+    assert!(wire::read_course("{").is_err());
+}
+
+#[test]
+fn routes_round_trip() {
+    let routes = [
+        Route::Sandbox,
+        Route::Course,
+        Route::Facilitator,
+        Route::Lesson {
+            lesson: "fencing".into(),
+            place: None,
+        },
+        Route::place("fencing", "stale-write"),
+        Route::place("two_orders-1", "a"),
+    ];
+    for r in routes {
+        assert_eq!(Route::parse(&r.to_hash()), r, "{}", r.to_hash());
+    }
+    assert_eq!(
+        Route::parse("#/lessons/fencing/stale-write").to_hash(),
+        "#/lessons/fencing/stale-write"
+    );
+}
+
+#[test]
+fn fragments_people_write_name_the_same_views() {
+    for empty in ["", "#", "#/", "/"] {
+        assert_eq!(Route::parse(empty), Route::Sandbox, "{empty:?}");
+    }
+    assert_eq!(Route::parse("#/sandbox/"), Route::Sandbox);
+    assert_eq!(Route::parse("#/lessons/"), Route::Course);
+    assert_eq!(Route::parse("lessons"), Route::Course);
+    assert_eq!(
+        Route::parse("#/lessons/fencing?from=slides"),
+        Route::Lesson {
+            lesson: "fencing".into(),
+            place: None
+        }
+    );
+    assert_eq!(
+        Route::parse("#/facilitator").section(),
+        Section::Facilitator
+    );
+    assert_eq!(Route::parse("#/lessons/x/y").section(), Section::Lessons);
+}
+
+#[test]
+fn unknown_routes_are_not_found() {
+    for bad in [
+        "#/nowhere",
+        "#/lessons/fencing/stale-write/extra",
+        "#/lessons/fen cing",
+        "#/lessons/<script>",
+        "#/lessons//x",
+        "#/facilitator/x",
+        "#/sandbox/x",
+    ] {
+        assert!(matches!(Route::parse(bad), Route::NotFound(_)), "{bad}");
+    }
+    assert!(matches!(
+        Route::parse(&format!("#/lessons/{}", "a".repeat(41))),
+        Route::NotFound(_)
+    ));
+    assert!(matches!(
+        Route::parse(&"#/".repeat(5000)),
+        Route::NotFound(_)
+    ));
+    assert_eq!(Route::parse("#/nowhere").to_hash(), "#/nowhere");
+    assert!(is_id("stale-write") && is_id("a_1") && !is_id("") && !is_id("a.b"));
+}
+
+#[test]
+fn a_lesson_link_opens_its_first_step_and_places_go_in_order() {
+    let c = course();
+    let (i, p) = c.find("fencing", None).unwrap();
+    assert_eq!(p, Place::Step(0));
+    let l = &c.lessons[i].lesson;
+    let all = places(l);
+    assert_eq!(all.len(), l.steps.len() + l.exercises.len());
+    assert_eq!(all.last(), Some(&Place::Exercise(l.exercises.len() - 1)));
+    assert_eq!(neighbour(l, Place::Step(0), false), None);
+    assert_eq!(neighbour(l, Place::Step(0), true), Some(Place::Step(1)));
+    assert_eq!(
+        neighbour(l, Place::Step(l.steps.len() - 1), true),
+        Some(Place::Exercise(0))
+    );
+    assert_eq!(neighbour(l, *all.last().unwrap(), true), None);
+    assert_eq!(
+        c.find("fencing", Some("two-sources-one-table")),
+        Some((i, Place::Exercise(0)))
+    );
+    assert_eq!(c.find("fencing", Some("nope")), None);
+    assert_eq!(c.find("nope", None), None);
+}
+
+#[test]
+fn a_step_runs_its_own_scenario_and_offers_only_its_controls() {
+    let c = course();
+    let app = open(&c, "two-orders", "two-services");
+    let run = app.lesson.clone().unwrap();
+    assert_eq!(app.scenario, run.step().unwrap().scenario);
+    assert!(run.allows(&Toggle::Protocol {
+        class: "online".into(),
+        choice: "single:old".into()
+    }));
+    assert!(!run.allows(&Toggle::Partition(true)));
+    // A toggle of a control the step does not offer changes nothing.
+    let same = app.reduce(Action::Toggle(Toggle::Seed(99)));
+    assert!(Rc::ptr_eq(&same.outcome, &app.outcome));
+    assert!(same.lesson.as_ref().unwrap().edits.is_empty());
+    // A step with no controls is only watched.
+    let watched = open(&c, "two-orders", "one-service");
+    assert!(watched.lesson.as_ref().unwrap().controls().is_empty());
+    let still = watched.reduce(protocol("online", "single:new"));
+    assert_eq!(still.scenario, watched.scenario);
+}
+
+#[test]
+fn cues_follow_the_playhead_both_ways() {
+    let c = course();
+    let app = open(&c, "fencing", "stale-write");
+    let run = app.lesson.clone().unwrap();
+    let step = run.step().unwrap();
+    assert!(!step.cues.is_empty());
+    assert!(run.visible_cues(0).is_empty() || run.marks.iter().flatten().any(|m| m.at == 0));
+    let first = run.marks[0].expect("the first cue's event happens");
+    // Just before its event the cue is hidden; at it, shown; back before it, hidden again.
+    let before = app.reduce(Action::Seek(first.at - 1));
+    assert!(!before
+        .lesson
+        .as_ref()
+        .unwrap()
+        .visible_cues(before.time)
+        .contains(&0));
+    let at = before.reduce(Action::Seek(first.at));
+    assert!(at
+        .lesson
+        .as_ref()
+        .unwrap()
+        .visible_cues(at.time)
+        .contains(&0));
+    let back = at.reduce(Action::ToStart);
+    assert!(!back
+        .lesson
+        .as_ref()
+        .unwrap()
+        .visible_cues(back.time)
+        .contains(&0));
+    let end = back.reduce(Action::ToEnd);
+    assert_eq!(
+        end.lesson.as_ref().unwrap().visible_cues(end.time).len(),
+        step.cues.len(),
+        "every cue of the step is shown at the end of its run"
+    );
+    // Cues come in the order of their events.
+    let shown = end.lesson.as_ref().unwrap().visible_cues(end.time);
+    let times: Vec<u64> = shown.iter().map(|&k| run.marks[k].unwrap().at).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    // The step's highlights are trace events of the run shown.
+    assert!(run
+        .highlighted
+        .iter()
+        .all(|&i| i < app.outcome.events.len()));
+}
+
+#[test]
+fn a_gate_is_judged_from_the_run_not_from_the_control_used() {
+    let c = course();
+    let app = open(&c, "two-orders", "two-services");
+    let run = app.lesson.clone().unwrap();
+    assert_eq!(
+        run.gate,
+        Some(false),
+        "the gate is not met at the step's start"
+    );
+    assert!(!run.can_go_on());
+    let met = app.reduce(protocol("online", "single:old"));
+    let r = met.lesson.clone().unwrap();
+    assert_eq!(r.gate, Some(true));
+    assert!(r.can_go_on());
+    assert_eq!(r.edits.len(), 1);
+    assert_eq!(r.edits[0].to_string(), "protocol online single:old");
+    // Undoing the change closes the gate again: it follows the run, whatever was clicked.
+    let undone = met.reduce(protocol("online", "single:new"));
+    assert_eq!(undone.lesson.as_ref().unwrap().gate, Some(false));
+    let step = r.step().unwrap();
+    let gate = step.gate.as_ref().unwrap();
+    assert_eq!(r.gate, Some(gate.met(&met.scenario, &met.outcome.verdict)));
+    // A step without a gate never waits.
+    let free = open(&c, "two-orders", "one-service");
+    assert_eq!(free.lesson.as_ref().unwrap().gate, None);
+    assert!(free.lesson.as_ref().unwrap().can_go_on());
+}
+
+#[test]
+fn an_exercise_gives_hints_one_at_a_time_and_recognises_a_misconception() {
+    let c = course();
+    let app = open(&c, "fencing", "two-sources-one-table");
+    let run = app.lesson.clone().unwrap();
+    let e = run.exercise().unwrap().clone();
+    assert_eq!(
+        run.next_hint_label().as_deref(),
+        Some(format!("Hint 1 of {}", e.hints.len()).as_str())
+    );
+    let one = app.reduce(Action::Lesson(LessonAction::Hint));
+    assert_eq!(one.lesson.as_ref().unwrap().hints, 1);
+    assert_eq!(
+        one.lesson.as_ref().unwrap().next_hint_label().as_deref(),
+        Some(format!("Hint 2 of {}", e.hints.len()).as_str())
+    );
+    let mut all = one.clone();
+    for _ in 0..10 {
+        all = all.reduce(Action::Lesson(LessonAction::Hint));
+    }
+    assert_eq!(all.lesson.as_ref().unwrap().hints, e.hints.len());
+    assert_eq!(all.lesson.as_ref().unwrap().next_hint_label(), None);
+
+    // The start fails, with what the run showed.
+    let checked = app.reduce(Action::Lesson(LessonAction::Check));
+    let a = checked.lesson.as_ref().unwrap().attempt.clone().unwrap();
+    assert!(!a.grade.passed && !a.misconception && a.code.is_none());
+    assert!(a.message.starts_with("Not yet"), "{}", a.message);
+
+    // A known wrong approach gets its own hint, not a generic one.
+    let wrong = app
+        .reduce(Action::Toggle(Toggle::Fencing {
+            resource: "orders".into(),
+            mode: lockstep::scenario::Fencing::AnySource,
+            checks: app.scenario.resources[0].fencing_checks,
+        }))
+        .reduce(Action::Lesson(LessonAction::Check));
+    let a = wrong.lesson.as_ref().unwrap().attempt.clone().unwrap();
+    assert!(!a.grade.passed && a.misconception);
+    assert_eq!(a.message, e.misconceptions[0].hint);
+    // A new run makes the check stale.
+    let moved = wrong.reduce(Action::Toggle(Toggle::Fencing {
+        resource: "orders".into(),
+        mode: lockstep::scenario::Fencing::Off,
+        checks: app.scenario.resources[0].fencing_checks,
+    }));
+    assert!(moved.lesson.as_ref().unwrap().attempt.is_none());
+}
+
+#[test]
+fn solving_an_exercise_gives_a_code_the_facilitator_verifies() {
+    let c = course();
+    let app = open(&c, "fencing", "two-sources-one-table");
+    let e = app.lesson.as_ref().unwrap().exercise().unwrap().clone();
+    let solved = app
+        .reduce(protocol("online", "single:old"))
+        .reduce(Action::Lesson(LessonAction::Check));
+    let run = solved.lesson.clone().unwrap();
+    let a = run.attempt.clone().unwrap();
+    assert!(a.grade.passed, "{:?}", a.grade.failures);
+    assert_eq!(a.message, e.success);
+    assert!(run.solution, "the solution is shown once solved");
+    let code = a.code.expect("a code on success");
+    assert!(code.starts_with("LS1."));
+    let v = code::verify(&c.plain(), &code).expect("the code verifies");
+    assert_eq!(v.completion.exercise, e.id);
+    assert_eq!(v.completion.edits, run.edits);
+    // The same code against a course whose exercise changed its seeds is refused.
+    assert!(code::verify(&c.plain(), &code.replace("LS1.", "LS1.x")).is_err());
+
+    // Progress records the place, the solution and its code.
+    let p = Progress::default().record(&run);
+    let l = run.lesson();
+    assert!(
+        p.summary(l).contains("1 of 1 exercise solved"),
+        "{}",
+        p.summary(l)
+    );
+    assert_eq!(p.lessons[&l.id].solved[&e.id], code);
+    let back = Progress::read(Some(&p.to_json()));
+    assert_eq!(back, p);
+    assert_eq!(Progress::read(Some("not json")), Progress::default());
+
+    // Restarting brings back the exercise's own start.
+    let again = solved.reduce(Action::Lesson(LessonAction::Restart));
+    assert_eq!(again.scenario, e.scenario);
+    assert!(again.lesson.as_ref().unwrap().edits.is_empty());
+}
+
+#[test]
+fn progress_says_where_to_resume() {
+    let c = course();
+    let l = &c.lessons[0].lesson;
+    let p = Progress::default();
+    assert_eq!(p.resume(l), Some(Place::Step(0)));
+    assert_eq!(p.percent(l), 0);
+    let app = open(&c, &l.id, &l.steps[0].id);
+    let p = p.record(app.lesson.as_ref().unwrap());
+    assert_eq!(p.resume(l), Some(Place::Step(1)));
+    assert!(p.percent(l) > 0);
+    assert!(p
+        .summary(l)
+        .starts_with(&format!("1 of {} steps seen", l.steps.len())));
+}
+
+#[test]
+fn an_opened_lesson_replaces_a_shipped_one_of_the_same_id() {
+    let json = wire::course_json(&lesson::builtin::lessons());
+    let shipped = wire::read_course(&json).unwrap();
+    let mut changed = shipped[0].clone();
+    changed.lesson.title = "Changed".into();
+    let c = Course::new(shipped.clone(), vec![changed]);
+    assert_eq!(c.lessons.len(), shipped.len());
+    let i = c.index(&shipped[0].lesson.id).unwrap();
+    assert_eq!(c.lessons[i].lesson.title, "Changed");
+    assert_eq!(c.lessons[i].origin, lockstep::ui::course::Origin::Opened);
+}
