@@ -242,7 +242,12 @@ pub fn lesson_view(p: &LessonProps) -> Html {
     let link = |x: Place| Route::place(&l.id, place_id(l, x)).to_hash();
     let (kind, title, number, of) = match run.place {
         Place::Step(k) => ("Step", l.steps[k].title.clone(), k + 1, l.steps.len()),
-        Place::Exercise(k) => ("Exercise", l.exercises[k].title.clone(), k + 1, l.exercises.len()),
+        Place::Exercise(k) => (
+            "Exercise",
+            l.exercises[k].title.clone(),
+            k + 1,
+            l.exercises.len(),
+        ),
     };
     let layout = &app.outcome.layout;
     let width = p.width;
@@ -259,7 +264,10 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 .enumerate()
                 .filter(|(_, lane)| match lane.kind {
                     LaneKind::Client => h.client(&lane.label),
-                    LaneKind::Service => lane.label.strip_prefix("service ").is_some_and(|n| h.service(n)),
+                    LaneKind::Service => lane
+                        .label
+                        .strip_prefix("service ")
+                        .is_some_and(|n| h.service(n)),
                     LaneKind::Resource => h.resource(&lane.label),
                     LaneKind::Faults => false,
                 })

@@ -158,7 +158,13 @@ async fn fetch_text(url: &str) -> Result<String, String> {
 }
 
 fn read_progress() -> Progress {
-    Progress::read(LocalStorage::raw().get_item(PROGRESS_KEY).ok().flatten().as_deref())
+    Progress::read(
+        LocalStorage::raw()
+            .get_item(PROGRESS_KEY)
+            .ok()
+            .flatten()
+            .as_deref(),
+    )
 }
 
 /// The title of the browser tab for a view.
@@ -181,8 +187,7 @@ pub fn root() -> Html {
     let timeline_box = use_node_ref();
     // Where "n" and "p" go in the lesson shown: read by the key listener, which outlives
     // renders.
-    let neighbours: Rc<RefCell<(Option<Route>, Option<Route>)>> =
-        use_mut_ref(|| (None, None));
+    let neighbours: Rc<RefCell<(Option<Route>, Option<Route>)>> = use_mut_ref(|| (None, None));
 
     // Follow the address bar: links, Back and Forward all change the fragment.
     {
@@ -206,7 +211,9 @@ pub fn root() -> Html {
                         .await
                         .and_then(|json| wire::read_course(&json));
                     course.set(match loaded {
-                        Ok(lessons) => CourseState::Ready(Arc::new(Course::new(lessons, Vec::new()))),
+                        Ok(lessons) => {
+                            CourseState::Ready(Arc::new(Course::new(lessons, Vec::new())))
+                        }
                         Err(e) => CourseState::Failed(e),
                     });
                 });
@@ -217,17 +224,20 @@ pub fn root() -> Html {
     // Open the lesson the address names once the course is there.
     {
         let dispatch = lesson.dispatcher();
-        use_effect_with(((*route).clone(), (*course).clone()), move |(route, course)| {
-            if let (Route::Lesson { lesson, place }, CourseState::Ready(c)) = (route, course) {
-                if let Some((index, place)) = c.find(lesson, place.as_deref()) {
-                    dispatch.dispatch(Action::Lesson(LessonAction::Open {
-                        course: Arc::clone(c),
-                        index,
-                        place,
-                    }));
+        use_effect_with(
+            ((*route).clone(), (*course).clone()),
+            move |(route, course)| {
+                if let (Route::Lesson { lesson, place }, CourseState::Ready(c)) = (route, course) {
+                    if let Some((index, place)) = c.find(lesson, place.as_deref()) {
+                        dispatch.dispatch(Action::Lesson(LessonAction::Open {
+                            course: Arc::clone(c),
+                            index,
+                            place,
+                        }));
+                    }
                 }
-            }
-        });
+            },
+        );
     }
 
     // Record what the learner has seen, met and solved.
@@ -275,7 +285,10 @@ pub fn root() -> Html {
     // The view's heading takes focus when the view or the step changes (not on the first
     // load), so a keyboard or screen reader user starts reading at the new content.
     {
-        let place = lesson.lesson.as_ref().map(|r| (r.lesson().id.clone(), r.id().to_string()));
+        let place = lesson
+            .lesson
+            .as_ref()
+            .map(|r| (r.lesson().id.clone(), r.id().to_string()));
         let first = use_mut_ref(|| true);
         use_effect_with((section, place, (*route).clone()), move |_| {
             if std::mem::take(&mut *first.borrow_mut()) {
@@ -416,9 +429,10 @@ pub fn root() -> Html {
                 CourseState::Ready(c) => Some(c.find(id, place.as_deref()).is_some()),
                 _ => None,
             };
-            let shown = lesson.lesson.as_ref().filter(|r| {
-                r.lesson().id == *id && place.as_ref().is_none_or(|p| r.id() == p)
-            });
+            let shown = lesson
+                .lesson
+                .as_ref()
+                .filter(|r| r.lesson().id == *id && place.as_ref().is_none_or(|p| r.id() == p));
             match (found, shown) {
                 (Some(false), _) => {
                     set_title("Not found");
@@ -457,7 +471,9 @@ pub fn root() -> Html {
                         <main id="main"><p id="course-error" class="errors has-errors" role="alert">
                             { format!("The lessons could not be loaded: {why}.") }</p></main>
                     },
-                    _ => html! { <main id="main"><p class="loading" role="status">{ "Opening the lesson…" }</p></main> },
+                    _ => {
+                        html! { <main id="main"><p class="loading" role="status">{ "Opening the lesson…" }</p></main> }
+                    }
                 },
             }
         }
@@ -526,7 +542,11 @@ fn playback_key(event: &web_sys::KeyboardEvent, dispatch: &Dispatch) {
 }
 
 /// The sandbox: every control, the whole verdict, the run in detail and the editor.
-fn sandbox_view(app: &UseReducerHandle<ui::App>, timeline_width: u32, timeline_box: &NodeRef) -> Html {
+fn sandbox_view(
+    app: &UseReducerHandle<ui::App>,
+    timeline_width: u32,
+    timeline_box: &NodeRef,
+) -> Html {
     let dispatch = app.dispatcher();
     let layout = &app.outcome.layout;
     let selected_at = app

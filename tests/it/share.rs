@@ -446,3 +446,79 @@ mod embed {
         assert!(!snippet.contains("allow-same-origin"));
     }
 }
+
+mod app {
+    use lockstep::ui::share::Link;
+    use lockstep::ui::{Action, App};
+
+    #[test]
+    fn opening_a_link_shows_the_same_run_and_is_not_saved_until_changed() {
+        let start = App::open("05-fencing.toml");
+        let made = start
+            .reduce(Action::NewSeed)
+            .reduce(Action::Zoom(3))
+            .reduce(Action::OwnOrder(true));
+        let made = made.reduce(Action::Seek(made.outcome.end / 2));
+        let link = made.link();
+        let opened = App::open("01-two-services.toml").reduce(Action::OpenLink(
+            Link::from_fragment(&link.to_fragment()).unwrap(),
+        ));
+        assert_eq!(opened.scenario, made.scenario);
+        assert_eq!(opened.outcome.events, made.outcome.events);
+        assert_eq!(
+            (opened.zoom, opened.own_order, opened.time),
+            (3, true, made.time)
+        );
+        assert_eq!(
+            opened.notice, None,
+            "same version, same run: nothing to say"
+        );
+        assert!(
+            opened.linked,
+            "a linked run is not saved over the user's work"
+        );
+        assert!(
+            !opened.reduce(Action::NewSeed).linked,
+            "until the user changes it"
+        );
+        assert!(
+            opened.reduce(Action::StepForward).linked,
+            "playback is not a change"
+        );
+    }
+
+    #[test]
+    fn a_link_from_another_version_or_run_says_so_and_a_broken_one_keeps_the_page() {
+        let app = App::open("05-fencing.toml");
+        let mut link = app.link();
+        link.digest ^= 1;
+        let opened = app.reduce(Action::OpenLink(link.clone()));
+        let notice = opened.notice.clone().expect("a notice");
+        assert!(
+            notice.contains("another version") && notice.contains("digest"),
+            "{notice}"
+        );
+        link.version = 9;
+        let notice = app.reduce(Action::OpenLink(link)).notice.unwrap();
+        assert!(notice.contains("link format 9"), "{notice}");
+
+        let before = App::open("07-three-services.toml");
+        let failed = before.reduce(Action::LinkFailed(
+            "the link has no trace digest (d=)".into(),
+        ));
+        assert_eq!(failed.scenario, before.scenario);
+        assert!(failed.notice.unwrap().contains("no trace digest"));
+    }
+
+    #[test]
+    fn an_imported_scenario_replaces_the_run() {
+        let app = App::open("05-fencing.toml");
+        let other = crate::scenario("06");
+        let next = app.reduce(Action::Import {
+            scenario: Box::new(other.clone()),
+            what: "timeline (SVG)".into(),
+        });
+        assert_eq!(next.scenario, other);
+        assert!(next.notice.unwrap().contains("timeline (SVG)"));
+    }
+}
