@@ -3,7 +3,9 @@
 
 mod controls;
 mod course;
+mod embed;
 mod panels;
+mod share;
 mod timeline;
 
 use std::cell::RefCell;
@@ -11,7 +13,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use gloo::events::{EventListener, EventListenerOptions};
-use gloo::storage::{LocalStorage, Storage};
 use gloo::timers::callback::Interval;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -56,7 +57,13 @@ pub fn start() {
 /// Reads the saved state. A value that cannot be read is copied aside so that the user's text
 /// is never lost, and the app opens the default scenario with a notice.
 fn initial_state() -> ui::App {
-    let storage = LocalStorage::raw();
+    // The embed view keeps nothing and reads nothing: it opens its own run from its address.
+    if matches!(current_route(), Route::Embed(_)) {
+        return ui::App::open(ui::DEFAULT_SOURCE);
+    }
+    let Some(storage) = storage() else {
+        return ui::App::open(ui::DEFAULT_SOURCE);
+    };
     let stored = storage.get_item(STORAGE_KEY).ok().flatten();
     let app = ui::App::restore(stored.as_deref());
     if app.notice.is_some() {
@@ -69,9 +76,15 @@ fn initial_state() -> ui::App {
 
 /// Stores the source and the text, so that a reload (or a crash) restores them.
 fn save(saved: &ui::Saved) {
-    if let Ok(json) = serde_json::to_string(saved) {
-        let _ = LocalStorage::raw().set_item(STORAGE_KEY, &json);
+    if let (Ok(json), Some(storage)) = (serde_json::to_string(saved), storage()) {
+        let _ = storage.set_item(STORAGE_KEY, &json);
     }
+}
+
+/// The page's local storage, when the browser lets the page have one: a sandboxed frame (the
+/// embed view in a host's iframe) gets none, and must not fail for it.
+fn storage() -> Option<web_sys::Storage> {
+    gloo::utils::window().local_storage().ok().flatten()
 }
 
 /// True when a key press belongs to what has focus rather than to the page's shortcuts: every
@@ -159,10 +172,8 @@ async fn fetch_text(url: &str) -> Result<String, String> {
 
 fn read_progress() -> Progress {
     Progress::read(
-        LocalStorage::raw()
-            .get_item(PROGRESS_KEY)
-            .ok()
-            .flatten()
+        storage()
+            .and_then(|s| s.get_item(PROGRESS_KEY).ok().flatten())
             .as_deref(),
     )
 }
@@ -204,7 +215,8 @@ pub fn root() -> Html {
     {
         let course = course.clone();
         use_effect_with(section, move |section| {
-            if *section != Section::Sandbox && *course == CourseState::Idle {
+            let needs = matches!(section, Section::Lessons | Section::Facilitator);
+            if needs && *course == CourseState::Idle {
                 course.set(CourseState::Loading);
                 yew::platform::spawn_local(async move {
                     let loaded = fetch_text(LESSONS_URL)
@@ -256,19 +268,43 @@ pub fn root() -> Html {
             if let Some(run) = run {
                 let next = progress.record(&run);
                 if next != **progress {
-                    let _ = LocalStorage::raw().set_item(PROGRESS_KEY, &next.to_json());
+                    if let Some(storage) = storage() {
+                        let _ = storage.set_item(PROGRESS_KEY, &next.to_json());
+                    }
                     progress.set(Rc::new(next));
                 }
             }
         });
     }
 
-    // Save the sandbox's source and text whenever they change, even when the text is invalid.
+    // Open a permalink's run in the sandbox whenever the address names one.
+    {
+        let dispatch = sandbox.dispatcher();
+        use_effect_with((*route).clone(), move |route| {
+            if let Route::Run(query) = route {
+                match ui::share::Link::from_query(query) {
+                    Ok(link) => dispatch.dispatch(Action::OpenLink(link)),
+                    Err(e) => dispatch.dispatch(Action::LinkFailed(e.0)),
+                }
+            }
+        });
+    }
+
+    // Save the sandbox's source and text whenever they change, even when the text is invalid;
+    // a run opened from a link is not saved until the user changes it, so a link never
+    // overwrites the user's own work.
     {
         let app = sandbox.clone();
-        use_effect_with((app.source.clone(), app.text.clone()), move |_| {
-            save(&app.saved());
-        });
+        let embedded = section == Section::Embed;
+        use_effect_with(
+            (app.source.clone(), app.text.clone(), app.linked),
+            move |_| {
+                if app.linked || embedded {
+                    return;
+                }
+                save(&app.saved());
+            },
+        );
     }
 
     // A select shows what the user last picked, not what its `selected` attribute says, once
@@ -407,8 +443,18 @@ pub fn root() -> Html {
     // that lanes and labels stay readable on a phone.
     let timeline_width = (*width).max(TIMELINE_WIDTH_MIN);
 
+    if let Route::Embed(query) = &*route {
+        return html! {
+            <>
+            <Defs />
+            <embed::EmbedView query={AttrValue::from(query.clone())} />
+            </>
+        };
+    }
+
     let view = match &*route {
-        Route::Sandbox => {
+        Route::Embed(_) => Html::default(),
+        Route::Sandbox | Route::Run(_) => {
             set_title("Sandbox");
             sandbox_view(&sandbox, timeline_width, &timeline_box)
         }
@@ -607,6 +653,7 @@ fn sandbox_view(
                 <EventTable app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             </section>
             <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+            <share::SharePanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             <Editor source={app.source.clone()} text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />
         </main>
         </>
