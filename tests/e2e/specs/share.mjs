@@ -197,9 +197,10 @@ export const tests = [
       assertEqual(parsed, 'svg', 'the SVG parses');
       const png = await downloadOf(ctx, '#export-png');
       const size = await ctx.page.evaluate(async (b64) => {
-        const blob = await (await fetch(`data:image/png;base64,${b64}`)).blob();
-        const bmp = await createImageBitmap(blob);
-        return [bmp.width, bmp.height];
+        const img = new Image();
+        img.src = `data:image/png;base64,${b64}`;
+        await img.decode();
+        return [img.naturalWidth, img.naturalHeight];
       }, png.bytes.toString('base64'));
       assert(size[0] > 1000 && size[1] > 200, `the PNG decodes: ${size}`);
       const json = await downloadOf(ctx, '#export-json');
