@@ -60,10 +60,33 @@ impl CourseLesson {
 }
 
 /// The lessons in course order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Course {
     pub lessons: Vec<CourseLesson>,
+    /// The lesson view's work that runs the engine (cues, gates, checks). The reducer reaches
+    /// it only through these pointers, so a build that never makes a course (the sandbox's
+    /// own bundle) links none of it.
+    pub ops: &'static LessonOps,
 }
+
+/// The lesson view's heavier work, as function pointers: see [`Course::ops`].
+pub struct LessonOps {
+    pub open: fn(Arc<Course>, usize, Place) -> App,
+    pub follow_run: fn(&mut LessonRun, &Scenario, &Outcome),
+    pub check: fn(&mut LessonRun, &Scenario),
+}
+
+impl std::fmt::Debug for LessonOps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LessonOps")
+    }
+}
+
+static OPS: LessonOps = LessonOps {
+    open: App::at_lesson,
+    follow_run: LessonRun::follow_run,
+    check: LessonRun::check,
+};
 
 /// Two courses are the same only if they are the same value: a course is loaded once and
 /// shared, and comparing lessons field by field on every redraw would cost for nothing.
@@ -93,7 +116,7 @@ impl Course {
             lessons.push(CourseLesson::new(l, Origin::Opened));
         }
         lessons.sort_by(|a, b| (a.lesson.order, &a.lesson.id).cmp(&(b.lesson.order, &b.lesson.id)));
-        Course { lessons }
+        Course { lessons, ops: &OPS }
     }
 
     /// The lessons themselves, for completion codes.

@@ -283,7 +283,9 @@ pub fn controls(p: &ControlsProps) -> Html {
     let any_fault = allow(Control::Partition)
         || allow(Control::Pause)
         || allow(Control::Migration)
-        || s.services.iter().any(|x| allow(Control::Outage(x.name.clone())));
+        || s.services
+            .iter()
+            .any(|x| allow(Control::Outage(x.name.clone())));
     let faults = any_fault.then(|| html! {
         <fieldset>
             <legend>{ "Faults" }</legend>

@@ -16,7 +16,7 @@ use crate::lesson::LaneRef;
 use crate::ui::course::{
     place_id, places, seeds_text, verify_codes, CodeCheck, Course, Origin, Place, Progress,
 };
-use crate::ui::route::{Route, Section};
+use crate::ui::route::Route;
 use crate::ui::timeline::LaneKind;
 use crate::ui::{self, Action, Outcome};
 
@@ -92,24 +92,6 @@ fn inline(i: &Inline) -> Html {
             }
         }
         Inline::LineBreak => html! { <br /> },
-    }
-}
-
-/// The navigation between the app's views.
-pub fn nav(section: Section) -> Html {
-    let item = |s: Section, href: &'static str, id: &'static str, label: &'static str| {
-        html! {
-            <li><a id={id} href={href} aria-current={(section == s).then_some("page")}>{ label }</a></li>
-        }
-    };
-    html! {
-        <nav class="views" aria-label="Views">
-            <ul>
-                { item(Section::Lessons, "#/lessons", "nav-lessons", "Lessons") }
-                { item(Section::Sandbox, "#/sandbox", "nav-sandbox", "Sandbox") }
-                { item(Section::Facilitator, "#/facilitator", "nav-facilitator", "Facilitator") }
-            </ul>
-        </nav>
     }
 }
 
@@ -242,7 +224,12 @@ pub fn lesson_view(p: &LessonProps) -> Html {
     let link = |x: Place| Route::place(&l.id, place_id(l, x)).to_hash();
     let (kind, title, number, of) = match run.place {
         Place::Step(k) => ("Step", l.steps[k].title.clone(), k + 1, l.steps.len()),
-        Place::Exercise(k) => ("Exercise", l.exercises[k].title.clone(), k + 1, l.exercises.len()),
+        Place::Exercise(k) => (
+            "Exercise",
+            l.exercises[k].title.clone(),
+            k + 1,
+            l.exercises.len(),
+        ),
     };
     let layout = &app.outcome.layout;
     let width = p.width;
@@ -259,7 +246,10 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 .enumerate()
                 .filter(|(_, lane)| match lane.kind {
                     LaneKind::Client => h.client(&lane.label),
-                    LaneKind::Service => lane.label.strip_prefix("service ").is_some_and(|n| h.service(n)),
+                    LaneKind::Service => lane
+                        .label
+                        .strip_prefix("service ")
+                        .is_some_and(|n| h.service(n)),
                     LaneKind::Resource => h.resource(&lane.label),
                     LaneKind::Faults => false,
                 })

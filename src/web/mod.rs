@@ -40,16 +40,152 @@ pub type Dispatch = UseReducerDispatcher<ui::App>;
 /// The narrowest the timeline is drawn; a narrower frame scrolls it sideways.
 const TIMELINE_WIDTH_MIN: u32 = 560;
 
-/// Mounts the app on the page's `#app` element (or the body if there is none).
+/// Mounts the sandbox's own bundle on the page's `#app` element (or the body if there is
+/// none). This bundle holds the simulator and the sandbox only; when the address names a
+/// lesson or the facilitator's view it loads the course's bundle (which has everything) and
+/// hands the page over to it, so the first download stays the sandbox's.
 pub fn start() {
     let root = gloo::utils::document().get_element_by_id("app");
-    match root {
-        Some(root) => {
-            yew::Renderer::<Root>::with_root(root).render();
+    let handle = match root {
+        Some(root) => yew::Renderer::<SandboxShell>::with_root(root).render(),
+        None => yew::Renderer::<SandboxShell>::new().render(),
+    };
+    SHELL.with(|s| *s.borrow_mut() = Some(handle));
+}
+
+/// Mounts the whole app (the course's bundle): the course, lessons, facilitator view and
+/// sandbox. It takes over `#app` from the sandbox's bundle if that one is running.
+pub fn start_course() {
+    let document = gloo::utils::document();
+    let root = document.create_element("div").expect("a div");
+    root.set_id("course-app");
+    match document.get_element_by_id("app") {
+        Some(app) => {
+            let _ = app.after_with_node_1(&root);
         }
         None => {
-            yew::Renderer::<Root>::new().render();
+            let _ = document.body().map(|b| b.append_child(&root));
         }
+    }
+    yew::Renderer::<Root>::with_root(root).render();
+    // The sandbox's bundle, if it ran, steps aside: its views and listeners go with it.
+    SHELL.with(|s| {
+        if let Some(handle) = s.borrow_mut().take() {
+            handle.destroy();
+        }
+    });
+    if let Some(app) = document.get_element_by_id("app") {
+        app.remove();
+    }
+}
+
+thread_local! {
+    /// The sandbox's bundle, while it owns the page.
+    static SHELL: RefCell<Option<yew::AppHandle<SandboxShell>>> = const { RefCell::new(None) };
+}
+
+/// Loads the course's bundle next to the page and starts it (its `main` calls
+/// [`start_course`]).
+async fn load_course_bundle() -> Result<(), String> {
+    let load = js_sys::Function::new_with_args(
+        "name",
+        "const at = (f) => new URL(f, document.baseURI).href; \
+         return import(at('./' + name + '.js')).then((m) => m.default({ module_or_path: at('./' + name + '_bg.wasm') }));",
+    );
+    let promise = load
+        .call1(&wasm_bindgen::JsValue::NULL, &"course".into())
+        .map_err(|e| format!("{e:?}"))?;
+    let promise: js_sys::Promise = promise.dyn_into().map_err(|e| format!("{e:?}"))?;
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.as_string().unwrap_or_else(|| format!("{e:?}")))
+}
+
+/// The sandbox's own bundle: the sandbox, and a hand-over to the course's bundle for any
+/// other view.
+#[function_component(SandboxShell)]
+pub fn sandbox_shell() -> Html {
+    let route = use_state(current_route);
+    let failed = use_state(|| None::<String>);
+    {
+        let route = route.clone();
+        use_effect_with((), move |_| {
+            let listener = EventListener::new(&gloo::utils::window(), "hashchange", move |_| {
+                route.set(current_route());
+            });
+            move || drop(listener)
+        });
+    }
+    let wants_course = !matches!(*route, Route::Sandbox);
+    {
+        let failed = failed.clone();
+        use_effect_with(wants_course, move |wants| {
+            if *wants {
+                yew::platform::spawn_local(async move {
+                    if let Err(e) = load_course_bundle().await {
+                        failed.set(Some(e));
+                    }
+                });
+            }
+        });
+    }
+    use_effect_with((), |_| mark_ready());
+    html! {
+        <>
+        <Defs />
+        { header(route.section()) }
+        if wants_course {
+            <main id="main">
+                if let Some(why) = &*failed {
+                    <p id="course-error" class="errors has-errors" role="alert">
+                        { format!("The lessons could not be loaded ({why}). The sandbox works without them: ") }
+                        <a href="#/sandbox">{ "open the sandbox" }</a>{ "." }
+                    </p>
+                } else {
+                    <p class="loading" role="status">{ "Loading the lessons…" }</p>
+                }
+            </main>
+        } else {
+            <Sandbox />
+        }
+        </>
+    }
+}
+
+/// The page's header: the name, the line that says what it is about, and the views.
+fn header(section: Section) -> Html {
+    html! {
+        <header class="top">
+            <h1>{ "Lockstep" }</h1>
+            <p class="tagline">{ "Two lock services, each correct, do not make one lock." }</p>
+            <nav class="views" aria-label="Views">
+                <ul>
+                    { nav_item(section, Section::Lessons, "#/lessons", "nav-lessons", "Lessons") }
+                    { nav_item(section, Section::Sandbox, "#/sandbox", "nav-sandbox", "Sandbox") }
+                    { nav_item(section, Section::Facilitator, "#/facilitator", "nav-facilitator", "Facilitator") }
+                </ul>
+            </nav>
+        </header>
+    }
+}
+
+fn nav_item(
+    current: Section,
+    s: Section,
+    href: &'static str,
+    id: &'static str,
+    label: &'static str,
+) -> Html {
+    html! {
+        <li><a id={id} href={href} aria-current={(current == s).then_some("page")}>{ label }</a></li>
+    }
+}
+
+/// Tells tests and benchmarks that the page can be used.
+fn mark_ready() {
+    if let Some(html) = gloo::utils::document().document_element() {
+        let _ = html.set_attribute("data-ready", "true");
     }
 }
 
@@ -158,7 +294,13 @@ async fn fetch_text(url: &str) -> Result<String, String> {
 }
 
 fn read_progress() -> Progress {
-    Progress::read(LocalStorage::raw().get_item(PROGRESS_KEY).ok().flatten().as_deref())
+    Progress::read(
+        LocalStorage::raw()
+            .get_item(PROGRESS_KEY)
+            .ok()
+            .flatten()
+            .as_deref(),
+    )
 }
 
 /// The title of the browser tab for a view.
@@ -166,23 +308,129 @@ fn set_title(words: &str) {
     gloo::utils::document().set_title(&format!("{words} · Lockstep"));
 }
 
-/// The whole page: the header with the views' navigation, and the view the address names.
+/// The sandbox: the simulator with every control, as the page was before lessons existed.
+/// It keeps its own state (saved in local storage), so it comes back as the user left it.
+#[function_component(Sandbox)]
+pub fn sandbox() -> Html {
+    let app = use_reducer(initial_state);
+    let dispatch = app.dispatcher();
+    let width = use_state(|| 960u32);
+    let timeline_box = use_node_ref();
+
+    // Save the source and the text whenever they change, even when the text is invalid.
+    {
+        let app = app.clone();
+        use_effect_with((app.source.clone(), app.text.clone()), move |_| {
+            save(&app.saved());
+        });
+    }
+
+    // A select shows what the user last picked, not what its `selected` attribute says, once
+    // the user has touched it; after every render the attribute (the state in force) wins.
+    use_effect(sync_selects);
+    use_effect_with((), |_| {
+        set_title("Sandbox");
+    });
+    use_measured_width(&width, &timeline_box, app.legend);
+    use_playback_keys(dispatch.clone(), None);
+    use_ticks(dispatch.clone(), app.playing);
+
+    // Below this width the timeline keeps its size and scrolls sideways inside its frame, so
+    // that lanes and labels stay readable on a phone.
+    let timeline_width = (*width).max(TIMELINE_WIDTH_MIN);
+    sandbox_view(&app, timeline_width, &timeline_box)
+}
+
+/// Measures the timeline's box now, whenever the window changes size, and when `key`
+/// changes (the legend beside it, the view).
+#[hook]
+fn use_measured_width<K: PartialEq + Clone + 'static>(
+    width: &UseStateHandle<u32>,
+    timeline_box: &NodeRef,
+    key: K,
+) {
+    let width = width.clone();
+    let timeline_box = timeline_box.clone();
+    use_effect_with(key, move |_| {
+        let measure = move || {
+            if let Some(el) = timeline_box.cast::<web_sys::Element>() {
+                let w = el.client_width().max(0) as u32;
+                if w > 0 {
+                    width.set(w);
+                }
+            }
+        };
+        measure();
+        let listener = EventListener::new(&gloo::utils::window(), "resize", move |_| measure());
+        move || drop(listener)
+    });
+}
+
+/// Shortcuts for playback anywhere on the page except inside a form control; in a lesson,
+/// `n` and `p` go to the next and previous step (`neighbours`, read when the key is pressed).
+#[hook]
+fn use_playback_keys(
+    dispatch: Dispatch,
+    neighbours: Option<Rc<RefCell<(Option<Route>, Option<Route>)>>>,
+) {
+    use_effect_with((), move |_| {
+        let listener = EventListener::new_with_options(
+            &gloo::utils::document(),
+            "keydown",
+            EventListenerOptions::enable_prevent_default(),
+            move |event| {
+                let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() else {
+                    return;
+                };
+                if event.ctrl_key() || event.meta_key() || event.alt_key() {
+                    return;
+                }
+                if key_belongs_to_focus(event) {
+                    return;
+                }
+                if let Some(n) = &neighbours {
+                    let target = match event.key().as_str() {
+                        "n" => n.borrow().1.clone(),
+                        "p" => n.borrow().0.clone(),
+                        _ => None,
+                    };
+                    if let Some(r) = target {
+                        event.prevent_default();
+                        go(&r);
+                        return;
+                    }
+                }
+                playback_key(event, &dispatch);
+            },
+        );
+        move || drop(listener)
+    });
+}
+
+/// While playing, advances the playhead by the real time that passed.
+#[hook]
+fn use_ticks(dispatch: Dispatch, playing: bool) {
+    use_effect_with(playing, move |playing| {
+        let interval = playing.then(|| {
+            let mut last = now_ms();
+            Interval::new(33, move || {
+                let now = now_ms();
+                dispatch.dispatch(Action::Tick(now - last));
+                last = now;
+            })
+        });
+        move || drop(interval)
+    });
+}
+
+/// The whole app (the course's bundle): the header with the views' navigation, and the view
+/// the address names.
 #[function_component(Root)]
 pub fn root() -> Html {
     let route = use_state(current_route);
     let section = route.section();
-    let sandbox = use_reducer(initial_state);
-    // The lesson view runs its own app, so that the sandbox keeps the learner's own scenario
-    // while they follow a lesson. It starts on the small blank scenario until a lesson opens.
-    let lesson = use_reducer(|| ui::App::open(ui::BLANK));
     let course = use_state(|| CourseState::Idle);
     let progress = use_state(|| Rc::new(read_progress()));
-    let width = use_state(|| 960u32);
-    let timeline_box = use_node_ref();
-    // Where "n" and "p" go in the lesson shown: read by the key listener, which outlives
-    // renders.
-    let neighbours: Rc<RefCell<(Option<Route>, Option<Route>)>> =
-        use_mut_ref(|| (None, None));
 
     // Follow the address bar: links, Back and Forward all change the fragment.
     {
@@ -206,7 +454,9 @@ pub fn root() -> Html {
                         .await
                         .and_then(|json| wire::read_course(&json));
                     course.set(match loaded {
-                        Ok(lessons) => CourseState::Ready(Arc::new(Course::new(lessons, Vec::new()))),
+                        Ok(lessons) => {
+                            CourseState::Ready(Arc::new(Course::new(lessons, Vec::new())))
+                        }
                         Err(e) => CourseState::Failed(e),
                     });
                 });
@@ -214,25 +464,113 @@ pub fn root() -> Html {
         });
     }
 
-    // Open the lesson the address names once the course is there.
+    use_effect_with((), |_| mark_ready());
+
+    // The view's heading takes focus when the view changes (not on the first load), so a
+    // keyboard or screen reader user starts reading at the new content.
+    {
+        let first = use_mut_ref(|| true);
+        use_effect_with((*route).clone(), move |_| {
+            if std::mem::take(&mut *first.borrow_mut()) {
+                return;
+            }
+            focus_view_title();
+        });
+    }
+
+    let view = match &*route {
+        Route::Sandbox => html! { <Sandbox /> },
+        Route::Course => {
+            set_title("Lessons");
+            html! { <course::CourseView course={(*course).clone()} progress={Rc::clone(&progress)} /> }
+        }
+        Route::Facilitator => {
+            set_title("For facilitators");
+            html! { <course::FacilitatorView course={(*course).clone()} /> }
+        }
+        Route::NotFound(raw) => {
+            set_title("Not found");
+            course::not_found(raw)
+        }
+        Route::Lesson { lesson, place } => match &*course {
+            CourseState::Ready(c) => match c.find(lesson, place.as_deref()) {
+                Some((index, place)) => html! {
+                    <LessonPage course={Arc::clone(c)} index={index} place={place} progress={progress.clone()} />
+                },
+                None => {
+                    set_title("Not found");
+                    course::not_found(&route.to_hash()[1..])
+                }
+            },
+            CourseState::Failed(why) => html! {
+                <main id="main"><p id="course-error" class="errors has-errors" role="alert">
+                    { format!("The lessons could not be loaded: {why}.") }</p></main>
+            },
+            _ => {
+                html! { <main id="main"><p class="loading" role="status">{ "Loading the lessons…" }</p></main> }
+            }
+        },
+    };
+
+    html! {
+        <>
+        <Defs />
+        { header(section) }
+        { view }
+        </>
+    }
+}
+
+fn focus_view_title() {
+    if let Some(el) = gloo::utils::document()
+        .get_element_by_id("view-title")
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct LessonPageProps {
+    course: Arc<Course>,
+    index: usize,
+    place: ui::course::Place,
+    progress: UseStateHandle<Rc<Progress>>,
+}
+
+/// A lesson at a place, with its own run: opening another place of the lesson (a link, Back)
+/// reopens it on that place's scenario.
+#[function_component(LessonPage)]
+fn lesson_page(p: &LessonPageProps) -> Html {
+    let lesson = use_reducer({
+        let (course, index, place) = (Arc::clone(&p.course), p.index, p.place);
+        move || ui::App::at_lesson(course, index, place)
+    });
+    let width = use_state(|| 960u32);
+    let timeline_box = use_node_ref();
+    let neighbours: Rc<RefCell<(Option<Route>, Option<Route>)>> = use_mut_ref(|| (None, None));
+
+    // A new place of the lesson (the component stays while the address moves between steps).
     {
         let dispatch = lesson.dispatcher();
-        use_effect_with(((*route).clone(), (*course).clone()), move |(route, course)| {
-            if let (Route::Lesson { lesson, place }, CourseState::Ready(c)) = (route, course) {
-                if let Some((index, place)) = c.find(lesson, place.as_deref()) {
+        let shown = lesson.lesson.as_ref().map(|r| (r.index, r.place));
+        use_effect_with(
+            (Arc::clone(&p.course), p.index, p.place),
+            move |(course, index, place)| {
+                if shown != Some((*index, *place)) {
                     dispatch.dispatch(Action::Lesson(LessonAction::Open {
-                        course: Arc::clone(c),
-                        index,
-                        place,
+                        course: Arc::clone(course),
+                        index: *index,
+                        place: *place,
                     }));
                 }
-            }
-        });
+            },
+        );
     }
 
     // Record what the learner has seen, met and solved.
     {
-        let progress = progress.clone();
+        let progress = p.progress.clone();
         let run = lesson.lesson.clone();
         let key = run.as_ref().map(|r| {
             (
@@ -253,241 +591,69 @@ pub fn root() -> Html {
         });
     }
 
-    // Save the sandbox's source and text whenever they change, even when the text is invalid.
+    // A new step moves focus to its title, like a new view.
     {
-        let app = sandbox.clone();
-        use_effect_with((app.source.clone(), app.text.clone()), move |_| {
-            save(&app.saved());
-        });
-    }
-
-    // A select shows what the user last picked, not what its `selected` attribute says, once
-    // the user has touched it; after every render the attribute (the state in force) wins.
-    use_effect(sync_selects);
-
-    // Tell tests and benchmarks that the page can be used.
-    use_effect_with((), |_| {
-        if let Some(html) = gloo::utils::document().document_element() {
-            let _ = html.set_attribute("data-ready", "true");
-        }
-    });
-
-    // The view's heading takes focus when the view or the step changes (not on the first
-    // load), so a keyboard or screen reader user starts reading at the new content.
-    {
-        let place = lesson.lesson.as_ref().map(|r| (r.lesson().id.clone(), r.id().to_string()));
+        let place = (p.index, p.place);
         let first = use_mut_ref(|| true);
-        use_effect_with((section, place, (*route).clone()), move |_| {
+        use_effect_with(place, move |_| {
             if std::mem::take(&mut *first.borrow_mut()) {
                 return;
             }
-            if let Some(el) = gloo::utils::document()
-                .get_element_by_id("view-title")
-                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-            {
-                let _ = el.focus();
-            }
+            focus_view_title();
         });
     }
 
-    // The timeline fills its box; measure it now, whenever the window changes size, and when
-    // the legend beside it comes or goes or the view changes.
-    {
-        let width = width.clone();
-        let timeline_box = timeline_box.clone();
-        let has_run = lesson.lesson.is_some();
-        use_effect_with((sandbox.legend, section, has_run), move |_| {
-            let measure = move || {
-                if let Some(el) = timeline_box.cast::<web_sys::Element>() {
-                    let w = el.client_width().max(0) as u32;
-                    if w > 0 {
-                        width.set(w);
-                    }
-                }
-            };
-            measure();
-            let listener = EventListener::new(&gloo::utils::window(), "resize", move |_| measure());
-            move || drop(listener)
-        });
-    }
+    use_effect(sync_selects);
+    use_measured_width(&width, &timeline_box, ());
+    use_playback_keys(lesson.dispatcher(), Some(Rc::clone(&neighbours)));
+    use_ticks(lesson.dispatcher(), lesson.playing);
 
-    // Shortcuts for playback, anywhere on the page except inside a form control; in a lesson,
-    // n and p go to the next and previous step.
-    {
-        let dispatch = if section == Section::Sandbox {
-            sandbox.dispatcher()
-        } else {
-            lesson.dispatcher()
-        };
-        let neighbours = Rc::clone(&neighbours);
-        let on_lesson = matches!(*route, Route::Lesson { .. });
-        use_effect_with((section, on_lesson), move |&(section, on_lesson)| {
-            let listener = (section != Section::Facilitator).then(|| {
-                EventListener::new_with_options(
-                    &gloo::utils::document(),
-                    "keydown",
-                    EventListenerOptions::enable_prevent_default(),
-                    move |event| {
-                        let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() else {
-                            return;
-                        };
-                        if event.ctrl_key() || event.meta_key() || event.alt_key() {
-                            return;
-                        }
-                        if key_belongs_to_focus(event) {
-                            return;
-                        }
-                        if on_lesson {
-                            let target = match event.key().as_str() {
-                                "n" => neighbours.borrow().1.clone(),
-                                "p" => neighbours.borrow().0.clone(),
-                                _ => None,
-                            };
-                            if let Some(r) = target {
-                                event.prevent_default();
-                                go(&r);
-                                return;
-                            }
-                        }
-                        if section == Section::Lessons && !on_lesson {
-                            return;
-                        }
-                        playback_key(event, &dispatch);
-                    },
-                )
-            });
-            move || drop(listener)
-        });
-    }
-
-    // While playing, advance the playhead by the real time that passed.
-    {
-        let dispatch = sandbox.dispatcher();
-        use_effect_with(sandbox.playing, move |playing| {
-            let interval = playing.then(|| {
-                let mut last = now_ms();
-                Interval::new(33, move || {
-                    let now = now_ms();
-                    dispatch.dispatch(Action::Tick(now - last));
-                    last = now;
-                })
-            });
-            move || drop(interval)
-        });
-    }
-    {
-        let dispatch = lesson.dispatcher();
-        use_effect_with(lesson.playing, move |playing| {
-            let interval = playing.then(|| {
-                let mut last = now_ms();
-                Interval::new(33, move || {
-                    let now = now_ms();
-                    dispatch.dispatch(Action::Tick(now - last));
-                    last = now;
-                })
-            });
-            move || drop(interval)
-        });
-    }
-
-    // Below this width the timeline keeps its size and scrolls sideways inside its frame, so
-    // that lanes and labels stay readable on a phone.
-    let timeline_width = (*width).max(TIMELINE_WIDTH_MIN);
-
-    let view = match &*route {
-        Route::Sandbox => {
-            set_title("Sandbox");
-            sandbox_view(&sandbox, timeline_width, &timeline_box)
-        }
-        Route::Course => {
-            set_title("Lessons");
-            html! { <course::CourseView course={(*course).clone()} progress={Rc::clone(&progress)} /> }
-        }
-        Route::Facilitator => {
-            set_title("For facilitators");
-            html! { <course::FacilitatorView course={(*course).clone()} /> }
-        }
-        Route::NotFound(raw) => {
-            set_title("Not found");
-            course::not_found(raw)
-        }
-        Route::Lesson { lesson: id, place } => {
-            let found = match &*course {
-                CourseState::Ready(c) => Some(c.find(id, place.as_deref()).is_some()),
-                _ => None,
-            };
-            let shown = lesson.lesson.as_ref().filter(|r| {
-                r.lesson().id == *id && place.as_ref().is_none_or(|p| r.id() == p)
-            });
-            match (found, shown) {
-                (Some(false), _) => {
-                    set_title("Not found");
-                    course::not_found(&route.to_hash()[1..])
-                }
-                (_, Some(run)) => {
-                    let l = run.lesson();
-                    let title = match (run.step(), run.exercise()) {
-                        (Some(s), _) => s.title.clone(),
-                        (_, Some(e)) => e.title.clone(),
-                        _ => String::new(),
-                    };
-                    set_title(&format!("{title} · {}", l.title));
-                    *neighbours.borrow_mut() = (
-                        run.previous().map(|x| Route::place(&l.id, place_id(l, x))),
-                        run.can_go_on()
-                            .then(|| run.next().map(|x| Route::place(&l.id, place_id(l, x))))
-                            .flatten(),
-                    );
-                    let on_sandbox = {
-                        let sandbox = sandbox.dispatcher();
-                        let app = app_rc(&lesson);
-                        Callback::from(move |()| {
-                            open_in_sandbox(&sandbox, &app);
-                            go(&Route::Sandbox);
-                        })
-                    };
-                    html! {
-                        <course::LessonView app={app_rc(&lesson)} dispatch={lesson.dispatcher()}
-                            width={timeline_width} timeline_box={timeline_box.clone()}
-                            on_sandbox={on_sandbox} progress={Rc::clone(&progress)} />
-                    }
-                }
-                _ => match &*course {
-                    CourseState::Failed(why) => html! {
-                        <main id="main"><p id="course-error" class="errors has-errors" role="alert">
-                            { format!("The lessons could not be loaded: {why}.") }</p></main>
-                    },
-                    _ => html! { <main id="main"><p class="loading" role="status">{ "Opening the lesson…" }</p></main> },
-                },
-            }
-        }
+    let Some(run) = lesson.lesson.clone() else {
+        return html! {};
     };
-
+    let l = run.lesson();
+    let title = match (run.step(), run.exercise()) {
+        (Some(s), _) => s.title.clone(),
+        (_, Some(e)) => e.title.clone(),
+        _ => String::new(),
+    };
+    set_title(&format!("{title} · {}", l.title));
+    *neighbours.borrow_mut() = (
+        run.previous().map(|x| Route::place(&l.id, place_id(l, x))),
+        run.can_go_on()
+            .then(|| run.next().map(|x| Route::place(&l.id, place_id(l, x))))
+            .flatten(),
+    );
+    let on_sandbox = {
+        let app = app_rc(&lesson);
+        Callback::from(move |()| {
+            open_in_sandbox(&app);
+            go(&Route::Sandbox);
+        })
+    };
     html! {
-        <>
-        <Defs />
-        <header class="top">
-            <h1>{ "Lockstep" }</h1>
-            <p class="tagline">{ "Two lock services, each correct, do not make one lock." }</p>
-            { course::nav(section) }
-        </header>
-        { view }
-        </>
+        <course::LessonView app={app_rc(&lesson)} dispatch={lesson.dispatcher()}
+            width={(*width).max(TIMELINE_WIDTH_MIN)} timeline_box={timeline_box.clone()}
+            on_sandbox={on_sandbox} progress={Rc::clone(&p.progress)} />
     }
 }
 
-/// Moves the lesson's current scenario into the sandbox: the shipped file it started from
-/// (so Reset goes back there), with the learner's scenario as the editor's text.
-fn open_in_sandbox(sandbox: &Dispatch, app: &ui::App) {
+/// Puts the lesson's current scenario in the sandbox: the shipped file it started from (so
+/// Reset goes back there), with the learner's scenario as the editor's text. The sandbox reads
+/// it from local storage when it opens, as after a reload.
+fn open_in_sandbox(app: &ui::App) {
     let file = app.lesson.as_ref().map(|r| match (r.step(), r.exercise()) {
         (Some(s), _) => s.setup.file.clone(),
         (_, Some(e)) => e.setup.file.clone(),
         _ => String::new(),
     });
-    if let Some(file) = file.filter(|f| ui::source_text(f).is_some()) {
-        sandbox.dispatch(Action::Pick(file));
-    }
-    sandbox.dispatch(Action::Edit(app.text.clone()));
+    let source = file
+        .filter(|f| ui::source_text(f).is_some())
+        .unwrap_or_else(|| ui::BLANK.to_string());
+    save(&ui::Saved {
+        source,
+        text: app.text.clone(),
+    });
 }
 
 /// The playback keys, shared by the sandbox and the lesson view.
@@ -526,7 +692,11 @@ fn playback_key(event: &web_sys::KeyboardEvent, dispatch: &Dispatch) {
 }
 
 /// The sandbox: every control, the whole verdict, the run in detail and the editor.
-fn sandbox_view(app: &UseReducerHandle<ui::App>, timeline_width: u32, timeline_box: &NodeRef) -> Html {
+fn sandbox_view(
+    app: &UseReducerHandle<ui::App>,
+    timeline_width: u32,
+    timeline_box: &NodeRef,
+) -> Html {
     let dispatch = app.dispatcher();
     let layout = &app.outcome.layout;
     let selected_at = app
