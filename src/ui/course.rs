@@ -562,3 +562,82 @@ pub fn seeds_text(seeds: &[u64]) -> String {
             .join(", "),
     }
 }
+
+/// Reads a lesson file the user picked or pasted, and checks it exactly as
+/// `lockstep lesson check` does: every claim, gate, cue and exercise is run through the
+/// engine. Only a lesson without a problem opens; otherwise every problem comes back with its
+/// line.
+pub fn open_lesson_file(text: &str) -> Result<Loaded, Vec<crate::lesson::LessonError>> {
+    let lesson = crate::lesson::parse(text)?;
+    let checked = crate::lesson::check(&lesson);
+    if !checked.errors.is_empty() {
+        return Err(checked.errors);
+    }
+    reload_lesson_file(text).map_err(|e| {
+        vec![crate::lesson::LessonError {
+            line: 1,
+            message: e,
+        }]
+    })
+}
+
+/// Reads a lesson file that was checked when it was opened (one kept in local storage):
+/// parsed again, not run again.
+pub fn reload_lesson_file(text: &str) -> Result<Loaded, String> {
+    let lesson = crate::lesson::parse(text)
+        .map_err(|errors| errors.first().map_or_else(String::new, |e| e.to_string()))?;
+    crate::lesson::wire::from_wire(&crate::lesson::wire::to_wire(&lesson))
+}
+
+/// The lesson files the user opened, as kept in local storage: their texts, newest last, one
+/// per lesson id, at most [`OPENED_MAX`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenedFiles {
+    pub files: Vec<OpenedFile>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenedFile {
+    pub id: String,
+    pub text: String,
+}
+
+impl OpenedFiles {
+    pub fn read(stored: Option<&str>) -> OpenedFiles {
+        stored
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// With a file added: it replaces an earlier file of the same lesson, and the oldest goes
+    /// when there are too many.
+    pub fn with(&self, id: &str, text: &str) -> OpenedFiles {
+        let mut files: Vec<OpenedFile> =
+            self.files.iter().filter(|f| f.id != id).cloned().collect();
+        files.push(OpenedFile {
+            id: id.to_string(),
+            text: text.to_string(),
+        });
+        let excess = files.len().saturating_sub(OPENED_MAX);
+        files.drain(..excess);
+        OpenedFiles { files }
+    }
+
+    pub fn without(&self, id: &str) -> OpenedFiles {
+        OpenedFiles {
+            files: self.files.iter().filter(|f| f.id != id).cloned().collect(),
+        }
+    }
+
+    /// The lessons, read again; a file that no longer reads (the app changed) is left out.
+    pub fn lessons(&self) -> Vec<Loaded> {
+        self.files
+            .iter()
+            .filter_map(|f| reload_lesson_file(&f.text).ok())
+            .collect()
+    }
+}

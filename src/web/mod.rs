@@ -17,7 +17,10 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use crate::lesson::wire;
-use crate::ui::course::{place_id, Course, LessonAction, Progress, PROGRESS_KEY};
+use crate::ui::course::{
+    open_lesson_file, place_id, Course, LessonAction, OpenedFiles, Progress, OPENED_KEY,
+    PROGRESS_KEY,
+};
 use crate::ui::route::{Route, Section};
 use crate::ui::{self, Action, STORAGE_KEY, STORAGE_SET_ASIDE_KEY};
 use course::CourseState;
@@ -431,6 +434,18 @@ pub fn root() -> Html {
     let section = route.section();
     let course = use_state(|| CourseState::Idle);
     let progress = use_state(|| Rc::new(read_progress()));
+    // The shipped lessons once fetched, and the files the user opened: the course is both.
+    let shipped = use_mut_ref(Vec::<wire::Loaded>::new);
+    let opened = use_state(|| {
+        OpenedFiles::read(
+            LocalStorage::raw()
+                .get_item(OPENED_KEY)
+                .ok()
+                .flatten()
+                .as_deref(),
+        )
+    });
+    let open_status = use_state(|| course::OpenStatus::Idle);
 
     // Follow the address bar: links, Back and Forward all change the fragment.
     {
@@ -446,6 +461,8 @@ pub fn root() -> Html {
     // The lessons are fetched the first time a view needs them, never for the sandbox alone.
     {
         let course = course.clone();
+        let shipped = Rc::clone(&shipped);
+        let opened = (*opened).clone();
         use_effect_with(section, move |section| {
             if *section != Section::Sandbox && *course == CourseState::Idle {
                 course.set(CourseState::Loading);
@@ -455,7 +472,8 @@ pub fn root() -> Html {
                         .and_then(|json| wire::read_course(&json));
                     course.set(match loaded {
                         Ok(lessons) => {
-                            CourseState::Ready(Arc::new(Course::new(lessons, Vec::new())))
+                            *shipped.borrow_mut() = lessons.clone();
+                            CourseState::Ready(Arc::new(Course::new(lessons, opened.lessons())))
                         }
                         Err(e) => CourseState::Failed(e),
                     });
@@ -478,11 +496,69 @@ pub fn root() -> Html {
         });
     }
 
+    // Opening a lesson file runs the engine on every claim, which takes a moment: the status
+    // says so first, and the work starts once it is drawn.
+    let on_open = {
+        let (course, shipped, opened, status) = (
+            course.clone(),
+            Rc::clone(&shipped),
+            opened.clone(),
+            open_status.clone(),
+        );
+        Callback::from(move |text: String| {
+            status.set(course::OpenStatus::Checking);
+            let (course, shipped, opened, status) = (
+                course.clone(),
+                Rc::clone(&shipped),
+                opened.clone(),
+                status.clone(),
+            );
+            gloo::timers::callback::Timeout::new(30, move || match open_lesson_file(&text) {
+                Ok(loaded) => {
+                    let (id, title) = (loaded.lesson.id.clone(), loaded.lesson.title.clone());
+                    let next = opened.with(&id, &text);
+                    let _ = LocalStorage::raw().set_item(OPENED_KEY, &next.to_json());
+                    course.set(CourseState::Ready(Arc::new(Course::new(
+                        shipped.borrow().clone(),
+                        next.lessons(),
+                    ))));
+                    opened.set(next);
+                    status.set(course::OpenStatus::Opened { id, title });
+                }
+                Err(errors) => status.set(course::OpenStatus::Failed(errors)),
+            })
+            .forget();
+        })
+    };
+    let on_remove = {
+        let (course, shipped, opened, status) = (
+            course.clone(),
+            Rc::clone(&shipped),
+            opened.clone(),
+            open_status.clone(),
+        );
+        Callback::from(move |id: String| {
+            let next = opened.without(&id);
+            let _ = LocalStorage::raw().set_item(OPENED_KEY, &next.to_json());
+            course.set(CourseState::Ready(Arc::new(Course::new(
+                shipped.borrow().clone(),
+                next.lessons(),
+            ))));
+            opened.set(next);
+            status.set(course::OpenStatus::Idle);
+        })
+    };
+
     let view = match &*route {
         Route::Sandbox => html! { <Sandbox /> },
         Route::Course => {
             set_title("Lessons");
-            html! { <course::CourseView course={(*course).clone()} progress={Rc::clone(&progress)} /> }
+            html! {
+                <course::CourseView course={(*course).clone()} progress={Rc::clone(&progress)}>
+                    <course::LessonFiles status={(*open_status).clone()} opened={opened.files.iter().map(|f| f.id.clone()).collect::<Vec<_>>()}
+                        on_open={on_open} on_remove={on_remove} />
+                </course::CourseView>
+            }
         }
         Route::Facilitator => {
             set_title("For facilitators");

@@ -408,3 +408,57 @@ fn an_opened_lesson_replaces_a_shipped_one_of_the_same_id() {
     assert_eq!(c.lessons[i].lesson.title, "Changed");
     assert_eq!(c.lessons[i].origin, lockstep::ui::course::Origin::Opened);
 }
+
+#[test]
+fn a_pasted_lesson_is_checked_like_lesson_check_and_kept() {
+    use lockstep::ui::course::{open_lesson_file, OpenedFiles, OPENED_MAX};
+    let good = lesson::builtin::ALL[4]
+        .text
+        .replace("id = \"fencing\"", "id = \"my-fencing\"");
+    let loaded = open_lesson_file(&good).expect("a shipped lesson with a new id opens");
+    assert_eq!(loaded.lesson.id, "my-fencing");
+    // A claim the engine contradicts is refused with its line, as `lockstep lesson check` does.
+    let broken = good.replacen("lost_updates == 1", "lost_updates == 7", 1);
+    let errors = open_lesson_file(&broken).unwrap_err();
+    let line = broken
+        .lines()
+        .position(|l| l == "lost_updates == 7")
+        .map(|k| k as u32 + 1)
+        .unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.line == line && e.message.contains("lost_updates")),
+        "{errors:?}"
+    );
+    let unreadable = open_lesson_file("no header at all").unwrap_err();
+    assert_eq!(unreadable[0].line, 1);
+    // Kept in local storage, one per lesson, the newest last, at most OPENED_MAX.
+    let mut kept = OpenedFiles::default()
+        .with("my-fencing", &good)
+        .with("my-fencing", &good);
+    assert_eq!(kept.files.len(), 1);
+    for k in 0..OPENED_MAX + 2 {
+        kept = kept.with(&format!("x{k}"), "junk");
+    }
+    assert_eq!(kept.files.len(), OPENED_MAX);
+    assert!(
+        kept.files.iter().all(|f| f.id != "my-fencing"),
+        "the oldest went first"
+    );
+    let kept = OpenedFiles::default()
+        .with("my-fencing", &good)
+        .with("junk", "junk");
+    assert_eq!(OpenedFiles::read(Some(&kept.to_json())), kept);
+    let lessons = kept.lessons();
+    assert_eq!(lessons.len(), 1, "a file that does not read is left out");
+    let course = Course::new(Vec::new(), lessons);
+    assert!(course
+        .find("my-fencing", Some("two-sources-one-table"))
+        .is_some());
+    assert!(kept
+        .without("my-fencing")
+        .files
+        .iter()
+        .all(|f| f.id != "my-fencing"));
+}

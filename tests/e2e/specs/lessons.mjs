@@ -2,7 +2,10 @@
 // follow the playhead, a gate passed by the learner's own run), an exercise solved through the
 // controls with its completion code verified in the facilitator view, deep links, the back
 // button, the first screen at 1280×800 and at 360 px, and axe on the new views.
+import fs from 'node:fs';
+import path from 'node:path';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
+import { ROOT } from '../lib/cli.mjs';
 import { checkVerdictRegion } from '../lib/checks.mjs';
 import { axe } from './a11y.mjs';
 
@@ -219,6 +222,34 @@ export const tests = [
       await ctx.page.waitForSelector('#editor');
       await until(async () => (await ctx.text('#verdict-headline')) === headline, 'the sandbox to run the same scenario');
       assert(ctx.page.url().endsWith('#/sandbox'), `the address: ${ctx.page.url()}`);
+    },
+  },
+  {
+    name: 'lessons::a_pasted_lesson_file_is_checked_and_kept',
+    async run(ctx) {
+      const shipped = fs.readFileSync(path.join(ROOT, 'lessons', '01-two-orders.md'), 'utf8');
+      const mine = shipped.replace('id = "two-orders"', 'id = "my-orders"').replace('title = "Two services, two orders"', 'title = "My own orders"');
+      assert(mine !== shipped, 'the test lesson differs from the shipped one');
+      // A claim the engine contradicts is refused, with its line and reason.
+      const broken = mine.replace('overlapping_service_pairs == 1', 'overlapping_service_pairs == 5');
+      const line = broken.split('\n').indexOf('overlapping_service_pairs == 5') + 1;
+      await openRoute(ctx, '#/lessons');
+      await ctx.page.waitForSelector('#course li');
+      await ctx.page.fill('#lesson-text', broken);
+      await ctx.page.click('#open-lesson');
+      await ctx.page.waitForSelector('#lesson-file-errors li', { timeout: 30000 });
+      const errors = await ctx.text('#lesson-file-errors');
+      assert(errors.includes(`line ${line}`) && errors.includes('overlapping_service_pairs'), `the errors: ${errors}`);
+      // A good file opens and joins the course, and stays after a reload.
+      await ctx.page.fill('#lesson-text', mine);
+      await ctx.page.click('#open-lesson');
+      await ctx.page.waitForSelector('#lesson-file-status .opened', { timeout: 30000 });
+      await ctx.page.waitForSelector('[data-lesson="my-orders"]');
+      await ctx.reload();
+      await ctx.page.waitForSelector('[data-lesson="my-orders"]', { timeout: 20000 });
+      await ctx.page.click('[data-lesson="my-orders"] h3 a');
+      await waitPlace(ctx, 'one-service');
+      assert((await ctx.text('#view-title')).length > 0, 'the opened lesson shows its first step');
     },
   },
   {
