@@ -563,43 +563,88 @@ pub fn seeds_text(seeds: &[u64]) -> String {
     }
 }
 
+/// What the lesson checker answers for a file: the lesson in compact form, or every problem
+/// with its line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckReply {
+    Opened {
+        lesson: crate::lesson::wire::WireLesson,
+    },
+    Refused {
+        errors: Vec<(u32, String)>,
+    },
+}
+
 /// Reads a lesson file the user picked or pasted, and checks it exactly as
 /// `lockstep lesson check` does: every claim, gate, cue and exercise is run through the
 /// engine. Only a lesson without a problem opens; otherwise every problem comes back with its
-/// line.
-pub fn open_lesson_file(text: &str) -> Result<Loaded, Vec<crate::lesson::LessonError>> {
-    let lesson = crate::lesson::parse(text)?;
+/// line. The page runs this in a worker of its own (`src/bin/checker.rs`), so that neither
+/// the Markdown parser nor the checker is part of the pages' bundles.
+pub fn check_lesson_file(text: &str) -> CheckReply {
+    let refused = |errors: Vec<crate::lesson::LessonError>| CheckReply::Refused {
+        errors: errors.into_iter().map(|e| (e.line, e.message)).collect(),
+    };
+    let lesson = match crate::lesson::parse(text) {
+        Ok(l) => l,
+        Err(errors) => return refused(errors),
+    };
     let checked = crate::lesson::check(&lesson);
     if !checked.errors.is_empty() {
-        return Err(checked.errors);
+        return refused(checked.errors);
     }
-    reload_lesson_file(text).map_err(|e| {
-        vec![crate::lesson::LessonError {
-            line: 1,
-            message: e,
-        }]
-    })
+    CheckReply::Opened {
+        lesson: crate::lesson::wire::to_wire(&lesson),
+    }
 }
 
-/// Reads a lesson file that was checked when it was opened (one kept in local storage):
-/// parsed again, not run again.
-pub fn reload_lesson_file(text: &str) -> Result<Loaded, String> {
-    let lesson = crate::lesson::parse(text)
-        .map_err(|errors| errors.first().map_or_else(String::new, |e| e.to_string()))?;
-    crate::lesson::wire::from_wire(&crate::lesson::wire::to_wire(&lesson))
+/// [`check_lesson_file`], read into a lesson for the course.
+pub fn open_lesson_file(
+    text: &str,
+) -> Result<(Loaded, OpenedFile), Vec<crate::lesson::LessonError>> {
+    CheckReply::into_opened(check_lesson_file(text), text)
 }
 
-/// The lesson files the user opened, as kept in local storage: their texts, newest last, one
-/// per lesson id, at most [`OPENED_MAX`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+impl CheckReply {
+    /// The lesson to add to the course and the file to keep, or the problems.
+    pub fn into_opened(
+        self,
+        text: &str,
+    ) -> Result<(Loaded, OpenedFile), Vec<crate::lesson::LessonError>> {
+        let error = |line, message| crate::lesson::LessonError { line, message };
+        match self {
+            CheckReply::Refused { errors } => {
+                Err(errors.into_iter().map(|(l, m)| error(l, m)).collect())
+            }
+            CheckReply::Opened { lesson } => {
+                let loaded =
+                    crate::lesson::wire::from_wire(&lesson).map_err(|e| vec![error(1, e)])?;
+                Ok((
+                    loaded,
+                    OpenedFile {
+                        id: lesson.id.clone(),
+                        text: text.to_string(),
+                        lesson,
+                    },
+                ))
+            }
+        }
+    }
+}
+
+/// The lesson files the user opened, as kept in local storage: each file's text and the
+/// lesson in compact form (so that a reload needs no parser), newest last, one per lesson id,
+/// at most [`OPENED_MAX`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpenedFiles {
     pub files: Vec<OpenedFile>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpenedFile {
     pub id: String,
     pub text: String,
+    pub lesson: crate::lesson::wire::WireLesson,
 }
 
 impl OpenedFiles {
@@ -615,13 +660,14 @@ impl OpenedFiles {
 
     /// With a file added: it replaces an earlier file of the same lesson, and the oldest goes
     /// when there are too many.
-    pub fn with(&self, id: &str, text: &str) -> OpenedFiles {
-        let mut files: Vec<OpenedFile> =
-            self.files.iter().filter(|f| f.id != id).cloned().collect();
-        files.push(OpenedFile {
-            id: id.to_string(),
-            text: text.to_string(),
-        });
+    pub fn with(&self, file: OpenedFile) -> OpenedFiles {
+        let mut files: Vec<OpenedFile> = self
+            .files
+            .iter()
+            .filter(|f| f.id != file.id)
+            .cloned()
+            .collect();
+        files.push(file);
         let excess = files.len().saturating_sub(OPENED_MAX);
         files.drain(..excess);
         OpenedFiles { files }
@@ -633,11 +679,11 @@ impl OpenedFiles {
         }
     }
 
-    /// The lessons, read again; a file that no longer reads (the app changed) is left out.
+    /// The lessons; one that no longer reads (the app changed) is left out.
     pub fn lessons(&self) -> Vec<Loaded> {
         self.files
             .iter()
-            .filter_map(|f| reload_lesson_file(&f.text).ok())
+            .filter_map(|f| crate::lesson::wire::from_wire(&f.lesson).ok())
             .collect()
     }
 }

@@ -1,6 +1,7 @@
 //! The browser shell: Yew function components that draw [`crate::ui::App`] and turn input into
 //! [`Action`]s. Nothing here decides what happened in a run; it only shows the engine's answer.
 
+mod checker;
 mod controls;
 mod course;
 mod panels;
@@ -18,8 +19,7 @@ use yew::prelude::*;
 
 use crate::lesson::wire;
 use crate::ui::course::{
-    open_lesson_file, place_id, Course, LessonAction, OpenedFiles, Progress, OPENED_KEY,
-    PROGRESS_KEY,
+    place_id, Course, LessonAction, OpenedFiles, Progress, OPENED_KEY, PROGRESS_KEY,
 };
 use crate::ui::route::{Route, Section};
 use crate::ui::{self, Action, STORAGE_KEY, STORAGE_SET_ASIDE_KEY};
@@ -54,6 +54,11 @@ pub fn start() {
         None => yew::Renderer::<SandboxShell>::new().render(),
     };
     SHELL.with(|s| *s.borrow_mut() = Some(handle));
+}
+
+/// Starts the lesson checker's worker (`src/bin/checker.rs`).
+pub fn start_checker() {
+    checker::start_worker();
 }
 
 /// Mounts the whole app (the course's bundle): the course, lessons, facilitator view and
@@ -496,8 +501,8 @@ pub fn root() -> Html {
         });
     }
 
-    // Opening a lesson file runs the engine on every claim, which takes a moment: the status
-    // says so first, and the work starts once it is drawn.
+    // Opening a lesson file runs the engine on every claim, in the checker's worker: the
+    // status says so until it answers.
     let on_open = {
         let (course, shipped, opened, status) = (
             course.clone(),
@@ -513,10 +518,11 @@ pub fn root() -> Html {
                 opened.clone(),
                 status.clone(),
             );
-            gloo::timers::callback::Timeout::new(30, move || match open_lesson_file(&text) {
-                Ok(loaded) => {
+            let file_text = text.clone();
+            checker::check_in_worker(text, move |reply| match reply.into_opened(&file_text) {
+                Ok((loaded, file)) => {
                     let (id, title) = (loaded.lesson.id.clone(), loaded.lesson.title.clone());
-                    let next = opened.with(&id, &text);
+                    let next = opened.with(file);
                     let _ = LocalStorage::raw().set_item(OPENED_KEY, &next.to_json());
                     course.set(CourseState::Ready(Arc::new(Course::new(
                         shipped.borrow().clone(),
@@ -526,8 +532,7 @@ pub fn root() -> Html {
                     status.set(course::OpenStatus::Opened { id, title });
                 }
                 Err(errors) => status.set(course::OpenStatus::Failed(errors)),
-            })
-            .forget();
+            });
         })
     };
     let on_remove = {
