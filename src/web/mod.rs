@@ -40,6 +40,10 @@ impl Reducible for ui::App {
 /// The handle every component dispatches actions through.
 pub type Dispatch = UseReducerDispatcher<ui::App>;
 
+/// Where `n` and `p` go in the lesson shown (previous, next): written at each render, read
+/// by the key listener, which outlives renders.
+type Neighbours = Rc<RefCell<(Option<Route>, Option<Route>)>>;
+
 /// The narrowest the timeline is drawn; a narrower frame scrolls it sideways.
 const TIMELINE_WIDTH_MIN: u32 = 560;
 
@@ -377,10 +381,7 @@ fn use_measured_width<K: PartialEq + Clone + 'static>(
 /// Shortcuts for playback anywhere on the page except inside a form control; in a lesson,
 /// `n` and `p` go to the next and previous step (`neighbours`, read when the key is pressed).
 #[hook]
-fn use_playback_keys(
-    dispatch: Dispatch,
-    neighbours: Option<Rc<RefCell<(Option<Route>, Option<Route>)>>>,
-) {
+fn use_playback_keys(dispatch: Dispatch, neighbours: Option<Neighbours>) {
     use_effect_with((), move |_| {
         let listener = EventListener::new_with_options(
             &gloo::utils::document(),
@@ -629,7 +630,7 @@ fn lesson_page(p: &LessonPageProps) -> Html {
     });
     let width = use_state(|| 960u32);
     let timeline_box = use_node_ref();
-    let neighbours: Rc<RefCell<(Option<Route>, Option<Route>)>> = use_mut_ref(|| (None, None));
+    let neighbours: Neighbours = use_mut_ref(|| (None, None));
 
     // A new place of the lesson (the component stays while the address moves between steps).
     {
