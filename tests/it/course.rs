@@ -128,7 +128,11 @@ fn fragments_people_write_name_the_same_views() {
     }
     assert_eq!(Route::parse("#/sandbox/"), Route::Sandbox);
     assert_eq!(Route::parse("#/lessons/"), Route::Course);
-    assert_eq!(Route::parse("lessons"), Route::Course);
+    assert_eq!(Route::parse("/lessons"), Route::Course);
+    // A fragment that is not an address of the app (an anchor, a runner's marker) is the
+    // sandbox, as it was before there were routes.
+    assert_eq!(Route::parse("#wbg_style=display-none"), Route::Sandbox);
+    assert_eq!(Route::parse("lessons"), Route::Sandbox);
     assert_eq!(
         Route::parse("#/lessons/fencing?from=slides"),
         Route::Lesson {

@@ -300,6 +300,24 @@ export const tests = [
     },
   },
   {
+    name: 'lessons::facilitator_handout_prints_the_exercises_alone',
+    async run(ctx) {
+      await openRoute(ctx, '#/facilitator');
+      await ctx.page.waitForSelector('.handout-exercise');
+      const count = await ctx.page.$$eval('.handout-exercise', (es) => es.length);
+      assert(count >= 1, 'the handout lists the exercises');
+      for (const sel of ['.handout-exercise h4', '.handout-exercise .link a']) {
+        assert(await ctx.page.isVisible(sel), `${sel} is shown on screen`);
+      }
+      await ctx.page.emulateMedia({ media: 'print' });
+      assert(!(await ctx.page.isVisible('#codes-section')), 'the checker is left out of the print');
+      assert(!(await ctx.page.isVisible('header nav')), 'the navigation is left out of the print');
+      assert(!(await ctx.page.isVisible('#print')), 'buttons are left out of the print');
+      assert(await ctx.page.isVisible('.handout-exercise h4'), 'the exercises are printed');
+      await ctx.page.emulateMedia({ media: 'screen' });
+    },
+  },
+  {
     name: 'a11y::course_view',
     async run(ctx) {
       await openRoute(ctx, '#/lessons');
