@@ -20,6 +20,7 @@ pub mod inventory;
 pub mod lesson;
 pub mod model;
 pub mod monitor;
+pub mod plot;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;

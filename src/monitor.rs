@@ -381,11 +381,33 @@ pub fn verdict_from(
         .take(VIOLATIONS_DETAILED_MAX)
         .map(|o| violation(world, events, o))
         .collect();
-    let data = data_counts(world, events);
-    let resources = resource_reports(world, events, end);
-    let operations = operations(events);
-    let mut wait_cycles = wait_cycles(world, events);
-    let mut livelocks = livelocks(world, events, end, &wait_cycles);
+    // One pass over the trace feeds every monitor: a long trace is larger than the processor's
+    // caches, so reading it once instead of once per monitor is most of the verdict's speed.
+    let mut data = DataCounter::new(world);
+    let mut tally = ResourceTally::new(world);
+    let mut operations = Operations::default();
+    let mut watch = CycleWatch::new(world);
+    let mut stalls = StallWatch::new();
+    let mut logs = LogCheck::new(world);
+    let mut unprotected = vec![false; world.clients.len()];
+    for e in events {
+        data.on(e);
+        tally.on(world, e);
+        operations.on(e);
+        watch.on(world, e);
+        stalls.on(world, e, &watch.cycles);
+        logs.on(world, e);
+        if let What::BeliefStarted { client, grants, .. } = &e.what {
+            if grants.is_empty() {
+                unprotected[*client as usize] = true;
+            }
+        }
+    }
+    let data = data.counts;
+    let resources = tally.finish(world, end);
+    let mut wait_cycles = watch.finish(world);
+    let mut livelocks = stalls.finish(world, end, &wait_cycles);
+    let service_logs = logs.finish(world);
     let wait_cycle_count = wait_cycles.len() as u64;
     let livelock_count = livelocks.len() as u64;
     let deadlock = wait_cycles
@@ -399,14 +421,6 @@ pub fn verdict_from(
         wait_cycles.push(last);
     }
     livelocks.truncate(VIOLATIONS_DETAILED_MAX);
-    let mut unprotected: BTreeSet<u32> = BTreeSet::new();
-    for e in events {
-        if let What::BeliefStarted { client, grants, .. } = &e.what {
-            if grants.is_empty() {
-                unprotected.insert(*client);
-            }
-        }
-    }
     Verdict {
         exclusion: if scan.count == 0 {
             Exclusion::Holds
@@ -415,9 +429,12 @@ pub fn verdict_from(
         },
         violation_count: scan.count,
         violations,
-        unprotected_clients: unprotected
-            .into_iter()
-            .map(|c| world.clients[c as usize].name.clone())
+        unprotected_clients: world
+            .clients
+            .iter()
+            .zip(&unprotected)
+            .filter(|(_, u)| **u)
+            .map(|(c, _)| c.name.clone())
             .collect(),
         integrity: if lost.total == 0 {
             Integrity::Intact
@@ -455,7 +472,7 @@ pub fn verdict_from(
         operations,
         resources,
         unavailability: unavailability(world, end),
-        service_logs: check_service_logs(world, events),
+        service_logs,
         events: events.len() as u64,
         end_us: end,
         truncated,
@@ -726,41 +743,54 @@ struct DataCounts {
 }
 
 /// Counts accepted and rejected accesses, and the accepted writes that landed inside another
-/// client's read-modify-write window on a common row.
+/// client's read-modify-write window on a common row, one event at a time.
 ///
 /// A window opens when a client's read lands while the client is in its critical section (a
 /// read that lands after its client let go opens nothing: that client will not write on it),
 /// and closes when the client's write lands or the client lets go.
-fn data_counts(world: &World, events: &[Event]) -> DataCounts {
-    let mut counts = DataCounts {
-        interleaved: 0,
-        rejected_writes: 0,
-        rejected_reads: 0,
-        accepted: 0,
-    };
-    let clients = world.clients.len();
-    let mut inside = vec![false; clients];
-    // The open window of each client: (resource, rows).
-    let mut window: Vec<Option<(u32, u64)>> = vec![None; clients];
-    // How many open windows cover each row of each resource.
-    let mut open: Vec<Vec<u32>> = world
-        .resources
-        .iter()
-        .map(|r| vec![0; r.rows.len()])
-        .collect();
-    let close = |window: &mut Vec<Option<(u32, u64)>>, open: &mut Vec<Vec<u32>>, c: u32| {
-        if let Some((r, rows)) = window[c as usize].take() {
+struct DataCounter {
+    counts: DataCounts,
+    inside: Vec<bool>,
+    /// The open window of each client: (resource, rows).
+    window: Vec<Option<(u32, u64)>>,
+    /// How many open windows cover each row of each resource.
+    open: Vec<Vec<u32>>,
+}
+
+impl DataCounter {
+    fn new(world: &World) -> DataCounter {
+        let clients = world.clients.len();
+        DataCounter {
+            counts: DataCounts {
+                interleaved: 0,
+                rejected_writes: 0,
+                rejected_reads: 0,
+                accepted: 0,
+            },
+            inside: vec![false; clients],
+            window: vec![None; clients],
+            open: world
+                .resources
+                .iter()
+                .map(|r| vec![0; r.rows.len()])
+                .collect(),
+        }
+    }
+
+    fn close(&mut self, c: u32) {
+        if let Some((r, rows)) = self.window[c as usize].take() {
             for i in row_indices(rows) {
-                open[r as usize][i] -= 1;
+                self.open[r as usize][i] -= 1;
             }
         }
-    };
-    for e in events {
+    }
+
+    fn on(&mut self, e: &Event) {
         match &e.what {
-            What::BeliefStarted { client, .. } => inside[*client as usize] = true,
+            What::BeliefStarted { client, .. } => self.inside[*client as usize] = true,
             What::BeliefEnded { client, .. } => {
-                inside[*client as usize] = false;
-                close(&mut window, &mut open, *client);
+                self.inside[*client as usize] = false;
+                self.close(*client);
             }
             What::Read {
                 client,
@@ -770,12 +800,12 @@ fn data_counts(world: &World, events: &[Event]) -> DataCounts {
                 ..
             } => {
                 if !*accepted {
-                    counts.rejected_reads += 1;
-                } else if inside[*client as usize] {
-                    close(&mut window, &mut open, *client);
-                    window[*client as usize] = Some((*resource, *rows));
+                    self.counts.rejected_reads += 1;
+                } else if self.inside[*client as usize] {
+                    self.close(*client);
+                    self.window[*client as usize] = Some((*resource, *rows));
                     for i in row_indices(*rows) {
-                        open[*resource as usize][i] += 1;
+                        self.open[*resource as usize][i] += 1;
                     }
                 }
             }
@@ -786,20 +816,19 @@ fn data_counts(world: &World, events: &[Event]) -> DataCounts {
                 accepted,
                 ..
             } => {
-                close(&mut window, &mut open, *client);
+                self.close(*client);
                 if *accepted {
-                    counts.accepted += 1;
-                    if row_indices(*rows).any(|i| open[*resource as usize][i] > 0) {
-                        counts.interleaved += 1;
+                    self.counts.accepted += 1;
+                    if row_indices(*rows).any(|i| self.open[*resource as usize][i] > 0) {
+                        self.counts.interleaved += 1;
                     }
                 } else {
-                    counts.rejected_writes += 1;
+                    self.counts.rejected_writes += 1;
                 }
             }
             _ => {}
         }
     }
-    counts
 }
 
 /// One increment that is missing from a row's final value, and the write that erased it.
@@ -949,31 +978,43 @@ fn lost_detail(world: &World, events: &[Event], d: &LostIncrement) -> LostUpdate
     }
 }
 
-fn operations(events: &[Event]) -> Operations {
-    let mut ops = Operations::default();
-    for e in events {
+impl Operations {
+    fn on(&mut self, e: &Event) {
         match &e.what {
-            What::OpStarted { .. } => ops.started += 1,
-            What::Write { accepted: true, .. } => ops.completed += 1,
-            What::GaveUp { .. } => ops.gave_up += 1,
+            What::OpStarted { .. } => self.started += 1,
+            What::Write { accepted: true, .. } => self.completed += 1,
+            What::GaveUp { .. } => self.gave_up += 1,
             What::BeliefEnded { reason, .. } => match reason {
-                crate::trace::BeliefEnd::LeaseExpiredLocally => ops.abandoned += 1,
-                crate::trace::BeliefEnd::Rejected => ops.rejected += 1,
+                crate::trace::BeliefEnd::LeaseExpiredLocally => self.abandoned += 1,
+                crate::trace::BeliefEnd::Rejected => self.rejected += 1,
                 crate::trace::BeliefEnd::Released => {}
             },
             _ => {}
         }
     }
-    ops
 }
 
 /// The wait-for graph, rebuilt from service logs: for each lock in each service, its holder
 /// and its waiters; for each client, the locks it waits for.
+///
+/// Locks are numbered densely (service × resources + resource) and the graph is kept in flat
+/// vectors, because it is updated on every service event of a run: a few hundred thousand
+/// times on a busy trace.
 struct WaitGraph {
-    holder: BTreeMap<(u32, u32), u32>,
-    waiters: BTreeMap<(u32, u32), BTreeSet<u32>>,
-    waits_on: Vec<BTreeSet<(u32, u32)>>,
+    resources: u32,
+    /// The holder of each lock, or `NOBODY`.
+    holder: Vec<u32>,
+    /// The clients queued for each lock.
+    waiters: Vec<Vec<u32>>,
+    /// The locks each client waits for, as (service, resource) in ascending order, so that
+    /// searches take edges in a fixed order and report the same cycle on every run.
+    waits_on: Vec<Vec<(u32, u32)>>,
+    /// Search scratch: the visit mark of each client, valid when it equals `stamp`.
+    seen: Vec<u32>,
+    stamp: u32,
 }
+
+const NOBODY: u32 = u32::MAX;
 
 /// A wait-for cycle: the clients in order (each waits for the next, the last for the first),
 /// and the lock (service, resource) each waits on.
@@ -983,47 +1024,68 @@ type Cycle = Vec<(u32, (u32, u32))>;
 type SearchStack = Vec<(u32, Cycle)>;
 
 impl WaitGraph {
-    fn new(clients: usize) -> WaitGraph {
+    fn new(world: &World) -> WaitGraph {
+        let locks = world.services.len() * world.resources.len();
         WaitGraph {
-            holder: BTreeMap::new(),
-            waiters: BTreeMap::new(),
-            waits_on: vec![BTreeSet::new(); clients],
+            resources: world.resources.len() as u32,
+            holder: vec![NOBODY; locks],
+            waiters: vec![Vec::new(); locks],
+            waits_on: vec![Vec::new(); world.clients.len()],
+            seen: vec![0; world.clients.len()],
+            stamp: 0,
         }
     }
 
+    fn lock(&self, key: (u32, u32)) -> usize {
+        (key.0 * self.resources + key.1) as usize
+    }
+
+    fn holder_of(&self, key: (u32, u32)) -> Option<u32> {
+        Some(self.holder[self.lock(key)]).filter(|h| *h != NOBODY)
+    }
+
     fn stop_waiting(&mut self, key: (u32, u32), client: u32) {
-        if let Some(w) = self.waiters.get_mut(&key) {
-            w.remove(&client);
+        let lock = self.lock(key);
+        self.waiters[lock].retain(|c| *c != client);
+        let on = &mut self.waits_on[client as usize];
+        if let Ok(at) = on.binary_search(&key) {
+            on.remove(at);
         }
-        self.waits_on[client as usize].remove(&key);
+    }
+
+    fn let_go(&mut self, key: (u32, u32), client: u32) {
+        let lock = self.lock(key);
+        if self.holder[lock] == client {
+            self.holder[lock] = NOBODY;
+        }
     }
 
     fn apply(&mut self, service: u32, resource: u32, op: &ServiceOp) {
         let key = (service, resource);
+        let lock = self.lock(key);
         match *op {
             ServiceOp::Granted { client, .. } | ServiceOp::TransferredIn { client, .. } => {
-                self.holder.insert(key, client);
+                self.holder[lock] = client;
                 self.stop_waiting(key, client);
             }
             ServiceOp::Queued { client, .. } => {
-                self.waiters.entry(key).or_default().insert(client);
-                self.waits_on[client as usize].insert(key);
+                if !self.waiters[lock].contains(&client) {
+                    self.waiters[lock].push(client);
+                }
+                let on = &mut self.waits_on[client as usize];
+                if let Err(at) = on.binary_search(&key) {
+                    on.insert(at, key);
+                }
             }
             ServiceOp::Released { client, .. }
             | ServiceOp::Expired { client, .. }
-            | ServiceOp::Superseded { client, .. } => {
-                if self.holder.get(&key) == Some(&client) {
-                    self.holder.remove(&key);
-                }
-            }
+            | ServiceOp::Superseded { client, .. } => self.let_go(key, client),
             ServiceOp::Cancelled { client } | ServiceOp::Refused { client, .. } => {
                 self.stop_waiting(key, client);
             }
             ServiceOp::MovedOut { client, held, .. } => {
                 if held {
-                    if self.holder.get(&key) == Some(&client) {
-                        self.holder.remove(&key);
-                    }
+                    self.let_go(key, client);
                 } else {
                     self.stop_waiting(key, client);
                 }
@@ -1037,10 +1099,9 @@ impl WaitGraph {
         self.waits_on[client as usize]
             .iter()
             .filter_map(move |key| {
-                self.holder
-                    .get(key)
-                    .filter(|h| **h != client)
-                    .map(|h| (*h, *key))
+                self.holder_of(*key)
+                    .filter(|h| *h != client)
+                    .map(|h| (h, *key))
             })
     }
 
@@ -1048,20 +1109,34 @@ impl WaitGraph {
     fn has(&self, cycle: &Cycle) -> bool {
         cycle.iter().enumerate().all(|(k, (c, key))| {
             let next = cycle[(k + 1) % cycle.len()].0;
-            self.waits_on[*c as usize].contains(key) && self.holder.get(key) == Some(&next)
+            self.waits_on[*c as usize].binary_search(key).is_ok()
+                && self.holder_of(*key) == Some(next)
         })
+    }
+
+    /// Starts a new search: every client unvisited, in constant time.
+    fn new_search(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
     }
 
     /// A path of waits from `from` to the first client `target` accepts, as (client, lock it
     /// waits on) steps, found by a depth-first search that visits each client once: linear in
     /// the graph's size.
-    fn path_to(&self, from: u32, target: impl Fn(u32) -> bool) -> Option<Cycle> {
-        let mut seen = vec![false; self.waits_on.len()];
+    fn path_to(&mut self, from: u32, target: impl Fn(u32) -> bool) -> Option<Cycle> {
+        // Most holders wait for nothing: then there is no path, and nothing to set up.
+        if self.waits_on[from as usize].is_empty() {
+            return None;
+        }
+        self.new_search();
         // Each stack entry is a client and its remaining out-edges; `path` holds the edge from
         // each entry to the next.
         let mut stack: SearchStack = vec![(from, self.edges(from).collect())];
         let mut path: Cycle = Vec::new();
-        seen[from as usize] = true;
+        self.seen[from as usize] = self.stamp;
         while let Some((at, pending)) = stack.last_mut() {
             let at = *at;
             match pending.pop() {
@@ -1070,10 +1145,11 @@ impl WaitGraph {
                         path.push((at, key));
                         return Some(path);
                     }
-                    if !seen[next as usize] {
-                        seen[next as usize] = true;
+                    if self.seen[next as usize] != self.stamp {
+                        self.seen[next as usize] = self.stamp;
                         path.push((at, key));
-                        stack.push((next, self.edges(next).collect()));
+                        let edges = self.edges(next).collect();
+                        stack.push((next, edges));
                     }
                 }
                 None => {
@@ -1087,18 +1163,28 @@ impl WaitGraph {
 
     /// A cycle through new edges `waiter -> holder` (one per waiter), if the holder already
     /// waits, through others, for one of the waiters: one search, whatever the waiters.
-    fn cycle_through(&self, waiters: &[u32], key: (u32, u32), holder: u32) -> Option<Cycle> {
-        let path = self.path_to(holder, |c| waiters.contains(&c) && c != holder)?;
+    fn cycle_through(&mut self, lock_key: (u32, u32), holder: u32) -> Option<Cycle> {
+        let lock = self.lock(lock_key);
+        if self.waiters[lock].is_empty() || self.waits_on[holder as usize].is_empty() {
+            return None;
+        }
+        let waiters = std::mem::take(&mut self.waiters[lock]);
+        let path = self.path_to(holder, |c| waiters.contains(&c) && c != holder);
+        self.waiters[lock] = waiters;
+        path.map(|path| self.close(path, lock_key))
+    }
+
+    /// The cycle a path of waits makes when the client it reaches waits on `lock_key`, whose
+    /// holder the path starts from.
+    fn close(&self, path: Cycle, lock_key: (u32, u32)) -> Cycle {
         let (last, last_key) = *path.last().expect("a found path has an edge");
         let reached = self
-            .holder
-            .get(&last_key)
-            .copied()
+            .holder_of(last_key)
             .filter(|h| *h != last)
             .expect("an edge leads to the holder of its lock");
-        let mut cycle = vec![(reached, key)];
+        let mut cycle = vec![(reached, lock_key)];
         cycle.extend(path);
-        Some(cycle)
+        cycle
     }
 
     /// Any cycle in the graph, by one depth-first search over every client that waits: a client
@@ -1167,37 +1253,49 @@ fn broke_by(op: &ServiceOp, aborts: &[Option<&'static str>]) -> &'static str {
 /// Cost per service event: a new edge is checked with one search from its holder (linear in the
 /// graph, which has at most one edge per client and lock); a standing cycle is re-checked edge
 /// by edge; a full search runs only after a cycle breaks.
-fn wait_cycles(world: &World, events: &[Event]) -> Vec<WaitCycle> {
-    let mut graph = WaitGraph::new(world.clients.len());
-    let mut cycles = Vec::new();
-    let mut current: Option<(Cycle, Micros)> = None;
-    // Why each client last let go of its locks: its own timeout, a refusal elsewhere, giving up
-    // on an unreachable service, or the end of its operation. A release or cancel that breaks
-    // a cycle is named after the cause, not the message that carried it.
-    let mut aborts: Vec<Option<&'static str>> = vec![None; world.clients.len()];
-    for e in events {
+struct CycleWatch {
+    graph: WaitGraph,
+    cycles: Vec<WaitCycle>,
+    current: Option<(Cycle, Micros)>,
+    /// Why each client last let go of its locks: its own timeout, a refusal elsewhere, giving
+    /// up on an unreachable service, or the end of its operation. A release or cancel that
+    /// breaks a cycle is named after the cause, not the message that carried it.
+    aborts: Vec<Option<&'static str>>,
+}
+
+impl CycleWatch {
+    fn new(world: &World) -> CycleWatch {
+        CycleWatch {
+            graph: WaitGraph::new(world),
+            cycles: Vec::new(),
+            current: None,
+            aborts: vec![None; world.clients.len()],
+        }
+    }
+
+    fn on(&mut self, world: &World, e: &Event) {
         let (service, resource, op) = match &e.what {
             What::BeliefEnded { client, reason, .. } => {
-                aborts[*client as usize] = Some(match reason {
+                self.aborts[*client as usize] = Some(match reason {
                     crate::trace::BeliefEnd::Released => "release",
                     crate::trace::BeliefEnd::Rejected => "release after a rejected access",
                     crate::trace::BeliefEnd::LeaseExpiredLocally => {
                         "release by a client whose lease ran out"
                     }
                 });
-                continue;
+                return;
             }
             What::AttemptAborted { client, reason, .. } => {
-                aborts[*client as usize] = Some(match reason {
+                self.aborts[*client as usize] = Some(match reason {
                     crate::trace::AbortReason::Timeout => "client timeout",
                     crate::trace::AbortReason::Refused => "refusal",
                     crate::trace::AbortReason::NothingReachable => "client gave up",
                 });
-                continue;
+                return;
             }
             What::SkippedUnreachable { client, .. } => {
-                aborts[*client as usize] = Some("client timeout");
-                continue;
+                self.aborts[*client as usize] = Some("client timeout");
+                return;
             }
             What::Service {
                 service,
@@ -1205,53 +1303,51 @@ fn wait_cycles(world: &World, events: &[Event]) -> Vec<WaitCycle> {
                 op,
                 ..
             } => (*service, *resource, op),
-            _ => continue,
+            _ => return,
         };
         let key = (service, resource);
+        let graph = &mut self.graph;
         graph.apply(service, resource, op);
-        match &current {
+        match &self.current {
             None => {
                 // A new cycle needs a new edge, and it passes through that edge.
                 let found = match *op {
-                    ServiceOp::Queued { client, .. } => graph
-                        .holder
-                        .get(&key)
-                        .and_then(|h| graph.cycle_through(&[client], key, *h)),
+                    ServiceOp::Queued { client, .. } => match graph.holder_of(key) {
+                        Some(h) if graph.waits_on[h as usize].is_empty() => None,
+                        Some(h) => graph
+                            .path_to(h, |c| c == client && c != h)
+                            .map(|path| graph.close(path, key)),
+                        None => None,
+                    },
                     ServiceOp::Granted { client, .. } | ServiceOp::TransferredIn { client, .. } => {
-                        let waiters: Vec<u32> = graph
-                            .waiters
-                            .get(&key)
-                            .map(|w| w.iter().copied().collect())
-                            .unwrap_or_default();
-                        if waiters.is_empty() {
-                            None
-                        } else {
-                            graph.cycle_through(&waiters, key, client)
-                        }
+                        graph.cycle_through(key, client)
                     }
                     _ => None,
                 };
                 if let Some(cycle) = found {
-                    current = Some((cycle, e.at));
+                    self.current = Some((cycle, e.at));
                 }
             }
             Some((cycle, formed)) => {
                 if !graph.has(cycle) {
-                    cycles.push(make_cycle(
+                    self.cycles.push(make_cycle(
                         world,
                         cycle,
                         *formed,
-                        Some((e.at, broke_by(op, &aborts))),
+                        Some((e.at, broke_by(op, &self.aborts))),
                     ));
-                    current = graph.any_cycle().map(|c| (c, e.at));
+                    self.current = graph.any_cycle().map(|c| (c, e.at));
                 }
             }
         }
     }
-    if let Some((cycle, formed)) = current {
-        cycles.push(make_cycle(world, &cycle, formed, None));
+
+    fn finish(mut self, world: &World) -> Vec<WaitCycle> {
+        if let Some((cycle, formed)) = self.current {
+            self.cycles.push(make_cycle(world, &cycle, formed, None));
+        }
+        self.cycles
     }
-    cycles
 }
 
 fn make_cycle(
@@ -1289,38 +1385,65 @@ pub const LIVELOCK_CYCLES_MIN: u32 = 2;
 /// A stall runs from the first moment a client waits for a lock after the last completed
 /// operation (an accepted write) to the next completed operation, or to the end of the run.
 /// The cycles counted are those that formed and broke inside it.
-fn livelocks(world: &World, events: &[Event], end: Micros, cycles: &[WaitCycle]) -> Vec<Livelock> {
-    // Clients as bit sets: at most 256 clients.
-    type Clients = [u64; 4];
-    let set = |s: &mut Clients, c: u32, on: bool| {
-        let (w, b) = ((c / 64) as usize, 1u64 << (c % 64));
-        if on {
-            s[w] |= b
-        } else {
-            s[w] &= !b
+struct StallWatch {
+    waiting: Clients,
+    stall: Option<(Micros, Clients)>,
+    /// The next cycle to count: cycles are listed in the order they broke (an unbroken one
+    /// last), and stalls come in time order, so one pass over both counts each stall's cycles.
+    next_cycle: usize,
+    /// Stalls that ended at the current instant: they are counted once time moves on, so that
+    /// a cycle breaking later at the same instant still counts, as it does for a whole trace.
+    ended: Vec<(Micros, Micros, Clients)>,
+    out: Vec<Livelock>,
+}
+
+/// Clients as bit sets: at most 256 clients.
+type Clients = [u64; 4];
+
+fn set_client(s: &mut Clients, c: u32, on: bool) {
+    let (w, b) = ((c / 64) as usize, 1u64 << (c % 64));
+    if on {
+        s[w] |= b
+    } else {
+        s[w] &= !b
+    }
+}
+
+impl StallWatch {
+    fn new() -> StallWatch {
+        StallWatch {
+            waiting: [0; 4],
+            stall: None,
+            next_cycle: 0,
+            ended: Vec::new(),
+            out: Vec::new(),
         }
-    };
-    let mut out = Vec::new();
-    let mut waiting: Clients = [0; 4];
-    let mut stall: Option<(Micros, Clients)> = None;
-    // Cycles are listed in the order they broke (an unbroken one last), and stalls come in time
-    // order, so one pass over both counts each stall's cycles.
-    let mut next_cycle = 0;
-    let mut close = |from: Micros, to: Micros, who: Clients, out: &mut Vec<Livelock>| {
+    }
+
+    /// Ends a stall at `to`, counting the cycles that formed and broke inside it. Every cycle
+    /// broken by then is already in `cycles`, because cycles break at events.
+    fn close(
+        &mut self,
+        world: &World,
+        from: Micros,
+        to: Micros,
+        who: Clients,
+        cycles: &[WaitCycle],
+    ) {
         let mut broken = 0u32;
-        while let Some(c) = cycles.get(next_cycle) {
+        while let Some(c) = cycles.get(self.next_cycle) {
             match c.broken_us {
                 Some(b) if b <= to => {
                     if c.formed_us >= from {
                         broken += 1;
                     }
-                    next_cycle += 1;
+                    self.next_cycle += 1;
                 }
                 _ => break,
             }
         }
         if broken >= LIVELOCK_CYCLES_MIN {
-            out.push(Livelock {
+            self.out.push(Livelock {
                 from_us: from,
                 to_us: to,
                 broken_cycles: broken,
@@ -1330,84 +1453,119 @@ fn livelocks(world: &World, events: &[Event], end: Micros, cycles: &[WaitCycle])
                     .collect(),
             });
         }
-    };
-    for e in events {
+    }
+
+    fn flush(&mut self, world: &World, cycles: &[WaitCycle]) {
+        for (from, to, who) in std::mem::take(&mut self.ended) {
+            self.close(world, from, to, who, cycles);
+        }
+    }
+
+    fn on(&mut self, world: &World, e: &Event, cycles: &[WaitCycle]) {
+        if self.ended.last().is_some_and(|(_, to, _)| *to < e.at) {
+            self.flush(world, cycles);
+        }
         match &e.what {
             What::OpStarted { client, .. }
                 if world.clients[*client as usize].protocol != ProtocolConfig::NoLock =>
             {
-                set(&mut waiting, *client, true);
-                let (_, who) = stall.get_or_insert((e.at, [0; 4]));
-                set(who, *client, true);
+                set_client(&mut self.waiting, *client, true);
+                let (_, who) = self.stall.get_or_insert((e.at, [0; 4]));
+                set_client(who, *client, true);
             }
             What::BeliefStarted { client, .. } | What::GaveUp { client } => {
-                set(&mut waiting, *client, false);
+                set_client(&mut self.waiting, *client, false);
             }
             What::Write { accepted: true, .. } => {
-                if let Some((from, who)) = stall.take() {
-                    close(from, e.at, who, &mut out);
+                if let Some((from, who)) = self.stall.take() {
+                    self.ended.push((from, e.at, who));
                 }
-                if waiting != [0; 4] {
-                    stall = Some((e.at, waiting));
+                if self.waiting != [0; 4] {
+                    self.stall = Some((e.at, self.waiting));
                 }
             }
             _ => {}
         }
     }
-    if let Some((from, who)) = stall {
-        close(from, end, who, &mut out);
+
+    fn finish(mut self, world: &World, end: Micros, cycles: &[WaitCycle]) -> Vec<Livelock> {
+        self.flush(world, cycles);
+        if let Some((from, who)) = self.stall.take() {
+            self.close(world, from, end, who, cycles);
+        }
+        self.out
     }
-    out
 }
 
-fn resource_reports(world: &World, events: &[Event], end: Micros) -> Vec<ResourceReport> {
-    let n = world.resources.len();
-    let mut values: Vec<Vec<i64>> = world
-        .resources
-        .iter()
-        .map(|r| vec![r.initial; r.rows.len()])
-        .collect();
-    let mut increments: Vec<Vec<u64>> = world
-        .resources
-        .iter()
-        .map(|r| vec![0; r.rows.len()])
-        .collect();
-    let mut waiting = vec![0u32; n];
-    let mut busy = vec![0u32; n];
-    let mut idle = vec![0 as Micros; n];
-    let mut last = 0;
-    let mut client_waiting: BTreeSet<u32> = BTreeSet::new();
-    let mut client_busy: BTreeSet<u32> = BTreeSet::new();
-    let resource_of = |c: u32| world.clients[c as usize].resource as usize;
-    for e in events {
-        for r in 0..n {
-            if waiting[r] > 0 && busy[r] == 0 {
-                idle[r] += e.at - last;
-            }
+/// What each resource ends with (its rows' values and accepted writes) and how long it stood
+/// idle while some client waited for it, one event at a time.
+struct ResourceTally {
+    values: Vec<Vec<i64>>,
+    increments: Vec<Vec<u64>>,
+    waiting: Vec<u32>,
+    busy: Vec<u32>,
+    idle: Vec<Micros>,
+    last: Micros,
+    client_waiting: Vec<bool>,
+    client_busy: Vec<bool>,
+}
+
+impl ResourceTally {
+    fn new(world: &World) -> ResourceTally {
+        let n = world.resources.len();
+        let clients = world.clients.len();
+        ResourceTally {
+            values: world
+                .resources
+                .iter()
+                .map(|r| vec![r.initial; r.rows.len()])
+                .collect(),
+            increments: world
+                .resources
+                .iter()
+                .map(|r| vec![0; r.rows.len()])
+                .collect(),
+            waiting: vec![0; n],
+            busy: vec![0; n],
+            idle: vec![0; n],
+            last: 0,
+            client_waiting: vec![false; clients],
+            client_busy: vec![false; clients],
         }
-        last = e.at;
+    }
+
+    fn on(&mut self, world: &World, e: &Event) {
+        if e.at != self.last {
+            for r in 0..self.idle.len() {
+                if self.waiting[r] > 0 && self.busy[r] == 0 {
+                    self.idle[r] += e.at - self.last;
+                }
+            }
+            self.last = e.at;
+        }
+        let resource_of = |c: u32| world.clients[c as usize].resource as usize;
         match &e.what {
             What::OpStarted { client, .. } => {
-                if client_waiting.insert(*client) {
-                    waiting[resource_of(*client)] += 1;
+                if !std::mem::replace(&mut self.client_waiting[*client as usize], true) {
+                    self.waiting[resource_of(*client)] += 1;
                 }
             }
             What::BeliefStarted { client, .. } => {
-                if client_waiting.remove(client) {
-                    waiting[resource_of(*client)] -= 1;
+                if std::mem::replace(&mut self.client_waiting[*client as usize], false) {
+                    self.waiting[resource_of(*client)] -= 1;
                 }
-                if client_busy.insert(*client) {
-                    busy[resource_of(*client)] += 1;
+                if !std::mem::replace(&mut self.client_busy[*client as usize], true) {
+                    self.busy[resource_of(*client)] += 1;
                 }
             }
             What::GaveUp { client } => {
-                if client_waiting.remove(client) {
-                    waiting[resource_of(*client)] -= 1;
+                if std::mem::replace(&mut self.client_waiting[*client as usize], false) {
+                    self.waiting[resource_of(*client)] -= 1;
                 }
             }
             What::BeliefEnded { client, .. } => {
-                if client_busy.remove(client) {
-                    busy[resource_of(*client)] -= 1;
+                if std::mem::replace(&mut self.client_busy[*client as usize], false) {
+                    self.busy[resource_of(*client)] -= 1;
                 }
             }
             What::Write {
@@ -1418,40 +1576,42 @@ fn resource_reports(world: &World, events: &[Event], end: Micros) -> Vec<Resourc
                 ..
             } => {
                 for (k, i) in row_indices(*rows).enumerate() {
-                    values[*resource as usize][i] = written[k];
-                    increments[*resource as usize][i] += 1;
+                    self.values[*resource as usize][i] = written[k];
+                    self.increments[*resource as usize][i] += 1;
                 }
             }
             _ => {}
         }
     }
-    for r in 0..n {
-        if waiting[r] > 0 && busy[r] == 0 && end > last {
-            idle[r] += end - last;
-        }
-    }
 
-    world
-        .resources
-        .iter()
-        .enumerate()
-        .map(|(r, cfg)| ResourceReport {
-            resource: cfg.name.clone(),
-            rows: cfg
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, name)| (name.clone(), values[r][i]))
-                .collect(),
-            increments: cfg
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, name)| (name.clone(), increments[r][i]))
-                .collect(),
-            idle_while_waiting_us: idle[r],
-        })
-        .collect()
+    fn finish(mut self, world: &World, end: Micros) -> Vec<ResourceReport> {
+        for r in 0..self.idle.len() {
+            if self.waiting[r] > 0 && self.busy[r] == 0 && end > self.last {
+                self.idle[r] += end - self.last;
+            }
+        }
+        world
+            .resources
+            .iter()
+            .enumerate()
+            .map(|(r, cfg)| ResourceReport {
+                resource: cfg.name.clone(),
+                rows: cfg
+                    .rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, name)| (name.clone(), self.values[r][i]))
+                    .collect(),
+                increments: cfg
+                    .rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, name)| (name.clone(), self.increments[r][i]))
+                    .collect(),
+                idle_while_waiting_us: self.idle[r],
+            })
+            .collect()
+    }
 }
 
 /// Whether a region can use a service at `t`: the service is up, a majority of its replicas is
@@ -1523,14 +1683,40 @@ fn unavailability(world: &World, end: Micros) -> Vec<Unavailability> {
 /// Checks each service's own log: its instants count up by one, its new tokens increase, and
 /// it never has two holders of one lock.
 pub fn check_service_logs(world: &World, events: &[Event]) -> Vec<ServiceLogCheck> {
-    let n = world.services.len();
-    let mut last_instant = vec![0u64; n];
-    let mut last_token: Vec<Option<u64>> = vec![None; n];
-    let mut holders: BTreeMap<(u32, u32), (u32, u64)> = BTreeMap::new();
-    let mut problems: Vec<Vec<String>> = vec![Vec::new(); n];
-    let mut operations = vec![0u64; n];
-    let mut grants = vec![0u64; n];
+    let mut check = LogCheck::new(world);
     for e in events {
+        check.on(world, e);
+    }
+    check.finish(world)
+}
+
+/// The state of [`check_service_logs`] between events.
+struct LogCheck {
+    last_instant: Vec<u64>,
+    last_token: Vec<Option<u64>>,
+    /// The holder and token of each lock (service × resources + resource).
+    holders: Vec<Option<(u32, u64)>>,
+    resources: u32,
+    problems: Vec<Vec<String>>,
+    operations: Vec<u64>,
+    grants: Vec<u64>,
+}
+
+impl LogCheck {
+    fn new(world: &World) -> LogCheck {
+        let n = world.services.len();
+        LogCheck {
+            last_instant: vec![0; n],
+            last_token: vec![None; n],
+            holders: vec![None; n * world.resources.len()],
+            resources: world.resources.len() as u32,
+            problems: vec![Vec::new(); n],
+            operations: vec![0; n],
+            grants: vec![0; n],
+        }
+    }
+
+    fn on(&mut self, world: &World, e: &Event) {
         let What::Service {
             service,
             instant,
@@ -1538,45 +1724,46 @@ pub fn check_service_logs(world: &World, events: &[Event]) -> Vec<ServiceLogChec
             op,
         } = &e.what
         else {
-            continue;
+            return;
         };
         let s = *service as usize;
-        operations[s] += 1;
-        if *instant != last_instant[s] + 1 {
-            problems[s].push(format!(
+        let problems = &mut self.problems[s];
+        self.operations[s] += 1;
+        if *instant != self.last_instant[s] + 1 {
+            problems.push(format!(
                 "instant {} follows instant {}",
-                instant, last_instant[s]
+                instant, self.last_instant[s]
             ));
         }
-        last_instant[s] = *instant;
-        let key = (*service, *resource);
+        self.last_instant[s] = *instant;
+        let holder = &mut self.holders[(*service * self.resources + *resource) as usize];
         match *op {
             ServiceOp::Granted { client, token, .. }
             | ServiceOp::TransferredIn { client, token, .. } => {
-                match holders.get(&key) {
-                    Some((h, t)) if *h == client && *t == token => continue,
-                    Some((h, _)) => problems[s].push(format!(
+                match holder {
+                    Some((h, t)) if *h == client && *t == token => return,
+                    Some((h, _)) => problems.push(format!(
                         "instant {instant}: granted to {} while {} holds it",
                         world.clients[client as usize].name, world.clients[*h as usize].name
                     )),
                     None => {}
                 }
-                if last_token[s].is_some_and(|t| token <= t) {
-                    problems[s].push(format!(
+                if self.last_token[s].is_some_and(|t| token <= t) {
+                    problems.push(format!(
                         "instant {instant}: token {token} does not increase"
                     ));
                 }
-                last_token[s] = Some(token);
-                grants[s] += 1;
-                holders.insert(key, (client, token));
+                self.last_token[s] = Some(token);
+                self.grants[s] += 1;
+                *holder = Some((client, token));
             }
             ServiceOp::Released { client, token }
             | ServiceOp::Expired { client, token }
             | ServiceOp::Superseded { client, token } => {
-                if holders.get(&key) == Some(&(client, token)) {
-                    holders.remove(&key);
+                if *holder == Some((client, token)) {
+                    *holder = None;
                 } else {
-                    problems[s].push(format!(
+                    problems.push(format!(
                         "instant {instant}: {} ended a hold it did not have",
                         world.clients[client as usize].name
                     ));
@@ -1585,25 +1772,28 @@ pub fn check_service_logs(world: &World, events: &[Event]) -> Vec<ServiceLogChec
             ServiceOp::MovedOut {
                 client, held: true, ..
             } => {
-                if holders.get(&key).is_some_and(|(h, _)| *h == client) {
-                    holders.remove(&key);
+                if holder.is_some_and(|(h, _)| h == client) {
+                    *holder = None;
                 }
             }
             _ => {}
         }
     }
-    world
-        .services
-        .iter()
-        .enumerate()
-        .map(|(s, svc)| ServiceLogCheck {
-            service: svc.name.clone(),
-            operations: operations[s],
-            grants: grants[s],
-            consistent: problems[s].is_empty(),
-            problems: std::mem::take(&mut problems[s]),
-        })
-        .collect()
+
+    fn finish(mut self, world: &World) -> Vec<ServiceLogCheck> {
+        world
+            .services
+            .iter()
+            .enumerate()
+            .map(|(s, svc)| ServiceLogCheck {
+                service: svc.name.clone(),
+                operations: self.operations[s],
+                grants: self.grants[s],
+                consistent: self.problems[s].is_empty(),
+                problems: std::mem::take(&mut self.problems[s]),
+            })
+            .collect()
+    }
 }
 
 /// Who believes they hold what at time `at`, from the trace alone.

@@ -36,6 +36,8 @@ pub mod limits {
     /// The scenario's title and description.
     pub const TITLE_LEN_MAX: usize = 200;
     pub const DESCRIPTION_LEN_MAX: usize = 4_000;
+    /// The longest scenario text read from anywhere: a file, an import or a link (1 MiB).
+    pub const TEXT_BYTES_MAX: usize = 1 << 20;
     /// The default and the largest event budget of one run. The largest keeps a run, its trace
     /// and its verdict under a second and 256 MB on any valid scenario (the worst-case
     /// benchmark, `cargo bench --bench worst`, measures it): a trace event takes about 72 bytes,

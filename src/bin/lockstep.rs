@@ -21,9 +21,14 @@ usage:
       Who believes they hold what at one instant of the run.
   lockstep lint FILE [--json]
       Check the inventory: each resource must have exactly one source of order.
-  lockstep sweep FILE --partition-ms LIST [--seeds N] [--json]
-      Rate of runs with broken exclusion as the first partition's length varies (LIST is
-      comma-separated milliseconds).
+  lockstep sweep FILE --param NAME --values LIST [--seeds N] [--json | --svg]
+      How often exclusion breaks as one parameter varies, with 95% intervals: NAME is
+      partition_ms, overlap_ms, pause_ms, lease_ms, services or fencing; LIST is
+      comma-separated (fencing: off,any_source,one_source). --partition-ms LIST is short
+      for --param partition_ms --values LIST. --svg prints the plot.
+  lockstep export FILE --format svg|json|md [--seed N] [--link-base URL]
+      The run as the app exports it: the timeline as SVG, the trace as JSON or the verdict as
+      Markdown; with --link-base, a link to the live run at that address.
   lockstep schema
       Print the JSON Schema of the scenario format.
   lockstep lesson check FILE...
@@ -34,7 +39,7 @@ Exit status: 0 when the command completed (whatever the verdict), 1 when `lint` 
 defect, 2 for invalid input or usage.";
 
 /// The largest scenario file the command reads: 1 MiB.
-const FILE_BYTES_MAX: u64 = 1 << 20;
+const FILE_BYTES_MAX: u64 = lockstep::scenario::limits::TEXT_BYTES_MAX as u64;
 
 fn main() -> ExitCode {
     let args: Result<Vec<String>, String> = std::env::args_os()
@@ -67,7 +72,15 @@ fn options_of(command: &str) -> &'static [&'static str] {
         "run" => &["--seed", "--json", "--no-trace"],
         "at" => &["--seed", "--json"],
         "lint" => &["--json"],
-        "sweep" => &["--partition-ms", "--seeds", "--json"],
+        "sweep" => &[
+            "--param",
+            "--values",
+            "--partition-ms",
+            "--seeds",
+            "--json",
+            "--svg",
+        ],
+        "export" => &["--seed", "--format", "--link-base"],
         _ => &[],
     }
 }
@@ -79,6 +92,11 @@ struct Options {
     no_trace: bool,
     partition_ms: Option<Vec<u64>>,
     seeds: u64,
+    format: Option<String>,
+    link_base: Option<String>,
+    param: Option<String>,
+    values: Option<String>,
+    svg: bool,
 }
 
 fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
@@ -89,9 +107,16 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
         no_trace: false,
         partition_ms: None,
         seeds: 20,
+        format: None,
+        link_base: None,
+        param: None,
+        values: None,
+        svg: false,
     };
     let allowed = options_of(command);
-    let every = ["run", "at", "lint", "sweep"].map(options_of).concat();
+    let every = ["run", "at", "lint", "sweep", "export"]
+        .map(options_of)
+        .concat();
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -138,6 +163,17 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
                 }
                 o.partition_ms = Some(list);
             }
+            "--format" => {
+                let v = value()?;
+                if !["svg", "json", "md"].contains(&v.as_str()) {
+                    return Err(format!("--format: \"{v}\" is not svg, json or md"));
+                }
+                o.format = Some(v.clone());
+            }
+            "--link-base" => o.link_base = Some(value()?.clone()),
+            "--param" => o.param = Some(value()?.clone()),
+            "--values" => o.values = Some(value()?.clone()),
+            "--svg" => o.svg = true,
             "--json" => o.json = true,
             "--no-trace" => o.no_trace = true,
             _ => o.positional.push(a.clone()),
@@ -192,7 +228,7 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     }
     if !matches!(
         command.as_str(),
-        "run" | "at" | "lint" | "sweep" | "schema" | "lesson"
+        "run" | "at" | "lint" | "sweep" | "export" | "schema" | "lesson"
     ) {
         return Err(format!("unknown command \"{command}\"\n{USAGE}"));
     }
@@ -243,13 +279,37 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
             let [path] = o.positional.as_slice() else {
                 return Err(format!("sweep takes one FILE\n{USAGE}"));
             };
-            let Some(lengths) = &o.partition_ms else {
-                return Err("sweep needs --partition-ms".into());
-            };
+            let (param, values) = sweep_values(&o)?;
+            if o.json && o.svg {
+                return Err("sweep takes --json or --svg, not both".into());
+            }
             let scenario = load(path)?;
             let points =
-                sweep::partition_length(&scenario, lengths, o.seeds).map_err(|e| e.to_string())?;
-            let _ = print_sweep(out, &points, o.json);
+                sweep::sweep(&scenario, param, &values, o.seeds).map_err(|e| e.to_string())?;
+            if o.svg {
+                let title = format!("{}: {} seeds per point", scenario.name, o.seeds);
+                let _ = write!(out, "{}", lockstep::plot::svg(&title, param, &points)?);
+            } else {
+                let _ = print_sweep(out, param, &points, o.json);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        "export" => {
+            let [path] = o.positional.as_slice() else {
+                return Err(format!("export takes one FILE\n{USAGE}"));
+            };
+            let Some(format) = &o.format else {
+                return Err("export needs --format svg, json or md".into());
+            };
+            let mut scenario = load(path)?;
+            if let Some(seed) = o.seed {
+                scenario.seed = seed;
+            }
+            let _ = write!(
+                out,
+                "{}",
+                export(path, &scenario, format, o.link_base.as_deref())?
+            );
             Ok(ExitCode::SUCCESS)
         }
         "schema" => {
@@ -262,6 +322,75 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
         "lesson" => lesson_check(&o.positional, out),
         _ => unreachable!("the command was checked above"),
     }
+}
+
+/// The parameter and values of a sweep: `--param NAME --values LIST`, or the older
+/// `--partition-ms LIST`.
+fn sweep_values(o: &Options) -> Result<(sweep::Param, Vec<u64>), String> {
+    let names = sweep::Param::ALL.map(|p| p.name()).join(", ");
+    match (&o.param, &o.values, &o.partition_ms) {
+        (None, None, Some(lengths)) => Ok((sweep::Param::PartitionMs, lengths.clone())),
+        (Some(name), Some(list), None) => {
+            let param = sweep::Param::from_name(name)
+                .ok_or_else(|| format!("--param: \"{name}\" is not one of {names}"))?;
+            let values = list
+                .split(',')
+                .map(|v| param.parse_value(v).map_err(|e| format!("--values: {e}")))
+                .collect::<Result<Vec<u64>, String>>()?;
+            if values.is_empty() || values.len() > sweep::SWEEP_VALUES_MAX {
+                return Err(format!(
+                    "--values takes 1 to {} values",
+                    sweep::SWEEP_VALUES_MAX
+                ));
+            }
+            Ok((param, values))
+        }
+        (None, None, None) => Err(format!(
+            "sweep needs --param NAME --values LIST (NAME is one of {names})"
+        )),
+        _ => Err("sweep takes --param with --values, or --partition-ms alone".into()),
+    }
+}
+
+/// `lockstep export`: the files the app exports, computed the same way (the app's run, at its
+/// event cap), so a docs build regenerates exactly what a reader would download.
+fn export(
+    path: &str,
+    scenario: &Scenario,
+    format: &str,
+    link_base: Option<&str>,
+) -> Result<String, String> {
+    use lockstep::ui::{export, share, Outcome};
+    let outcome = Outcome::compute(scenario).map_err(|errors| {
+        errors
+            .iter()
+            .map(|e| format!("{path}: {e}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    // A file named like a built-in scenario, with the same content up to its controls, gets
+    // the built-in's short link.
+    let file = std::path::Path::new(path)
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or_default();
+    let link = link_base.map(|base| {
+        let link = share::Link {
+            version: share::LINK_VERSION,
+            source: share::source_of(file, scenario),
+            playhead_us: 0,
+            zoom: 1,
+            own_order: false,
+            compare: None,
+            digest: lockstep::trace::digest(&outcome.events),
+        };
+        format!("{base}{}", link.to_fragment())
+    });
+    Ok(match format {
+        "svg" => export::timeline_svg(scenario, &outcome, link.as_deref()),
+        "json" => export::trace_json(scenario, &outcome),
+        _ => export::verdict_markdown(scenario, &outcome, link.as_deref()),
+    })
 }
 
 /// `lockstep lesson check FILE...`: parses each lesson and checks it against the engine. One
@@ -471,17 +600,40 @@ fn print_findings(
     Ok(())
 }
 
-fn print_sweep(out: &mut dyn Write, points: &[sweep::SweepPoint], json: bool) -> io::Result<()> {
+fn print_sweep(
+    out: &mut dyn Write,
+    param: sweep::Param,
+    points: &[sweep::SweepPoint],
+    json: bool,
+) -> io::Result<()> {
     if json {
         serde_json::to_writer_pretty(&mut *out, points)?;
         return writeln!(out);
     }
-    writeln!(out, "partition_ms  runs  broken  rate   mean_overlaps")?;
+    writeln!(
+        out,
+        "{:>12}  {:>5}  {:>6}  {:>5}  {:>13}  {:>13}  {:>9}  {:>14}",
+        param.name(),
+        "runs",
+        "broken",
+        "rate",
+        "interval_95",
+        "mean_overlaps",
+        "mean_lost",
+        "mean_idle_ms"
+    )?;
     for p in points {
         writeln!(
             out,
-            "{:>12}  {:>4}  {:>6}  {:>5.2}  {:>13.2}",
-            p.value_ms, p.runs, p.broken_runs, p.broken_rate, p.mean_violations
+            "{:>12}  {:>5}  {:>6}  {:>5.2}  {:>13}  {:>13.2}  {:>9.2}  {:>14.1}",
+            p.label,
+            p.runs,
+            p.broken_runs,
+            p.broken_rate,
+            format!("{:.2}–{:.2}", p.broken_low, p.broken_high),
+            p.mean_violations,
+            p.mean_lost_updates,
+            p.mean_idle_ms
         )?;
     }
     Ok(())

@@ -7,9 +7,13 @@
 
 pub mod compare;
 pub mod course;
+pub mod embed;
+pub mod export;
 pub mod links;
 pub mod notes;
 pub mod route;
+pub mod share;
+pub mod svg;
 pub mod text;
 pub mod timeline;
 pub mod toggles;
@@ -309,6 +313,9 @@ pub struct App {
     /// In the lesson view: the lesson, the place and what the learner did there. The
     /// sandbox has none.
     pub lesson: Option<Rc<LessonRun>>,
+    /// Set while the app shows a run opened from a link and the user has not changed it: such a
+    /// state is not saved, so a link never overwrites what the user typed before.
+    pub linked: bool,
 }
 
 /// A violation or a note of the timeline whose card is shown.
@@ -361,6 +368,16 @@ pub enum Action {
     },
     /// Shows or hides the legend.
     Legend(bool),
+    /// Opens the state a permalink describes (already decoded).
+    OpenLink(share::Link),
+    /// Shows why a link could not be opened; the app keeps what it shows.
+    LinkFailed(String),
+    /// Replaces the scenario with an imported one (already validated); `what` says what the
+    /// file was, for the notice.
+    Import {
+        scenario: Box<Scenario>,
+        what: String,
+    },
     /// What only the lesson view does: open a place, check an exercise, reveal a hint.
     Lesson(LessonAction),
 }
@@ -448,6 +465,7 @@ impl App {
             pinned: None,
             legend: true,
             lesson: None,
+            linked: false,
         }
     }
 
@@ -491,7 +509,22 @@ impl App {
 
     /// Applies an action. The engine re-runs whenever the scenario changes.
     pub fn reduce(&self, action: Action) -> App {
+        // Any change the user makes to the scenario ends the "opened from a link" state, so
+        // from then on the app saves as usual.
+        let changes_scenario = matches!(
+            action,
+            Action::Pick(_)
+                | Action::Toggle(_)
+                | Action::Edit(_)
+                | Action::RestoreText
+                | Action::DiscardEdit
+                | Action::NewSeed
+                | Action::Import { .. }
+        );
         let mut next = self.reduce_inner(action);
+        if changes_scenario {
+            next.linked = false;
+        }
         let new_run = !Rc::ptr_eq(&next.outcome, &self.outcome);
         if next.text != self.text || new_run {
             next.revision = self.revision.wrapping_add(1);
@@ -688,7 +721,97 @@ impl App {
             }
             Action::Legend(on) => next.legend = on,
             Action::Lesson(a) => return self.reduce_lesson(a),
+            Action::OpenLink(link) => return self.open_link(&link),
+            Action::LinkFailed(why) => {
+                next.notice = Some(format!(
+                    "This link cannot be opened: {why}. The page shows the scenario it had."
+                ));
+            }
+            Action::Import { scenario, what } => {
+                next.text = scenario.to_toml_string();
+                next.replaced_text = None;
+                next.toggle_errors.clear();
+                next.source = BLANK.to_string();
+                next.set_scenario(*scenario);
+                next.notice = Some(format!("Imported a {what}."));
+            }
         }
+        next
+    }
+
+    /// The permalink of what the app shows.
+    pub fn link(&self) -> share::Link {
+        share::Link {
+            version: share::LINK_VERSION,
+            source: share::source_of(&self.source, &self.scenario),
+            playhead_us: self.time,
+            zoom: self.zoom,
+            own_order: self.own_order,
+            compare: self
+                .compare
+                .as_ref()
+                .map(|c| crate::lesson::Edit::from_toggle(&c.toggle)),
+            digest: crate::trace::digest(&self.outcome.events),
+        }
+    }
+
+    /// The app showing a link's state. A link made by another version, or whose run now
+    /// differs, still opens, with a notice that says so and what differs.
+    fn open_link(&self, link: &share::Link) -> App {
+        let scenario = match link.source.scenario() {
+            Ok(s) => s,
+            Err(e) => return self.reduce_inner(Action::LinkFailed(e.0)),
+        };
+        let mut next = match &link.source {
+            share::Source::Builtin { file, .. } => App::open(file),
+            share::Source::Custom { .. } => App::open(BLANK),
+        };
+        next.speed = self.speed;
+        next.legend = self.legend;
+        next.revision = self.revision;
+        let canonical = scenario.to_toml_string();
+        if next.scenario != scenario {
+            next.text = canonical;
+            next.set_scenario(scenario);
+        }
+        if !next.errors.is_empty() {
+            return self.reduce_inner(Action::LinkFailed(
+                "its scenario does not run here".to_string(),
+            ));
+        }
+        next.zoom = link.zoom.clamp(1, ZOOM_MAX);
+        next.own_order = link.own_order;
+        if let Some(edit) = &link.compare {
+            if edit.problem(&next.scenario).is_none() {
+                next = next.reduce_inner(Action::Compare(Some(edit.toggle(&next.scenario))));
+            }
+        }
+        next.seek(link.playhead_us.min(next.outcome.end));
+        next.follow();
+        let digest = crate::trace::digest(&next.outcome.events);
+        next.notice = if link.version != share::LINK_VERSION {
+            Some(format!(
+                "This link was made by another version of Lockstep (link format {}, this page reads {}). {}",
+                link.version,
+                share::LINK_VERSION,
+                if digest == link.digest {
+                    "The run is the same, event for event.".to_string()
+                } else {
+                    format!(
+                        "The run differs: its trace digest was {:016x}, here it is {digest:016x}.",
+                        link.digest
+                    )
+                }
+            ))
+        } else if digest != link.digest {
+            Some(format!(
+                "This link was made by another version of Lockstep: the run it showed had trace digest {:016x}; this version's run of the same scenario has {digest:016x}, so some events differ.",
+                link.digest
+            ))
+        } else {
+            None
+        };
+        next.linked = true;
         next
     }
 

@@ -10,8 +10,9 @@
 //! [`Route::parse`] and one in [`Route::to_hash`]; a fragment may carry a query after `?`,
 //! which [`Route::parse`] hands to the route's arm as key and value pairs.
 
-/// The longest fragment read; longer ones are not a route of this app.
-pub const HASH_CHARS_MAX: usize = 4096;
+/// The longest fragment read; longer ones are not a route of this app. A permalink to a custom
+/// scenario carries it compressed, so this is the link's own bound and a little more.
+pub const HASH_CHARS_MAX: usize = crate::ui::share::LINK_BYTES_MAX + 1024;
 
 /// A view of the app and what it shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +30,11 @@ pub enum Route {
     /// Every exercise with its link, goal, hints and solution, and the completion codes'
     /// checker.
     Facilitator,
+    /// A run, from a permalink: the sandbox opened on the linked state. The query is kept as
+    /// written and read by [`crate::ui::share::Link::from_query`].
+    Run(String),
+    /// The embed view for an iframe, read by [`crate::ui::embed::Embed::from_query`].
+    Embed(String),
     /// A fragment that names no view; the page says so and links to the course.
     NotFound(String),
 }
@@ -56,9 +62,9 @@ impl Route {
         if !raw.is_empty() && !raw.starts_with('/') {
             return Route::Sandbox;
         }
-        // The query is split off here so that routes which take one can read it; none of
-        // today's routes does, and a query on them is ignored rather than refused.
-        let path = raw.split_once('?').map_or(raw, |(p, _)| p);
+        // The query is split off here so that routes which take one can read it; on the
+        // others it is ignored rather than refused.
+        let (path, query) = raw.split_once('?').unwrap_or((raw, ""));
         let path = path.strip_prefix('/').unwrap_or(path);
         let path = path.strip_suffix('/').unwrap_or(path);
         let segments: Vec<&str> = if path.is_empty() {
@@ -78,6 +84,8 @@ impl Route {
                 place: Some(place.to_string()),
             },
             ["facilitator"] => Route::Facilitator,
+            ["run"] => Route::Run(query.to_string()),
+            ["embed"] => Route::Embed(query.to_string()),
             _ => Route::NotFound(raw.to_string()),
         }
     }
@@ -98,6 +106,8 @@ impl Route {
                 place: Some(place),
             } => format!("#/lessons/{lesson}/{place}"),
             Route::Facilitator => "#/facilitator".to_string(),
+            Route::Run(query) => format!("#/run?{query}"),
+            Route::Embed(query) => format!("#/embed?{query}"),
             Route::NotFound(raw) => format!("#{raw}"),
         }
     }
@@ -114,7 +124,8 @@ impl Route {
     /// `aria-current`.
     pub fn section(&self) -> Section {
         match self {
-            Route::Sandbox => Section::Sandbox,
+            Route::Sandbox | Route::Run(_) => Section::Sandbox,
+            Route::Embed(_) => Section::Embed,
             Route::Course | Route::Lesson { .. } | Route::NotFound(_) => Section::Lessons,
             Route::Facilitator => Section::Facilitator,
         }
@@ -127,4 +138,6 @@ pub enum Section {
     Lessons,
     Sandbox,
     Facilitator,
+    /// The embed view: no navigation, no storage.
+    Embed,
 }

@@ -4,7 +4,9 @@
 mod checker;
 mod controls;
 mod course;
+mod embed;
 mod panels;
+mod share;
 mod timeline;
 
 use std::cell::RefCell;
@@ -12,7 +14,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use gloo::events::{EventListener, EventListenerOptions};
-use gloo::storage::{LocalStorage, Storage};
 use gloo::timers::callback::Interval;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -96,19 +97,19 @@ thread_local! {
     static SHELL: RefCell<Option<yew::AppHandle<SandboxShell>>> = const { RefCell::new(None) };
 }
 
+// The page's policy forbids eval, so the dynamic import lives in a module of its own
+// (wasm-bindgen writes it next to the bundle) rather than in a function built from a string.
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function load_bundle(name) { \
+    const at = (f) => new URL(f, document.baseURI).href; \
+    return import(at('./' + name + '.js')).then((m) => m.default({ module_or_path: at('./' + name + '_bg.wasm') })); }")]
+extern "C" {
+    fn load_bundle(name: &str) -> js_sys::Promise;
+}
+
 /// Loads the course's bundle next to the page and starts it (its `main` calls
 /// [`start_course`]).
 async fn load_course_bundle() -> Result<(), String> {
-    let load = js_sys::Function::new_with_args(
-        "name",
-        "const at = (f) => new URL(f, document.baseURI).href; \
-         return import(at('./' + name + '.js')).then((m) => m.default({ module_or_path: at('./' + name + '_bg.wasm') }));",
-    );
-    let promise = load
-        .call1(&wasm_bindgen::JsValue::NULL, &"course".into())
-        .map_err(|e| format!("{e:?}"))?;
-    let promise: js_sys::Promise = promise.dyn_into().map_err(|e| format!("{e:?}"))?;
-    wasm_bindgen_futures::JsFuture::from(promise)
+    wasm_bindgen_futures::JsFuture::from(load_bundle("course"))
         .await
         .map(|_| ())
         .map_err(|e| e.as_string().unwrap_or_else(|| format!("{e:?}")))
@@ -129,7 +130,9 @@ pub fn sandbox_shell() -> Html {
             move || drop(listener)
         });
     }
-    let wants_course = !matches!(*route, Route::Sandbox);
+    // The sandbox, a permalink's run and the embed view are this bundle's; everything else is
+    // the course's.
+    let wants_course = !matches!(*route, Route::Sandbox | Route::Run(_) | Route::Embed(_));
     {
         let failed = failed.clone();
         use_effect_with(wants_course, move |wants| {
@@ -143,6 +146,9 @@ pub fn sandbox_shell() -> Html {
         });
     }
     use_effect_with((), |_| mark_ready());
+    if let Route::Embed(query) = &*route {
+        return embed_page(query);
+    }
     html! {
         <>
         <Defs />
@@ -159,8 +165,18 @@ pub fn sandbox_shell() -> Html {
                 }
             </main>
         } else {
-            <Sandbox />
+            <Sandbox route={(*route).clone()} />
         }
+        </>
+    }
+}
+
+/// The embed view for an iframe: the run alone, without the page's header.
+fn embed_page(query: &str) -> Html {
+    html! {
+        <>
+        <Defs />
+        <embed::EmbedView query={AttrValue::from(query.to_string())} />
         </>
     }
 }
@@ -204,7 +220,13 @@ fn mark_ready() {
 /// Reads the saved state. A value that cannot be read is copied aside so that the user's text
 /// is never lost, and the app opens the default scenario with a notice.
 fn initial_state() -> ui::App {
-    let storage = LocalStorage::raw();
+    // The embed view keeps nothing and reads nothing: it opens its own run from its address.
+    if matches!(current_route(), Route::Embed(_)) {
+        return ui::App::open(ui::DEFAULT_SOURCE);
+    }
+    let Some(storage) = storage() else {
+        return ui::App::open(ui::DEFAULT_SOURCE);
+    };
     let stored = storage.get_item(STORAGE_KEY).ok().flatten();
     let app = ui::App::restore(stored.as_deref());
     if app.notice.is_some() {
@@ -217,9 +239,15 @@ fn initial_state() -> ui::App {
 
 /// Stores the source and the text, so that a reload (or a crash) restores them.
 fn save(saved: &ui::Saved) {
-    if let Ok(json) = serde_json::to_string(saved) {
-        let _ = LocalStorage::raw().set_item(STORAGE_KEY, &json);
+    if let (Ok(json), Some(storage)) = (serde_json::to_string(saved), storage()) {
+        let _ = storage.set_item(STORAGE_KEY, &json);
     }
+}
+
+/// The page's local storage, when the browser lets the page have one: a sandboxed frame (the
+/// embed view in a host's iframe) gets none, and must not fail for it.
+fn storage() -> Option<web_sys::Storage> {
+    gloo::utils::window().local_storage().ok().flatten()
 }
 
 /// True when a key press belongs to what has focus rather than to the page's shortcuts: every
@@ -307,10 +335,8 @@ async fn fetch_text(url: &str) -> Result<String, String> {
 
 fn read_progress() -> Progress {
     Progress::read(
-        LocalStorage::raw()
-            .get_item(PROGRESS_KEY)
-            .ok()
-            .flatten()
+        storage()
+            .and_then(|s| s.get_item(PROGRESS_KEY).ok().flatten())
             .as_deref(),
     )
 }
@@ -322,19 +348,45 @@ fn set_title(words: &str) {
 
 /// The sandbox: the simulator with every control, as the page was before lessons existed.
 /// It keeps its own state (saved in local storage), so it comes back as the user left it.
+#[derive(Properties, PartialEq)]
+pub struct SandboxProps {
+    /// The sandbox's route: the sandbox itself, or a permalink's run to open in it.
+    pub route: Route,
+}
+
 #[function_component(Sandbox)]
-pub fn sandbox() -> Html {
+pub fn sandbox(p: &SandboxProps) -> Html {
     let app = use_reducer(initial_state);
     let dispatch = app.dispatcher();
     let width = use_state(|| 960u32);
     let timeline_box = use_node_ref();
 
-    // Save the source and the text whenever they change, even when the text is invalid.
+    // Open a permalink's run in the sandbox whenever the address names one.
+    {
+        let dispatch = dispatch.clone();
+        use_effect_with(p.route.clone(), move |route| {
+            if let Route::Run(query) = route {
+                match ui::share::Link::from_query(query) {
+                    Ok(link) => dispatch.dispatch(Action::OpenLink(link)),
+                    Err(e) => dispatch.dispatch(Action::LinkFailed(e.0)),
+                }
+            }
+        });
+    }
+
+    // Save the source and the text whenever they change, even when the text is invalid; a
+    // run opened from a link is not saved until the user changes it, so a link never
+    // overwrites the user's own work.
     {
         let app = app.clone();
-        use_effect_with((app.source.clone(), app.text.clone()), move |_| {
-            save(&app.saved());
-        });
+        use_effect_with(
+            (app.source.clone(), app.text.clone(), app.linked),
+            move |_| {
+                if !app.linked {
+                    save(&app.saved());
+                }
+            },
+        );
     }
 
     // A select shows what the user last picked, not what its `selected` attribute says, once
@@ -444,10 +496,8 @@ pub fn root() -> Html {
     let shipped = use_mut_ref(Vec::<wire::Loaded>::new);
     let opened = use_state(|| {
         OpenedFiles::read(
-            LocalStorage::raw()
-                .get_item(OPENED_KEY)
-                .ok()
-                .flatten()
+            storage()
+                .and_then(|s| s.get_item(OPENED_KEY).ok().flatten())
                 .as_deref(),
         )
     });
@@ -470,7 +520,8 @@ pub fn root() -> Html {
         let shipped = Rc::clone(&shipped);
         let opened = (*opened).clone();
         use_effect_with(section, move |section| {
-            if *section != Section::Sandbox && *course == CourseState::Idle {
+            let needs = matches!(section, Section::Lessons | Section::Facilitator);
+            if needs && *course == CourseState::Idle {
                 course.set(CourseState::Loading);
                 yew::platform::spawn_local(async move {
                     let loaded = fetch_text(LESSONS_URL)
@@ -524,7 +575,9 @@ pub fn root() -> Html {
                 Ok((loaded, file)) => {
                     let (id, title) = (loaded.lesson.id.clone(), loaded.lesson.title.clone());
                     let next = opened.with(file);
-                    let _ = LocalStorage::raw().set_item(OPENED_KEY, &next.to_json());
+                    if let Some(s) = storage() {
+                        let _ = s.set_item(OPENED_KEY, &next.to_json());
+                    }
                     course.set(CourseState::Ready(Arc::new(Course::new(
                         shipped.borrow().clone(),
                         next.lessons(),
@@ -545,7 +598,9 @@ pub fn root() -> Html {
         );
         Callback::from(move |id: String| {
             let next = opened.without(&id);
-            let _ = LocalStorage::raw().set_item(OPENED_KEY, &next.to_json());
+            if let Some(s) = storage() {
+                let _ = s.set_item(OPENED_KEY, &next.to_json());
+            }
             course.set(CourseState::Ready(Arc::new(Course::new(
                 shipped.borrow().clone(),
                 next.lessons(),
@@ -555,8 +610,12 @@ pub fn root() -> Html {
         })
     };
 
+    if let Route::Embed(query) = &*route {
+        return embed_page(query);
+    }
     let view = match &*route {
-        Route::Sandbox => html! { <Sandbox /> },
+        Route::Sandbox | Route::Run(_) => html! { <Sandbox route={(*route).clone()} /> },
+        Route::Embed(_) => Html::default(),
         Route::Course => {
             set_title("Lessons");
             html! {
@@ -666,7 +725,9 @@ fn lesson_page(p: &LessonPageProps) -> Html {
             if let Some(run) = run {
                 let next = progress.record(&run);
                 if next != **progress {
-                    let _ = LocalStorage::raw().set_item(PROGRESS_KEY, &next.to_json());
+                    if let Some(storage) = storage() {
+                        let _ = storage.set_item(PROGRESS_KEY, &next.to_json());
+                    }
                     progress.set(Rc::new(next));
                 }
             }
@@ -839,6 +900,7 @@ fn sandbox_view(
                 <EventTable app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             </section>
             <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+            <share::SharePanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             <Editor source={app.source.clone()} text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />
         </main>
         </>

@@ -397,7 +397,10 @@ fn usage_errors_exit_2() {
             "\"soon\" is not a whole number of milliseconds",
         ),
         (vec!["lint"], "lint takes one FILE"),
-        (vec!["sweep", &file], "sweep needs --partition-ms"),
+        (
+            vec!["sweep", &file],
+            "sweep needs --param NAME --values LIST",
+        ),
         (
             vec!["sweep", &file, "--partition-ms", "10"],
             "scenario: a partition sweep needs at least one partition to vary",
@@ -532,11 +535,20 @@ fn sweep_prints_a_table_and_json() {
     assert_eq!(lines.len(), 3, "a header and one line per value:\n{text}");
     assert_eq!(
         lines[0].split_whitespace().collect::<Vec<_>>(),
-        ["partition_ms", "runs", "broken", "rate", "mean_overlaps"]
+        [
+            "partition_ms",
+            "runs",
+            "broken",
+            "rate",
+            "interval_95",
+            "mean_overlaps",
+            "mean_lost",
+            "mean_idle_ms"
+        ]
     );
     for (line, value) in lines[1..].iter().zip(["0", "1500"]) {
         let cells: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(cells.len(), 5, "{line}");
+        assert_eq!(cells.len(), 8, "{line}");
         assert_eq!(cells[0], value);
         assert_eq!(cells[1], "2", "runs");
     }

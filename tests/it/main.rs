@@ -14,7 +14,9 @@ mod model_api;
 mod monitors;
 mod properties;
 mod scenario_format;
+mod share;
 mod snapshots;
+mod sweeps;
 mod ui;
 mod verdicts;
 

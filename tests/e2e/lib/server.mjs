@@ -46,6 +46,10 @@ export async function serveDir(root) {
         'content-type': MIME[path.extname(file).toLowerCase()] || 'application/octet-stream',
         'content-length': data.length,
         'cache-control': 'no-store',
+        // The embed view runs in a sandboxed frame, whose origin is opaque: its module script
+        // and its wasm are cross-origin requests there, so the site's files allow any origin
+        // (they are public, and no request carries credentials). docs/embedding.md says so.
+        'access-control-allow-origin': '*',
       });
       res.end(req.method === 'HEAD' ? undefined : data);
     });
@@ -57,6 +61,31 @@ export async function serveDir(root) {
   const { port } = server.address();
   return {
     url: `http://127.0.0.1:${port}/`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * Serves one HTML page, made by `page()` at each request, on another port (another origin) and
+ * resolves to { url, origin, close }.
+ */
+export async function serveHtml(page) {
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(page());
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    origin: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections?.();

@@ -1,0 +1,277 @@
+//! The embed view's configuration and its host API, as pure functions: what an embedding page
+//! asked for (in the iframe's address), which messages from the host are accepted, and what the
+//! embed answers.
+//!
+//! An embed address is a permalink with two more fields: `#/embed?<link fields>&controls=…&
+//! origins=…`. `controls` lists the controls the reader may touch (`fencing accounts`,
+//! `partition`, …; none by default); `origins` lists the exact origins (`https://docs.example.org`)
+//! whose messages the embed accepts and to which it replies. Nothing else is ever trusted: a
+//! message must come from a listed origin (exact match on `event.origin`), be at most
+//! [`MESSAGE_BYTES_MAX`] of JSON of one of the known shapes, and a toggle must belong to a listed
+//! control; anything else is ignored without an answer.
+//!
+//! Messages from the host (`type`, then the fields):
+//!
+//! | type | fields | effect |
+//! |---|---|---|
+//! | `lockstep:set-toggle` | `edit`: an edit line (`fencing accounts one_source`) | applies it, if its control is listed |
+//! | `lockstep:set-playhead` | `ms`: a number | moves the playhead |
+//! | `lockstep:play`, `lockstep:pause` | | starts or stops playback |
+//! | `lockstep:get-verdict` | `id` (optional): any number, echoed | answers with `lockstep:verdict` |
+//!
+//! Messages to the host: `lockstep:ready` (once, with the verdict), `lockstep:verdict` (an answer,
+//! with the `id` asked), `lockstep:verdict-changed` (after any change of the run), and
+//! `lockstep:height` (`px`: the content's height, whenever it changes).
+
+use serde::{Deserialize, Serialize};
+
+use crate::lesson::edit::{allowed, Control, Edit};
+use crate::monitor::{Exclusion, Integrity, Verdict};
+use crate::ui::share::{self, Link, LinkError};
+
+/// The largest message accepted from a host, in bytes of JSON.
+pub const MESSAGE_BYTES_MAX: usize = 4096;
+/// The most origins and controls an embed address may list.
+pub const ORIGINS_MAX: usize = 8;
+pub const CONTROLS_MAX: usize = 16;
+
+/// What an embed address asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Embed {
+    pub link: Link,
+    /// The controls the reader may touch.
+    pub controls: Vec<Control>,
+    /// The origins whose messages are accepted, and to which replies go.
+    pub origins: Vec<String>,
+}
+
+/// Checks an origin as a browser writes `event.origin`: `http` or `https`, a host, an optional
+/// port, and nothing after.
+pub fn valid_origin(origin: &str) -> bool {
+    let Some(rest) = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) if !h.contains(']') || h.ends_with(']') => (h, Some(p)),
+        _ => (rest, None),
+    };
+    !host.is_empty()
+        && origin.len() <= 200
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-.[]:".contains(&b))
+        && port
+            .is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl Embed {
+    /// Reads an embed address's query (what follows `#/embed?`).
+    pub fn from_query(query: &str) -> Result<Embed, LinkError> {
+        let mut rest = Vec::new();
+        let mut controls = Vec::new();
+        let mut origins = Vec::new();
+        for field in query.split('&') {
+            if let Some(list) = field.strip_prefix("controls=") {
+                for c in share::unescape(list)?
+                    .split(',')
+                    .filter(|c| !c.trim().is_empty())
+                {
+                    if controls.len() == CONTROLS_MAX {
+                        return Err(LinkError(format!(
+                            "the embed lists more than {CONTROLS_MAX} controls"
+                        )));
+                    }
+                    controls.push(
+                        c.parse::<Control>()
+                            .map_err(|e| LinkError(format!("the embed's controls: {e}")))?,
+                    );
+                }
+            } else if let Some(list) = field.strip_prefix("origins=") {
+                for o in share::unescape(list)?.split(',').filter(|o| !o.is_empty()) {
+                    if origins.len() == ORIGINS_MAX {
+                        return Err(LinkError(format!(
+                            "the embed lists more than {ORIGINS_MAX} origins"
+                        )));
+                    }
+                    if !valid_origin(o) {
+                        return Err(LinkError(format!(
+                            "\"{}\" is not an origin such as https://docs.example.org",
+                            o.chars().take(60).collect::<String>()
+                        )));
+                    }
+                    origins.push(o.to_string());
+                }
+            } else {
+                rest.push(field);
+            }
+        }
+        let link = Link::from_query(&rest.join("&"))?;
+        if let Ok(s) = link.source.scenario() {
+            if let Some(problem) = controls.iter().find_map(|c| c.problem(&s)) {
+                return Err(LinkError(format!("the embed's controls: {problem}")));
+            }
+        }
+        Ok(Embed {
+            link,
+            controls,
+            origins,
+        })
+    }
+
+    /// The embed address's query.
+    pub fn to_query(&self) -> String {
+        let mut q = self.link.to_query();
+        if !self.controls.is_empty() {
+            let list: Vec<String> = self.controls.iter().map(|c| c.to_string()).collect();
+            q.push_str(&format!("&controls={}", share::escape(&list.join(","))));
+        }
+        if !self.origins.is_empty() {
+            q.push_str(&format!(
+                "&origins={}",
+                share::escape(&self.origins.join(","))
+            ));
+        }
+        q
+    }
+
+    /// The iframe snippet for a host page: a title, lazy loading, and a sandbox that allows
+    /// scripts and opening the full app in a new tab, nothing else (no same-origin access, so
+    /// the embed can neither read the host's storage nor keep any of its own). The short
+    /// script sizes the frame from the embed's height messages, checking that they come from
+    /// this frame.
+    pub fn snippet(&self, app_url: &str, title: &str) -> String {
+        let src = format!("{app_url}#/embed?{}", self.to_query());
+        let esc = |t: &str| {
+            t.replace('&', "&amp;")
+                .replace('"', "&quot;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        };
+        format!(
+            "<iframe src=\"{}\" title=\"{}\" loading=\"lazy\" \
+             sandbox=\"allow-scripts allow-popups allow-popups-to-escape-sandbox\" \
+             style=\"width:100%;border:0;height:520px\"></iframe>\n\
+             <script>addEventListener('message',function(e){{var f=document.querySelectorAll('iframe');\
+             for(var i=0;i<f.length;i++){{if(e.source===f[i].contentWindow&&e.data&&e.data.type==='lockstep:height')\
+             {{f[i].style.height=Math.min(4000,Math.max(100,+e.data.px||0))+'px';}}}}}});</script>\n",
+            esc(&src),
+            esc(title)
+        )
+    }
+
+    /// Whether a message from `origin` may be read at all.
+    pub fn trusts(&self, origin: &str) -> bool {
+        self.origins.iter().any(|o| o == origin)
+    }
+}
+
+/// A message from the host, once accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostMessage {
+    SetToggle(Edit),
+    SetPlayhead { us: u64 },
+    Play,
+    Pause,
+    GetVerdict { id: Option<u64> },
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
+enum Wire {
+    #[serde(rename = "lockstep:set-toggle")]
+    SetToggle { edit: String },
+    #[serde(rename = "lockstep:set-playhead")]
+    SetPlayhead { ms: f64 },
+    #[serde(rename = "lockstep:play")]
+    Play {},
+    #[serde(rename = "lockstep:pause")]
+    Pause {},
+    #[serde(rename = "lockstep:get-verdict")]
+    GetVerdict { id: Option<u64> },
+}
+
+/// Reads a message from the host: `None` for anything not from a listed origin, too long, not
+/// JSON of a known shape, or a toggle outside the listed controls. Never an error to answer:
+/// a page that is not the embedder learns nothing from the embed.
+pub fn accept(embed: &Embed, origin: &str, data: &str) -> Option<HostMessage> {
+    if !embed.trusts(origin) || data.len() > MESSAGE_BYTES_MAX {
+        return None;
+    }
+    match serde_json::from_str::<Wire>(data).ok()? {
+        Wire::SetToggle { edit } => {
+            let edit: Edit = edit.parse().ok()?;
+            allowed(&embed.controls, &edit).then_some(HostMessage::SetToggle(edit))
+        }
+        Wire::SetPlayhead { ms } => {
+            (ms.is_finite() && ms >= 0.0).then(|| HostMessage::SetPlayhead {
+                us: (ms.min(1e12) * 1000.0) as u64,
+            })
+        }
+        Wire::Play {} => Some(HostMessage::Play),
+        Wire::Pause {} => Some(HostMessage::Pause),
+        Wire::GetVerdict { id } => Some(HostMessage::GetVerdict { id }),
+    }
+}
+
+/// The verdict as the host API reports it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VerdictSummary {
+    pub headline: String,
+    pub exclusion: &'static str,
+    pub integrity: &'static str,
+    pub overlaps: u64,
+    pub lost_updates: u64,
+    pub rejected_writes: u64,
+    pub deadlock: bool,
+    pub events: u64,
+    pub digest: String,
+}
+
+impl VerdictSummary {
+    pub fn of(headline: &str, v: &Verdict, digest: u64) -> VerdictSummary {
+        VerdictSummary {
+            headline: headline.to_string(),
+            exclusion: match v.exclusion {
+                Exclusion::Holds => "holds",
+                Exclusion::Broken => "broken",
+            },
+            integrity: match v.integrity {
+                Integrity::Intact => "intact",
+                Integrity::Corrupted => "corrupted",
+            },
+            overlaps: v.violation_count,
+            lost_updates: v.lost_updates,
+            rejected_writes: v.rejected_writes,
+            deadlock: v.deadlock,
+            events: v.events,
+            digest: format!("{digest:016x}"),
+        }
+    }
+}
+
+/// A message to the host, as JSON.
+pub fn reply(
+    kind: &str,
+    verdict: Option<&VerdictSummary>,
+    id: Option<u64>,
+    px: Option<u32>,
+) -> String {
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), format!("lockstep:{kind}").into());
+    if let Some(v) = verdict {
+        m.insert(
+            "verdict".into(),
+            serde_json::to_value(v).expect("a summary serializes"),
+        );
+    }
+    if let Some(id) = id {
+        m.insert("id".into(), id.into());
+    }
+    if let Some(px) = px {
+        m.insert("px".into(), px.into());
+    }
+    serde_json::Value::Object(m).to_string()
+}

@@ -1,0 +1,373 @@
+//! Permalinks: the state of a run in a URL fragment, and back.
+//!
+//! A link is data, never code: a handful of `key=value` fields after `#/run?`, each checked
+//! and bounded before use. A built-in scenario travels as its file name plus the control
+//! changes made to it (the same edit lines a lesson writes, such as `fencing accounts
+//! one_source`); any other scenario travels as its canonical TOML, deflated and encoded in
+//! URL-safe base64. Every link carries the format version and the digest of the trace it was
+//! made from, so that opening it can tell "the same run, event for event" from "made by another
+//! version, and here is what differs".
+//!
+//! Fields:
+//!
+//! | key   | value |
+//! |-------|-------|
+//! | `v`   | the link format version, [`LINK_VERSION`] |
+//! | `b`   | a built-in scenario's file name |
+//! | `e`   | one edit applied to it, in order (repeated) |
+//! | `c`   | a custom scenario: base64url(deflate(canonical TOML)) |
+//! | `t`   | the playhead, in microseconds |
+//! | `z`   | the timeline's zoom |
+//! | `o`   | `1` when each service's own order is shown |
+//! | `f`   | the compared run's flipped toggle, as an edit line |
+//! | `d`   | the trace digest, 16 hexadecimal digits |
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
+use crate::builtin;
+use crate::lesson::edit::{apply_edits, Edit};
+use crate::scenario::{limits, Scenario};
+use crate::ui::toggles;
+
+/// The version of the link format. A link with another version is still read when it can be,
+/// and the app says that it was made by another version.
+pub const LINK_VERSION: u32 = 1;
+
+/// The longest fragment read, in bytes: checked before anything is decoded.
+pub const LINK_BYTES_MAX: usize = 256 * 1024;
+
+/// The longest scenario text a link may expand to: the editor's own limit, so a small link
+/// can never inflate into more than a scenario the page would accept typed in.
+pub const LINK_SCENARIO_BYTES_MAX: usize = limits::TEXT_BYTES_MAX;
+
+/// The most edits a built-in link may carry.
+pub const LINK_EDITS_MAX: usize = 64;
+
+/// Where a linked scenario comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A built-in scenario and the control changes made to it, in order.
+    Builtin { file: String, edits: Vec<Edit> },
+    /// Any other scenario, as TOML.
+    Custom { toml: String },
+}
+
+/// Everything a permalink says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    pub version: u32,
+    pub source: Source,
+    pub playhead_us: u64,
+    pub zoom: u32,
+    pub own_order: bool,
+    /// The toggle flipped for the compared run, as an edit line.
+    pub compare: Option<Edit>,
+    pub digest: u64,
+}
+
+/// Why a link could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkError(pub String);
+
+impl std::fmt::Display for LinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn bad(message: impl Into<String>) -> LinkError {
+    LinkError(message.into())
+}
+
+/// The control changes that turn a built-in scenario into `current`, if the controls can say
+/// it: protocols, fencing, roles and the seed. `None` when anything else differs (an editor
+/// change, a fault): then the link carries the whole scenario. The answer is checked by
+/// applying the edits, so a short link always reproduces `current` exactly.
+pub fn edits_from(start: &Scenario, current: &Scenario) -> Option<Vec<Edit>> {
+    if start == current {
+        return Some(Vec::new());
+    }
+    let mut edits = Vec::new();
+    if start.clients.len() != current.clients.len()
+        || start.resources.len() != current.resources.len()
+        || start.services.len() != current.services.len()
+    {
+        return None;
+    }
+    for (a, b) in start.clients.iter().zip(&current.clients) {
+        if a.protocol != b.protocol {
+            edits.push(Edit::Protocol {
+                class: b.name.clone(),
+                choice: toggles::protocol_value(&b.protocol),
+            });
+        }
+    }
+    for (a, b) in start.resources.iter().zip(&current.resources) {
+        if (a.fencing, a.fencing_checks, &a.fencing_source)
+            != (b.fencing, b.fencing_checks, &b.fencing_source)
+        {
+            edits.push(Edit::Fencing {
+                resource: b.name.clone(),
+                mode: b.fencing,
+                checks: Some(b.fencing_checks),
+            });
+        }
+    }
+    for (a, b) in start.services.iter().zip(&current.services) {
+        if a.subordinate_to != b.subordinate_to {
+            edits.push(Edit::Role {
+                service: b.name.clone(),
+                authority: b.subordinate_to.clone(),
+            });
+        }
+    }
+    if start.seed != current.seed {
+        edits.push(Edit::Seed(current.seed));
+    }
+    (edits.len() <= LINK_EDITS_MAX && apply_edits(start, &edits) == *current).then_some(edits)
+}
+
+/// The source a link should carry for a scenario the user picked from `picked` (a built-in
+/// file name, or anything else for a custom scenario).
+pub fn source_of(picked: &str, current: &Scenario) -> Source {
+    if let Some(b) = builtin::find(picked) {
+        if let Ok(start) = Scenario::from_toml_str(b.toml) {
+            if let Some(edits) = edits_from(&start, current) {
+                return Source::Builtin {
+                    file: b.file.to_string(),
+                    edits,
+                };
+            }
+        }
+    }
+    Source::Custom {
+        toml: current.to_toml_string(),
+    }
+}
+
+impl Source {
+    /// The scenario a source describes, validated like anything typed into the editor.
+    pub fn scenario(&self) -> Result<Scenario, LinkError> {
+        match self {
+            Source::Builtin { file, edits } => {
+                let b = builtin::find(file).ok_or_else(|| {
+                    bad(format!("the link names no built-in scenario \"{file}\""))
+                })?;
+                let start = Scenario::from_toml_str(b.toml)
+                    .map_err(|e| bad(format!("built-in scenario {file}: {e}")))?;
+                for edit in edits {
+                    if let Some(problem) = edit.problem(&start) {
+                        return Err(bad(format!("the link's change \"{edit}\": {problem}")));
+                    }
+                }
+                Ok(apply_edits(&start, edits))
+            }
+            Source::Custom { toml } => Scenario::from_toml_str(toml)
+                .map_err(|e| bad(format!("the link's scenario is not valid: {e}"))),
+        }
+    }
+}
+
+/// Percent-encodes everything but unreserved characters, so a value never carries `&`, `=`
+/// or `#` into the fragment.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Reads a percent-encoded field (`+` is a space).
+pub fn unescape(text: &str) -> Result<String, LinkError> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| bad(format!("a broken %-escape at character {}", i + 1)))?;
+                out.push(hex);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad("a field is not UTF-8 text"))
+}
+
+/// Deflates and encodes a scenario's text for a link.
+pub fn pack(text: &str) -> String {
+    URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(text.as_bytes(), 9))
+}
+
+/// Decodes and inflates a packed scenario, refusing to expand past
+/// [`LINK_SCENARIO_BYTES_MAX`] before the text is ever whole.
+pub fn unpack(packed: &str) -> Result<String, LinkError> {
+    let bytes = URL_SAFE_NO_PAD
+        .decode(packed.trim_end_matches('='))
+        .map_err(|e| bad(format!("the scenario in the link is not base64url: {e}")))?;
+    let text = miniz_oxide::inflate::decompress_to_vec_with_limit(&bytes, LINK_SCENARIO_BYTES_MAX)
+        .map_err(|e| match e.status {
+            miniz_oxide::inflate::TINFLStatus::HasMoreOutput => bad(format!(
+                "the scenario in the link expands past {LINK_SCENARIO_BYTES_MAX} bytes"
+            )),
+            _ => bad("the scenario in the link is not deflate data"),
+        })?;
+    String::from_utf8(text).map_err(|_| bad("the scenario in the link is not UTF-8 text"))
+}
+
+impl Link {
+    /// The fragment's query, without the leading `#/run?`.
+    pub fn to_query(&self) -> String {
+        let mut fields: Vec<String> = vec![format!("v={}", self.version)];
+        match &self.source {
+            Source::Builtin { file, edits } => {
+                fields.push(format!("b={}", escape(file)));
+                fields.extend(
+                    edits
+                        .iter()
+                        .map(|e| format!("e={}", escape(&e.to_string()))),
+                );
+            }
+            Source::Custom { toml } => fields.push(format!("c={}", pack(toml))),
+        }
+        if self.playhead_us > 0 {
+            fields.push(format!("t={}", self.playhead_us));
+        }
+        if self.zoom > 1 {
+            fields.push(format!("z={}", self.zoom));
+        }
+        if self.own_order {
+            fields.push("o=1".to_string());
+        }
+        if let Some(f) = &self.compare {
+            fields.push(format!("f={}", escape(&f.to_string())));
+        }
+        fields.push(format!("d={:016x}", self.digest));
+        fields.join("&")
+    }
+
+    /// The whole fragment, `#/run?…`.
+    pub fn to_fragment(&self) -> String {
+        format!("#/run?{}", self.to_query())
+    }
+
+    /// Reads a link's query (what follows `#/run?`). Unknown keys are refused rather than
+    /// ignored, so a link from a newer format says so instead of opening something else.
+    pub fn from_query(query: &str) -> Result<Link, LinkError> {
+        if query.len() > LINK_BYTES_MAX {
+            return Err(bad(format!(
+                "the link is {} bytes long; links are read up to {LINK_BYTES_MAX}",
+                query.len()
+            )));
+        }
+        let mut version = None;
+        let mut file = None;
+        let mut edits = Vec::new();
+        let mut custom = None;
+        let mut link = Link {
+            version: 0,
+            source: Source::Custom {
+                toml: String::new(),
+            },
+            playhead_us: 0,
+            zoom: 1,
+            own_order: false,
+            compare: None,
+            digest: 0,
+        };
+        let mut digest = None;
+        for field in query.split('&').filter(|f| !f.is_empty()) {
+            let (key, value) = field
+                .split_once('=')
+                .ok_or_else(|| bad(format!("the field \"{}\" has no value", clip(field))))?;
+            let number = |what: &str| -> Result<u64, LinkError> {
+                value
+                    .parse()
+                    .map_err(|_| bad(format!("{what} \"{}\" is not a number", clip(value))))
+            };
+            match key {
+                "v" => version = Some(number("the version")? as u32),
+                "b" => file = Some(unescape(value)?),
+                "e" => {
+                    if edits.len() == LINK_EDITS_MAX {
+                        return Err(bad(format!(
+                            "the link has more than {LINK_EDITS_MAX} changes"
+                        )));
+                    }
+                    let line = unescape(value)?;
+                    edits.push(
+                        line.parse::<Edit>()
+                            .map_err(|e| bad(format!("the change \"{}\": {e}", clip(&line))))?,
+                    );
+                }
+                "c" => custom = Some(unpack(value)?),
+                "t" => link.playhead_us = number("the playhead")?,
+                "z" => link.zoom = number("the zoom")?.clamp(1, 64) as u32,
+                "o" => link.own_order = value == "1",
+                "f" => {
+                    let line = unescape(value)?;
+                    link.compare = Some(
+                        line.parse::<Edit>()
+                            .map_err(|e| bad(format!("the compared change: {e}")))?,
+                    );
+                }
+                "d" => {
+                    digest = Some(u64::from_str_radix(value, 16).map_err(|_| {
+                        bad(format!("the digest \"{}\" is not hexadecimal", clip(value)))
+                    })?)
+                }
+                other => {
+                    return Err(bad(format!(
+                        "the link has an unknown field \"{}\"",
+                        clip(other)
+                    )))
+                }
+            }
+        }
+        link.version = version.ok_or_else(|| bad("the link has no format version (v=)"))?;
+        link.digest = digest.ok_or_else(|| bad("the link has no trace digest (d=)"))?;
+        link.source = match (file, custom) {
+            (Some(file), None) => Source::Builtin { file, edits },
+            (None, Some(toml)) if edits.is_empty() => Source::Custom { toml },
+            (None, None) => return Err(bad("the link names no scenario (b= or c=)")),
+            _ => return Err(bad("the link has both a built-in and a custom scenario")),
+        };
+        Ok(link)
+    }
+
+    /// Reads a whole fragment (`#/run?…`, with or without the `#`).
+    pub fn from_fragment(fragment: &str) -> Result<Link, LinkError> {
+        let f = fragment.strip_prefix('#').unwrap_or(fragment);
+        let query = f
+            .strip_prefix("/run?")
+            .ok_or_else(|| bad("the link does not start with #/run?"))?;
+        Link::from_query(query)
+    }
+}
+
+/// At most 40 characters of untrusted text, for an error message.
+fn clip(text: &str) -> String {
+    let mut out: String = text.chars().take(40).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}

@@ -1,0 +1,250 @@
+//! The embed view, for an iframe in someone else's page: the verdict's headline and the
+//! timeline at the end of the run first (many readers never touch it), playback, only the
+//! controls the embedder listed, and a link to the same state in the full app. It keeps nothing
+//! in storage and sets no cookies.
+//!
+//! The host API ([`crate::ui::embed`]) listens for messages from the listed origins only and
+//! answers to the exact origin that asked; notifications (ready, verdict changed, height) go to
+//! each listed origin, and are delivered by the browser only to a host at one of them.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gloo::events::EventListener;
+use gloo::timers::callback::Interval;
+use wasm_bindgen::prelude::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use yew::prelude::*;
+
+use super::{app_rc, now_ms, panels, share, timeline, Controls, Playback, Timeline};
+use crate::lesson::Control;
+use crate::trace;
+use crate::ui::embed::{self, Embed, HostMessage, VerdictSummary};
+use crate::ui::{self, Action};
+
+#[derive(Properties, PartialEq)]
+pub struct EmbedProps {
+    /// The embed address's query, as the route gives it.
+    pub query: AttrValue,
+}
+
+/// Sends a message to the host page, at exactly `origin`.
+fn post(origin: &str, message: &str) {
+    let window = gloo::utils::window();
+    let Ok(Some(parent)) = window.parent() else {
+        return;
+    };
+    // A page opened on its own is its own parent: there is no host to tell.
+    if parent == window {
+        return;
+    }
+    if let Ok(value) = js_sys::JSON::parse(message) {
+        let _ = parent.post_message(&value, origin);
+    }
+}
+
+fn summary(app: &ui::App) -> VerdictSummary {
+    VerdictSummary::of(
+        &app.outcome.headline,
+        &app.outcome.verdict,
+        trace::digest(&app.outcome.events),
+    )
+}
+
+#[function_component(EmbedView)]
+pub fn embed_view(p: &EmbedProps) -> Html {
+    let parsed = use_memo(p.query.clone(), |q| Embed::from_query(q));
+    // The run opens from the address before the first paint, so the first picture (and the
+    // first message to the host) is already the linked run, at its end: many readers never
+    // press anything.
+    let app = {
+        let parsed = Rc::clone(&parsed);
+        use_reducer(move || {
+            let app = ui::App::open(ui::DEFAULT_SOURCE);
+            let app = match &*parsed {
+                Ok(e) => app.reduce(Action::OpenLink(e.link.clone())),
+                Err(e) => app.reduce(Action::LinkFailed(e.0.clone())),
+            };
+            app.reduce(Action::ToEnd)
+        })
+    };
+    let width = use_state(|| 640u32);
+    let root = use_node_ref();
+    let frame = use_node_ref();
+    // The latest state, for the message listener, which outlives renders.
+    let latest: Rc<RefCell<Rc<ui::App>>> = use_mut_ref(|| app_rc(&app));
+    *latest.borrow_mut() = app_rc(&app);
+
+    // The host API.
+    {
+        let dispatch = app.dispatcher();
+        let parsed = Rc::clone(&parsed);
+        let latest = Rc::clone(&latest);
+        use_effect_with(p.query.clone(), move |_| {
+            let listener = (*parsed).as_ref().ok().cloned().map(|cfg| {
+                EventListener::new(&gloo::utils::window(), "message", move |event| {
+                    let Some(event) = event.dyn_ref::<web_sys::MessageEvent>() else {
+                        return;
+                    };
+                    let origin = event.origin();
+                    let data = event.data();
+                    let text = match data.as_string() {
+                        Some(s) => s,
+                        None => match js_sys::JSON::stringify(&data) {
+                            Ok(s) => s.as_string().unwrap_or_default(),
+                            Err(_) => return,
+                        },
+                    };
+                    let Some(message) = embed::accept(&cfg, &origin, &text) else {
+                        return;
+                    };
+                    let now = Rc::clone(&latest.borrow());
+                    match message {
+                        HostMessage::SetToggle(edit) => {
+                            dispatch.dispatch(Action::Toggle(edit.toggle(&now.scenario)));
+                        }
+                        HostMessage::SetPlayhead { us } => dispatch.dispatch(Action::Seek(us)),
+                        HostMessage::Play if !now.playing => dispatch.dispatch(Action::PlayPause),
+                        HostMessage::Pause if now.playing => dispatch.dispatch(Action::PlayPause),
+                        HostMessage::Play | HostMessage::Pause => {}
+                        HostMessage::GetVerdict { id } => post(
+                            &origin,
+                            &embed::reply("verdict", Some(&summary(&now)), id, None),
+                        ),
+                    }
+                })
+            });
+            move || drop(listener)
+        });
+    }
+
+    // Tell the host when the verdict changes (and that the embed is ready, the first time).
+    {
+        let origins: Vec<String> = (*parsed)
+            .as_ref()
+            .map(|e| e.origins.clone())
+            .unwrap_or_default();
+        let app_now = app_rc(&app);
+        let first = use_mut_ref(|| true);
+        // A new run is a new outcome allocation, whatever its headline says.
+        use_effect_with(Rc::as_ptr(&app.outcome) as usize, move |_| {
+            let kind = if std::mem::take(&mut *first.borrow_mut()) {
+                "ready"
+            } else {
+                "verdict-changed"
+            };
+            let message = embed::reply(kind, Some(&summary(&app_now)), None, None);
+            for o in &origins {
+                post(o, &message);
+            }
+            if let Some(html) = gloo::utils::document().document_element() {
+                let _ = html.set_attribute("data-embed-ready", "true");
+            }
+        });
+    }
+
+    // Tell the host the content's height whenever it changes, and fit the timeline to the
+    // frame's width.
+    {
+        let origins: Vec<String> = (*parsed)
+            .as_ref()
+            .map(|e| e.origins.clone())
+            .unwrap_or_default();
+        let root = root.clone();
+        let frame = frame.clone();
+        let width = width.clone();
+        use_effect_with((), move |_| {
+            let last = Rc::new(RefCell::new(0u32));
+            let observed = root.cast::<web_sys::Element>();
+            let callback = Closure::<dyn FnMut(JsValue)>::new(move |_entries: JsValue| {
+                if let Some(el) = frame.cast::<web_sys::Element>() {
+                    let w = el.client_width().max(0) as u32;
+                    if w > 0 {
+                        width.set(w);
+                    }
+                }
+                if let Some(el) = root.cast::<web_sys::Element>() {
+                    let h = el.scroll_height().max(0) as u32;
+                    if h != *last.borrow() {
+                        *last.borrow_mut() = h;
+                        let message = embed::reply("height", None, None, Some(h));
+                        for o in &origins {
+                            post(o, &message);
+                        }
+                    }
+                }
+            });
+            let observer = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()).ok();
+            if let (Some(observer), Some(el)) = (&observer, observed) {
+                observer.observe(&el);
+            }
+            move || {
+                if let Some(o) = observer {
+                    o.disconnect();
+                }
+                drop(callback);
+            }
+        });
+    }
+
+    // Playback.
+    {
+        let dispatch = app.dispatcher();
+        use_effect_with(app.playing, move |playing| {
+            let interval = playing.then(|| {
+                let mut last = now_ms();
+                Interval::new(33, move || {
+                    let now = now_ms();
+                    dispatch.dispatch(Action::Tick(now - last));
+                    last = now;
+                })
+            });
+            move || drop(interval)
+        });
+    }
+
+    let dispatch = app.dispatcher();
+    let shared = app_rc(&app);
+    let controls: Option<Rc<Vec<Control>>> = (*parsed)
+        .as_ref()
+        .ok()
+        .filter(|e| !e.controls.is_empty())
+        .map(|e| Rc::new(e.controls.clone()));
+    let full = format!("{}{}", share::app_url(), app.link().to_fragment());
+    let w = (*width).max(320);
+    let broken = app.outcome.headline.starts_with("Exclusion broken")
+        || app.outcome.verdict.lost_updates > 0;
+    html! {
+        <main id="embed" class="embed" ref={root}>
+            <h1 class="embed-title">{ &app.scenario.name }</h1>
+            if let Some(notice) = &app.notice {
+                <p id="notice" class="notice" role="alert">{ notice }</p>
+            }
+            <p id="embed-headline" class={classes!("headline", if broken { "broken" } else { "holds" })}>
+                <span aria-hidden="true">{ if broken { "✗ " } else { "✓ " } }</span>
+                { &app.outcome.headline }
+            </p>
+            <section class="stage picture" aria-label="Timeline of the run">
+                <div class="timeline-frame" ref={frame}>
+                    <div class="timeline-box">
+                        <Timeline id="timeline" title="Timeline of the run"
+                            layout={Rc::clone(&app.outcome.layout)} window={app.window} width={w}
+                            diff={None::<Rc<crate::ui::compare::Diff>>} divergence={None::<u64>} selected={app.selected}
+                            selected_at={None::<(u64, usize)>} pinned={app.pinned}
+                            dispatch={dispatch.clone()} />
+                        <div class="playhead" aria-hidden="true"
+                            style={timeline::playhead_style(app.time, app.window, w)}></div>
+                    </div>
+                </div>
+                <panels::Details app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+                <Playback app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+            </section>
+            if let Some(allowed) = controls {
+                <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} allowed={Some(allowed)} />
+            }
+            <p class="open-full">
+                <a id="open-full" href={full} target="_blank" rel="noopener">{ "Open in the full app" }</a>
+            </p>
+        </main>
+    }
+}

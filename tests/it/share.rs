@@ -1,0 +1,524 @@
+//! Permalinks, exports and imports: a run leaves the app and comes back as the same run.
+
+use std::process::Command;
+
+use lockstep::builtin;
+use lockstep::lesson::edit::Edit;
+use lockstep::scenario::{Fencing, FencingChecks};
+use lockstep::trace;
+use lockstep::ui::export::{self, PNG_KEYWORD};
+use lockstep::ui::share::{self, Link, Source, LINK_SCENARIO_BYTES_MAX};
+use lockstep::ui::toggles::{self, Memory, Toggle};
+use lockstep::ui::Outcome;
+use lockstep::Scenario;
+
+use crate::scenario;
+
+fn digest_of(s: &Scenario) -> u64 {
+    let outcome = Outcome::compute(s).expect("runs");
+    trace::digest(&outcome.events)
+}
+
+fn link_for(picked: &str, s: &Scenario) -> Link {
+    Link {
+        version: share::LINK_VERSION,
+        source: share::source_of(picked, s),
+        playhead_us: 1_234,
+        zoom: 4,
+        own_order: true,
+        compare: Some(Edit::Partition(true)),
+        digest: digest_of(s),
+    }
+}
+
+/// Opening a link gives the scenario it was made from, event for event.
+fn reopened_digest(link: &Link) -> u64 {
+    let back = Link::from_fragment(&link.to_fragment()).expect("a made link reads back");
+    assert_eq!(&back, link, "the link reads back field for field");
+    digest_of(
+        &back
+            .source
+            .scenario()
+            .expect("the linked scenario is valid"),
+    )
+}
+
+#[test]
+fn a_builtin_link_is_its_file_name_and_reproduces_the_run() {
+    for b in builtin::ALL {
+        let s = Scenario::from_toml_str(b.toml).unwrap();
+        let link = link_for(b.file, &s);
+        assert_eq!(
+            link.source,
+            Source::Builtin {
+                file: b.file.to_string(),
+                edits: vec![]
+            }
+        );
+        assert!(
+            link.to_fragment().len() < 120,
+            "{}: a built-in link is short: {}",
+            b.file,
+            link.to_fragment()
+        );
+        assert_eq!(reopened_digest(&link), link.digest, "{}", b.file);
+    }
+}
+
+#[test]
+fn a_toggled_builtin_travels_as_its_changes() {
+    let start = scenario("05");
+    let mut memory = Memory::default();
+    let toggled = toggles::apply(
+        &start,
+        &Toggle::Fencing {
+            resource: "accounts".into(),
+            mode: Fencing::OneSource,
+            checks: FencingChecks::AllAccesses,
+        },
+        &mut memory,
+    );
+    assert_ne!(toggled, start, "the toggle changes the scenario");
+    let mut reseeded = toggled.clone();
+    reseeded.seed = 7;
+    let link = link_for("05-fencing.toml", &reseeded);
+    let Source::Builtin { edits, .. } = &link.source else {
+        panic!(
+            "a toggled built-in is still a built-in link: {:?}",
+            link.source
+        );
+    };
+    assert_eq!(edits.len(), 2, "one fencing change and the seed: {edits:?}");
+    assert!(link.to_fragment().len() < 200, "{}", link.to_fragment());
+    assert_eq!(reopened_digest(&link), digest_of(&reseeded));
+}
+
+#[test]
+fn an_edited_scenario_travels_whole_and_compressed() {
+    let mut s = scenario("07");
+    s.duration_ms += 500;
+    s.name = "My & <own> scenario #1".into();
+    let link = link_for("07-three-services.toml", &s);
+    assert!(matches!(link.source, Source::Custom { .. }));
+    let fragment = link.to_fragment();
+    assert!(
+        fragment.len() < s.to_toml_string().len(),
+        "compressed: {} < {}",
+        fragment.len(),
+        s.to_toml_string().len()
+    );
+    assert!(
+        fragment.bytes().all(|b| b.is_ascii_graphic()),
+        "URL-safe: {fragment}"
+    );
+    assert_eq!(reopened_digest(&link), digest_of(&s));
+}
+
+#[test]
+fn broken_links_say_why() {
+    let good = link_for("05-fencing.toml", &scenario("05")).to_query();
+    let cases: Vec<(String, &str)> = vec![
+        ("v=1&b=05-fencing.toml".into(), "no trace digest"),
+        ("b=05-fencing.toml&d=00".into(), "no format version"),
+        ("v=1&d=00".into(), "names no scenario"),
+        ("v=1&b=nope.toml&d=00".into(), "no built-in scenario"),
+        (
+            "v=1&b=05-fencing.toml&e=fly%20away&d=00".into(),
+            "the change",
+        ),
+        ("v=1&c=!!!&d=00".into(), "not base64url"),
+        ("v=1&c=AAAA&d=00".into(), "not deflate"),
+        (format!("{good}&x=1"), "unknown field"),
+        ("v=1&b=05-fencing.toml&d=zz".into(), "not hexadecimal"),
+        ("v=1&b=%ZZ&d=00".into(), "%-escape"),
+        ("x".repeat(300 * 1024), "links are read up to"),
+    ];
+    for (query, why) in cases {
+        let err = Link::from_query(&query)
+            .and_then(|l| l.source.scenario().map(|_| l))
+            .expect_err(&query[..query.len().min(60)]);
+        assert!(err.0.contains(why), "{query:.60}: {err} (expected {why:?})");
+    }
+}
+
+#[test]
+fn a_small_link_cannot_expand_into_gigabytes() {
+    // A megabyte of one letter deflates to about a kilobyte; one more byte than the limit must
+    // be refused before the text is ever whole.
+    let bomb = "a".repeat(LINK_SCENARIO_BYTES_MAX + 1);
+    let packed = share::pack(&bomb);
+    assert!(packed.len() < 4096, "{} bytes", packed.len());
+    let err = share::unpack(&packed).expect_err("too large once inflated");
+    assert!(err.0.contains("expands past"), "{err}");
+    let fits = "a".repeat(1000);
+    assert_eq!(share::unpack(&share::pack(&fits)).unwrap(), fits);
+}
+
+#[test]
+fn a_link_from_another_version_still_reads_and_says_its_version() {
+    let mut link = link_for("05-fencing.toml", &scenario("05"));
+    link.version = 99;
+    let back = Link::from_fragment(&link.to_fragment()).unwrap();
+    assert_eq!(back.version, 99);
+    assert_ne!(back.version, share::LINK_VERSION);
+}
+
+/// A 1×1 PNG (signature, IHDR, IDAT, IEND), as a browser's canvas would give.
+fn tiny_png() -> Vec<u8> {
+    let chunk = |kind: &[u8; 4], data: &[u8]| {
+        let mut crc = 0xFFFF_FFFFu32;
+        for &b in kind.iter().chain(data) {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        let mut out = (data.len() as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&(!crc).to_be_bytes());
+        out
+    };
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(chunk(b"IHDR", &[0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]));
+    png.extend(chunk(
+        b"IDAT",
+        &miniz_oxide::deflate::compress_to_vec_zlib(&[0, 255, 255, 255], 6),
+    ));
+    png.extend(chunk(b"IEND", &[]));
+    png
+}
+
+#[test]
+fn exported_files_carry_their_run_and_import_to_the_same_digest() {
+    let mut s = scenario("06");
+    s.seed = 3;
+    let outcome = Outcome::compute(&s).unwrap();
+    let digest = format!("{:016x}", trace::digest(&outcome.events));
+
+    let svg = export::timeline_svg(&s, &outcome, Some("https://example.org/#/run?v=1&d=0"));
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(svg.matches("<g>").count(), svg.matches("</g>").count());
+    assert!(
+        svg.contains("&amp;d=0"),
+        "the link is escaped inside the SVG"
+    );
+    let json = export::trace_json(&s, &outcome);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("the trace is JSON");
+    assert_eq!(value["event_count"], outcome.events.len());
+    assert_eq!(
+        value["events"].as_array().unwrap().len(),
+        outcome.events.len()
+    );
+    let meta = serde_json::to_string(&export::RunMeta::of(&s, &outcome)).unwrap();
+    let png = export::png_with_text(&tiny_png(), PNG_KEYWORD, &meta).unwrap();
+    assert_eq!(
+        export::png_text(&png, PNG_KEYWORD).unwrap().as_deref(),
+        Some(meta.as_str())
+    );
+    // Stamping twice keeps one chunk.
+    let twice = export::png_with_text(&png, PNG_KEYWORD, &meta).unwrap();
+    assert_eq!(twice.len(), png.len());
+
+    for (what, bytes) in [
+        ("svg", svg.into_bytes()),
+        ("json", json.into_bytes()),
+        ("png", png),
+        ("toml", s.to_toml_string().into_bytes()),
+        ("scenario json", s.to_json_string().into_bytes()),
+    ] {
+        let imported = export::import(&bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+        if let Some(d) = &imported.digest {
+            assert_eq!(d, &digest, "{what} records the run's digest");
+        }
+        let again = Outcome::compute(&imported.scenario).unwrap();
+        assert_eq!(
+            format!("{:016x}", trace::digest(&again.events)),
+            digest,
+            "{what}: importing reproduces the run"
+        );
+    }
+}
+
+#[test]
+fn imports_that_fail_say_what_and_where() {
+    let cases: [(&[u8], &str); 5] = [
+        (b"name = \"x\"\nduration_ms = [", "line 2"),
+        (b"<svg></svg>", "carries no Lockstep run"),
+        (b"\x89PNG\r\n\x1a\n", "carries no Lockstep run"),
+        (b"\x89PNG\r\n\x1a\n\0\0\0\x05IHDR", "cut off"),
+        (b"name = \"\xff\"", "byte 8"),
+    ];
+    for (bytes, why) in cases {
+        let err = export::import(bytes).expect_err(why);
+        assert!(err.contains(why), "{err} (expected {why:?})");
+    }
+}
+
+#[test]
+fn the_command_line_exports_what_the_app_exports() {
+    let path = crate::scenarios_dir().join("05-fencing.toml");
+    let mut s = scenario("05");
+    s.seed = 4;
+    let outcome = Outcome::compute(&s).unwrap();
+    let link = format!(
+        "https://example.org/app/{}",
+        Link {
+            version: share::LINK_VERSION,
+            source: share::source_of("05-fencing.toml", &s),
+            playhead_us: 0,
+            zoom: 1,
+            own_order: false,
+            compare: None,
+            digest: trace::digest(&outcome.events),
+        }
+        .to_fragment()
+    );
+    let expected = [
+        ("svg", export::timeline_svg(&s, &outcome, Some(&link))),
+        ("json", export::trace_json(&s, &outcome)),
+        ("md", export::verdict_markdown(&s, &outcome, Some(&link))),
+    ];
+    for (format, want) in expected {
+        let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args([
+                "export",
+                path.to_str().unwrap(),
+                "--seed",
+                "4",
+                "--format",
+                format,
+            ])
+            .args(["--link-base", "https://example.org/app/"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "{format}");
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(["export", path.to_str().unwrap(), "--format", "gif"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+mod embed {
+    use lockstep::lesson::edit::{Control, Edit};
+    use lockstep::scenario::{Fencing, FencingChecks};
+    use lockstep::ui::embed::{accept, reply, valid_origin, Embed, HostMessage, VerdictSummary};
+    use lockstep::ui::share::Link;
+
+    const HOST: &str = "https://docs.example.org";
+
+    fn embed() -> Embed {
+        let link = Link::from_query("v=1&b=05-fencing.toml&d=0").unwrap();
+        Embed::from_query(&format!(
+            "{}&controls=fencing%20accounts&origins=https%3A%2F%2Fdocs.example.org,http%3A%2F%2Flocalhost%3A3000",
+            link.to_query()
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_embed_address_reads_back_with_its_controls_and_origins() {
+        let e = embed();
+        assert_eq!(e.controls, vec![Control::Fencing("accounts".into())]);
+        assert_eq!(
+            e.origins,
+            vec![HOST.to_string(), "http://localhost:3000".into()]
+        );
+        assert_eq!(Embed::from_query(&e.to_query()).unwrap(), e);
+    }
+
+    #[test]
+    fn bad_embed_addresses_say_why() {
+        for (query, why) in [
+            (
+                "v=1&b=05-fencing.toml&d=0&origins=javascript:alert(1)",
+                "is not an origin",
+            ),
+            (
+                "v=1&b=05-fencing.toml&d=0&origins=https://a.org/path",
+                "is not an origin",
+            ),
+            (
+                "v=1&b=05-fencing.toml&d=0&controls=fencing%20nowhere",
+                "no resource",
+            ),
+            (
+                "v=1&b=05-fencing.toml&d=0&controls=teleport",
+                "unknown control",
+            ),
+        ] {
+            let err = Embed::from_query(query).unwrap_err();
+            assert!(err.0.contains(why), "{query}: {err}");
+        }
+        assert!(valid_origin("http://127.0.0.1:8081"));
+        assert!(valid_origin("https://[::1]:8080"));
+        assert!(!valid_origin("null"));
+        assert!(!valid_origin("https://a.org:"));
+    }
+
+    #[test]
+    fn the_host_api_accepts_only_listed_origins_known_shapes_and_allowed_controls() {
+        let e = embed();
+        let toggle =
+            r#"{"type":"lockstep:set-toggle","edit":"fencing accounts one_source all_accesses"}"#;
+        assert_eq!(
+            accept(&e, HOST, toggle),
+            Some(HostMessage::SetToggle(Edit::Fencing {
+                resource: "accounts".into(),
+                mode: Fencing::OneSource,
+                checks: Some(FencingChecks::AllAccesses),
+            }))
+        );
+        assert_eq!(
+            accept(&e, HOST, r#"{"type":"lockstep:set-playhead","ms":1.5}"#),
+            Some(HostMessage::SetPlayhead { us: 1500 })
+        );
+        assert_eq!(
+            accept(&e, HOST, r#"{"type":"lockstep:play"}"#),
+            Some(HostMessage::Play)
+        );
+        assert_eq!(
+            accept(&e, HOST, r#"{"type":"lockstep:get-verdict","id":7}"#),
+            Some(HostMessage::GetVerdict { id: Some(7) })
+        );
+        // Ignored: another origin (even a prefix of a listed one), a control not listed, unknown
+        // shapes, extra fields, junk, and anything too long.
+        for (origin, data) in [
+            ("https://evil.example.org", toggle),
+            ("https://docs.example.org.evil.org", toggle),
+            ("null", toggle),
+            (
+                HOST,
+                r#"{"type":"lockstep:set-toggle","edit":"partition on"}"#,
+            ),
+            (
+                HOST,
+                r#"{"type":"lockstep:set-toggle","edit":"fencing accounts sideways"}"#,
+            ),
+            (HOST, r#"{"type":"lockstep:launch"}"#),
+            (HOST, r#"{"type":"lockstep:play","x":1}"#),
+            (HOST, r#"{"type":"lockstep:set-playhead","ms":-1}"#),
+            (HOST, "<script>"),
+            (
+                HOST,
+                &format!(
+                    r#"{{"type":"lockstep:get-verdict","pad":"{}"}}"#,
+                    "x".repeat(5000)
+                ),
+            ),
+        ] {
+            assert_eq!(accept(&e, origin, data), None, "{origin} {data:.60}");
+        }
+    }
+
+    #[test]
+    fn replies_and_the_snippet_are_what_the_docs_say() {
+        let e = embed();
+        let (_, v) = crate::check(&crate::scenario("05"), 1);
+        let summary = VerdictSummary::of("headline", &v, 0xabc);
+        let r: serde_json::Value =
+            serde_json::from_str(&reply("verdict", Some(&summary), Some(7), None)).unwrap();
+        assert_eq!(r["type"], "lockstep:verdict");
+        assert_eq!(r["id"], 7);
+        assert_eq!(r["verdict"]["exclusion"], "broken");
+        assert_eq!(r["verdict"]["digest"], "0000000000000abc");
+        let snippet = e.snippet("https://lockstep.example.org/", "Fencing, live");
+        for part in [
+            "loading=\"lazy\"",
+            "sandbox=\"allow-scripts allow-popups allow-popups-to-escape-sandbox\"",
+            "title=\"Fencing, live\"",
+            "https://lockstep.example.org/#/embed?v=1&amp;b=05-fencing.toml",
+            "e.source===f[i].contentWindow",
+        ] {
+            assert!(snippet.contains(part), "{part}\n{snippet}");
+        }
+        assert!(!snippet.contains("allow-same-origin"));
+    }
+}
+
+mod app {
+    use lockstep::ui::share::Link;
+    use lockstep::ui::{Action, App};
+
+    #[test]
+    fn opening_a_link_shows_the_same_run_and_is_not_saved_until_changed() {
+        let start = App::open("05-fencing.toml");
+        let made = start
+            .reduce(Action::NewSeed)
+            .reduce(Action::Zoom(3))
+            .reduce(Action::OwnOrder(true));
+        let made = made.reduce(Action::Seek(made.outcome.end / 2));
+        let link = made.link();
+        let opened = App::open("01-two-services.toml").reduce(Action::OpenLink(
+            Link::from_fragment(&link.to_fragment()).unwrap(),
+        ));
+        assert_eq!(opened.scenario, made.scenario);
+        assert_eq!(opened.outcome.events, made.outcome.events);
+        assert_eq!(
+            (opened.zoom, opened.own_order, opened.time),
+            (3, true, made.time)
+        );
+        assert_eq!(
+            opened.notice, None,
+            "same version, same run: nothing to say"
+        );
+        assert!(
+            opened.linked,
+            "a linked run is not saved over the user's work"
+        );
+        assert!(
+            !opened.reduce(Action::NewSeed).linked,
+            "until the user changes it"
+        );
+        assert!(
+            opened.reduce(Action::StepForward).linked,
+            "playback is not a change"
+        );
+    }
+
+    #[test]
+    fn a_link_from_another_version_or_run_says_so_and_a_broken_one_keeps_the_page() {
+        let app = App::open("05-fencing.toml");
+        let mut link = app.link();
+        link.digest ^= 1;
+        let opened = app.reduce(Action::OpenLink(link.clone()));
+        let notice = opened.notice.clone().expect("a notice");
+        assert!(
+            notice.contains("another version") && notice.contains("digest"),
+            "{notice}"
+        );
+        link.version = 9;
+        let notice = app.reduce(Action::OpenLink(link)).notice.unwrap();
+        assert!(notice.contains("link format 9"), "{notice}");
+
+        let before = App::open("07-three-services.toml");
+        let failed = before.reduce(Action::LinkFailed(
+            "the link has no trace digest (d=)".into(),
+        ));
+        assert_eq!(failed.scenario, before.scenario);
+        assert!(failed.notice.unwrap().contains("no trace digest"));
+    }
+
+    #[test]
+    fn an_imported_scenario_replaces_the_run() {
+        let app = App::open("05-fencing.toml");
+        let other = crate::scenario("06");
+        let next = app.reduce(Action::Import {
+            scenario: Box::new(other.clone()),
+            what: "timeline (SVG)".into(),
+        });
+        assert_eq!(next.scenario, other);
+        assert!(next.notice.unwrap().contains("timeline (SVG)"));
+    }
+}

@@ -1,0 +1,184 @@
+//! Sweeps: the fraction of broken runs over a varied parameter, with intervals that say how
+//! sure that fraction is.
+
+use std::process::Command;
+
+use lockstep::scenario::Protocol;
+use lockstep::sweep::{self, wilson, Param, Sweeper};
+
+use crate::scenario;
+
+#[test]
+fn wilson_intervals_match_known_values() {
+    let close = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).abs() < 1e-4 && (a.1 - b.1).abs() < 1e-4;
+    assert!(close(wilson(0, 10), (0.0, 0.2775)), "{:?}", wilson(0, 10));
+    assert!(
+        close(wilson(5, 10), (0.2366, 0.7634)),
+        "{:?}",
+        wilson(5, 10)
+    );
+    assert!(close(wilson(10, 10), (0.7225, 1.0)), "{:?}", wilson(10, 10));
+    assert_eq!(wilson(0, 0), (0.0, 1.0), "no runs, no knowledge");
+}
+
+#[test]
+fn a_staggered_migration_breaks_more_often_the_longer_the_workloads_overlap() {
+    let s = scenario("08");
+    let points = sweep::sweep(&s, Param::OverlapMs, &[0, 1000, 3000], 60).unwrap();
+    let (first, last) = (&points[0], &points[2]);
+    assert!(
+        first.broken_high < last.broken_low,
+        "the intervals do not overlap: {:.2}–{:.2} at 0 ms, {:.2}–{:.2} at 3000 ms",
+        first.broken_low,
+        first.broken_high,
+        last.broken_low,
+        last.broken_high
+    );
+    for p in &points {
+        assert!(p.broken_low <= p.broken_rate && p.broken_rate <= p.broken_high);
+        assert_eq!(p.broken_seeds.len() as u64, p.broken_runs.min(50));
+        // Every listed seed really breaks.
+        if let Some(&seed) = p.broken_seeds.first() {
+            let (_, v) = crate::check(&Param::OverlapMs.apply(&s, p.value), seed);
+            assert_eq!(v.exclusion, lockstep::Exclusion::Broken, "seed {seed}");
+        }
+    }
+
+    // One authoritative lock: both workloads lock in the old service; nothing breaks however
+    // long they overlap.
+    let mut one = s.clone();
+    one.clients[1].protocol = Protocol::Single {
+        service: "old".into(),
+    };
+    let points = sweep::sweep(&one, Param::OverlapMs, &[0, 1000, 3000], 60).unwrap();
+    assert!(points.iter().all(|p| p.broken_runs == 0), "{points:?}");
+}
+
+#[test]
+fn one_service_holds_and_two_independent_ones_break() {
+    let points = sweep::sweep(&scenario("01"), Param::Services, &[1, 2], 20).unwrap();
+    assert_eq!(points[0].broken_runs, 0, "one service is one order");
+    assert!(points[1].broken_runs > 10, "{:?}", points[1]);
+}
+
+#[test]
+fn fencing_from_one_source_keeps_every_update() {
+    let points = sweep::sweep(&scenario("05"), Param::Fencing, &[0, 2], 20).unwrap();
+    assert!(points[0].mean_lost_updates > 0.0, "{:?}", points[0]);
+    assert_eq!(points[1].mean_lost_updates, 0.0, "{:?}", points[1]);
+    assert_eq!(points[1].label, "one_source");
+}
+
+#[test]
+fn a_sweep_in_chunks_equals_a_sweep_in_one_go() {
+    let s = scenario("06");
+    let whole = sweep::sweep(&s, Param::PartitionMs, &[0, 500, 1500], 7).unwrap();
+    let mut chunked = Sweeper::new(&s, Param::PartitionMs, &[0, 500, 1500], 7).unwrap();
+    let mut steps = 0;
+    while !chunked.step(2) {
+        steps += 1;
+        let (done, all) = chunked.progress();
+        assert!(done <= all && all == 21);
+    }
+    assert!(steps >= 9);
+    assert_eq!(chunked.points(), whole.as_slice());
+}
+
+#[test]
+fn sweeps_that_cannot_run_say_why() {
+    let cases = [
+        (Param::PartitionMs, "01", "needs at least one partition"),
+        (Param::PauseMs, "01", "needs at least one pause"),
+        (
+            Param::OverlapMs,
+            "05",
+            "needs the first client class to stop",
+        ),
+    ];
+    for (param, file, why) in cases {
+        let err = Sweeper::new(&scenario(file), param, &[1], 1).unwrap_err();
+        assert!(err.to_string().contains(why), "{err}");
+    }
+    let err = Sweeper::new(&scenario("06"), Param::PartitionMs, &[1; 101], 1).unwrap_err();
+    assert!(err.to_string().contains("1 to 100 values"), "{err}");
+    let err = Sweeper::new(&scenario("06"), Param::PartitionMs, &[1, 2], 60_000).unwrap_err();
+    assert!(err.to_string().contains("more than the limit"), "{err}");
+    let err = Sweeper::new(&scenario("06"), Param::PartitionMs, &[u64::MAX], 1).unwrap_err();
+    assert!(err.to_string().contains("partition_ms = "), "{err}");
+}
+
+#[test]
+fn the_command_line_sweeps_any_parameter_and_plots_it() {
+    let file = crate::scenarios_dir().join("08-staggered-migration.toml");
+    let file = file.to_str().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "sweep",
+        file,
+        "--param",
+        "overlap_ms",
+        "--values",
+        "0,2000",
+        "--seeds",
+        "5",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = sweep::sweep(&scenario("08"), Param::OverlapMs, &[0, 2000], 5).unwrap();
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got, serde_json::to_value(&expected).unwrap());
+
+    let svg = run(&[
+        "sweep",
+        file,
+        "--param",
+        "overlap_ms",
+        "--values",
+        "0,2000",
+        "--seeds",
+        "5",
+        "--svg",
+    ]);
+    let svg = String::from_utf8(svg.stdout).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    for words in [
+        "overlap of the two workloads (ms)",
+        "95% confidence (Wilson)",
+        "runs with exclusion broken",
+    ] {
+        assert!(svg.contains(words), "the plot names {words:?}");
+    }
+
+    for (args, why) in [
+        (
+            vec!["sweep", file, "--param", "colour", "--values", "1"],
+            "is not one of",
+        ),
+        (
+            vec!["sweep", file, "--param", "fencing", "--values", "maybe"],
+            "not a fencing mode",
+        ),
+        (
+            vec!["sweep", file, "--param", "overlap_ms"],
+            "--param with --values",
+        ),
+        (vec!["sweep", file], "needs --param"),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(why),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
