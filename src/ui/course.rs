@@ -60,10 +60,33 @@ impl CourseLesson {
 }
 
 /// The lessons in course order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Course {
     pub lessons: Vec<CourseLesson>,
+    /// The lesson view's work that runs the engine (cues, gates, checks). The reducer reaches
+    /// it only through these pointers, so a build that never makes a course (the sandbox's
+    /// own bundle) links none of it.
+    pub ops: &'static LessonOps,
 }
+
+/// The lesson view's heavier work, as function pointers: see [`Course::ops`].
+pub struct LessonOps {
+    pub open: fn(Arc<Course>, usize, Place) -> App,
+    pub follow_run: fn(&mut LessonRun, &Scenario, &Outcome),
+    pub check: fn(&mut LessonRun, &Scenario),
+}
+
+impl std::fmt::Debug for LessonOps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LessonOps")
+    }
+}
+
+static OPS: LessonOps = LessonOps {
+    open: App::at_lesson,
+    follow_run: LessonRun::follow_run,
+    check: LessonRun::check,
+};
 
 /// Two courses are the same only if they are the same value: a course is loaded once and
 /// shared, and comparing lessons field by field on every redraw would cost for nothing.
@@ -93,7 +116,7 @@ impl Course {
             lessons.push(CourseLesson::new(l, Origin::Opened));
         }
         lessons.sort_by(|a, b| (a.lesson.order, &a.lesson.id).cmp(&(b.lesson.order, &b.lesson.id)));
-        Course { lessons }
+        Course { lessons, ops: &OPS }
     }
 
     /// The lessons themselves, for completion codes.
@@ -537,5 +560,130 @@ pub fn seeds_text(seeds: &[u64]) -> String {
             .map(|s| s.to_string())
             .collect::<Vec<_>>()
             .join(", "),
+    }
+}
+
+/// What the lesson checker answers for a file: the lesson in compact form, or every problem
+/// with its line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckReply {
+    Opened {
+        lesson: crate::lesson::wire::WireLesson,
+    },
+    Refused {
+        errors: Vec<(u32, String)>,
+    },
+}
+
+/// Reads a lesson file the user picked or pasted, and checks it exactly as
+/// `lockstep lesson check` does: every claim, gate, cue and exercise is run through the
+/// engine. Only a lesson without a problem opens; otherwise every problem comes back with its
+/// line. The page runs this in a worker of its own (`src/bin/checker.rs`), so that neither
+/// the Markdown parser nor the checker is part of the pages' bundles.
+pub fn check_lesson_file(text: &str) -> CheckReply {
+    let refused = |errors: Vec<crate::lesson::LessonError>| CheckReply::Refused {
+        errors: errors.into_iter().map(|e| (e.line, e.message)).collect(),
+    };
+    let lesson = match crate::lesson::parse(text) {
+        Ok(l) => l,
+        Err(errors) => return refused(errors),
+    };
+    let checked = crate::lesson::check(&lesson);
+    if !checked.errors.is_empty() {
+        return refused(checked.errors);
+    }
+    CheckReply::Opened {
+        lesson: crate::lesson::wire::to_wire(&lesson),
+    }
+}
+
+/// [`check_lesson_file`], read into a lesson for the course.
+pub fn open_lesson_file(
+    text: &str,
+) -> Result<(Loaded, OpenedFile), Vec<crate::lesson::LessonError>> {
+    CheckReply::into_opened(check_lesson_file(text), text)
+}
+
+impl CheckReply {
+    /// The lesson to add to the course and the file to keep, or the problems.
+    pub fn into_opened(
+        self,
+        text: &str,
+    ) -> Result<(Loaded, OpenedFile), Vec<crate::lesson::LessonError>> {
+        let error = |line, message| crate::lesson::LessonError { line, message };
+        match self {
+            CheckReply::Refused { errors } => {
+                Err(errors.into_iter().map(|(l, m)| error(l, m)).collect())
+            }
+            CheckReply::Opened { lesson } => {
+                let loaded =
+                    crate::lesson::wire::from_wire(&lesson).map_err(|e| vec![error(1, e)])?;
+                Ok((
+                    loaded,
+                    OpenedFile {
+                        id: lesson.id.clone(),
+                        text: text.to_string(),
+                        lesson,
+                    },
+                ))
+            }
+        }
+    }
+}
+
+/// The lesson files the user opened, as kept in local storage: each file's text and the
+/// lesson in compact form (so that a reload needs no parser), newest last, one per lesson id,
+/// at most [`OPENED_MAX`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenedFiles {
+    pub files: Vec<OpenedFile>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenedFile {
+    pub id: String,
+    pub text: String,
+    pub lesson: crate::lesson::wire::WireLesson,
+}
+
+impl OpenedFiles {
+    pub fn read(stored: Option<&str>) -> OpenedFiles {
+        stored
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// With a file added: it replaces an earlier file of the same lesson, and the oldest goes
+    /// when there are too many.
+    pub fn with(&self, file: OpenedFile) -> OpenedFiles {
+        let mut files: Vec<OpenedFile> = self
+            .files
+            .iter()
+            .filter(|f| f.id != file.id)
+            .cloned()
+            .collect();
+        files.push(file);
+        let excess = files.len().saturating_sub(OPENED_MAX);
+        files.drain(..excess);
+        OpenedFiles { files }
+    }
+
+    pub fn without(&self, id: &str) -> OpenedFiles {
+        OpenedFiles {
+            files: self.files.iter().filter(|f| f.id != id).cloned().collect(),
+        }
+    }
+
+    /// The lessons; one that no longer reads (the app changed) is left out.
+    pub fn lessons(&self) -> Vec<Loaded> {
+        self.files
+            .iter()
+            .filter_map(|f| crate::lesson::wire::from_wire(&f.lesson).ok())
+            .collect()
     }
 }

@@ -534,7 +534,7 @@ impl App {
         if new_run {
             if let Some(run) = next.lesson.take() {
                 let mut run = (*run).clone();
-                run.follow_run(&next.scenario, &next.outcome);
+                (run.course.ops.follow_run)(&mut run, &next.scenario, &next.outcome);
                 next.lesson = Some(Rc::new(run));
             }
         }
@@ -823,7 +823,7 @@ impl App {
             place,
         } = action
         {
-            let mut opened = App::at_lesson(course, index, place);
+            let mut opened = (course.ops.open)(Arc::clone(&course), index, place);
             opened.speed = self.speed;
             opened.zoom = self.zoom;
             opened.legend = self.legend;
@@ -836,7 +836,7 @@ impl App {
         let mut run = (*run).clone();
         match action {
             LessonAction::Open { .. } => {}
-            LessonAction::Check => run.check(&next.scenario),
+            LessonAction::Check => (run.course.ops.check)(&mut run, &next.scenario),
             LessonAction::Hint => {
                 let n = run.exercise().map_or(0, |e| e.hints.len());
                 run.hints = (run.hints + 1).min(n);

@@ -49,12 +49,19 @@ pub fn is_id(s: &str) -> bool {
 
 impl Route {
     /// The route a fragment names, with or without its leading `#`. A trailing `/` is
-    /// ignored; anything that names no view is [`Route::NotFound`].
+    /// ignored; a fragment that does not start with `/` is not an address of this app and
+    /// opens the sandbox; a `/…` that names no view is [`Route::NotFound`].
     pub fn parse(hash: &str) -> Route {
         if hash.len() > HASH_CHARS_MAX {
             return Route::NotFound(String::new());
         }
         let raw = hash.strip_prefix('#').unwrap_or(hash);
+        // Only a fragment that starts with `/` is an address of this app; any other (an
+        // anchor, a test runner's own marker) leaves the page on the sandbox, as before there
+        // were routes.
+        if !raw.is_empty() && !raw.starts_with('/') {
+            return Route::Sandbox;
+        }
         // The query is split off here so that routes which take one can read it; on the
         // others it is ignored rather than refused.
         let (path, query) = raw.split_once('?').unwrap_or((raw, ""));

@@ -16,7 +16,7 @@ use crate::lesson::LaneRef;
 use crate::ui::course::{
     place_id, places, seeds_text, verify_codes, CodeCheck, Course, Origin, Place, Progress,
 };
-use crate::ui::route::{Route, Section};
+use crate::ui::route::Route;
 use crate::ui::timeline::LaneKind;
 use crate::ui::{self, Action, Outcome};
 
@@ -92,24 +92,6 @@ fn inline(i: &Inline) -> Html {
             }
         }
         Inline::LineBreak => html! { <br /> },
-    }
-}
-
-/// The navigation between the app's views.
-pub fn nav(section: Section) -> Html {
-    let item = |s: Section, href: &'static str, id: &'static str, label: &'static str| {
-        html! {
-            <li><a id={id} href={href} aria-current={(section == s).then_some("page")}>{ label }</a></li>
-        }
-    };
-    html! {
-        <nav class="views" aria-label="Views">
-            <ul>
-                { item(Section::Lessons, "#/lessons", "nav-lessons", "Lessons") }
-                { item(Section::Sandbox, "#/sandbox", "nav-sandbox", "Sandbox") }
-                { item(Section::Facilitator, "#/facilitator", "nav-facilitator", "Facilitator") }
-            </ul>
-        </nav>
     }
 }
 
@@ -606,5 +588,107 @@ pub fn not_found(raw: &str) -> Html {
             <p id="not-found">{ format!("The link \"#{raw}\" names no view or lesson of this app. ") }
                 <a href="#/lessons">{ "See the lessons" }</a>{ " or " }<a href="#/sandbox">{ "open the sandbox" }</a>{ "." }</p>
         </main>
+    }
+}
+
+/// Where opening a lesson file stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpenStatus {
+    Idle,
+    Checking,
+    Opened { id: String, title: String },
+    Failed(Vec<crate::lesson::LessonError>),
+}
+
+#[derive(Properties, PartialEq)]
+pub struct LessonFilesProps {
+    pub status: OpenStatus,
+    /// The ids of the files kept in this browser.
+    pub opened: Vec<String>,
+    pub on_open: Callback<String>,
+    pub on_remove: Callback<String>,
+}
+
+/// Opening a lesson file: picked from the disk or pasted, checked like `lockstep lesson
+/// check`, and kept in this browser so a facilitator can try an exercise without a rebuild.
+#[function_component(LessonFiles)]
+pub fn lesson_files(p: &LessonFilesProps) -> Html {
+    let text = use_state(String::new);
+    let oninput = {
+        let text = text.clone();
+        Callback::from(move |e: InputEvent| text.set(value_of(&e.into())))
+    };
+    let onopen = {
+        let text = text.clone();
+        let cb = p.on_open.clone();
+        Callback::from(move |_: MouseEvent| cb.emit((*text).clone()))
+    };
+    let onfile = {
+        let text = text.clone();
+        let cb = p.on_open.clone();
+        Callback::from(move |e: Event| {
+            let file = e
+                .target()
+                .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(t).ok())
+                .and_then(|i| i.files())
+                .and_then(|f| f.get(0));
+            let Some(file) = file else {
+                return;
+            };
+            let (text, cb) = (text.clone(), cb.clone());
+            yew::platform::spawn_local(async move {
+                if let Ok(v) = wasm_bindgen_futures::JsFuture::from(file.text()).await {
+                    let t = v.as_string().unwrap_or_default();
+                    text.set(t.clone());
+                    cb.emit(t);
+                }
+            });
+        })
+    };
+    html! {
+        <section class="panel lesson-files" aria-labelledby="files-h">
+            <h3 id="files-h">{ "Open a lesson file" }</h3>
+            <p>{ "Pick a lesson file or paste one (the format is in docs/lessons.md). It is checked the way " }<code>{ "lockstep lesson check" }</code>{ " checks it, every claim run through the engine, and kept in this browser." }</p>
+            <p class="field">
+                <label for="lesson-file">{ "Lesson file (.md)" }</label>
+                <input id="lesson-file" type="file" accept=".md,.markdown,text/markdown,text/plain" onchange={onfile} />
+            </p>
+            <label for="lesson-text">{ "Or paste the lesson here" }</label>
+            <textarea id="lesson-text" rows="8" spellcheck="false" value={(*text).clone()} {oninput} />
+            <p><button id="open-lesson" type="button" onclick={onopen} disabled={p.status == OpenStatus::Checking}>{ "Check and open" }</button></p>
+            <div id="lesson-file-status" role="status">
+                { match &p.status {
+                    OpenStatus::Idle => html! {},
+                    OpenStatus::Checking => html! { <p>{ "Checking the lesson against the engine…" }</p> },
+                    OpenStatus::Opened { id, title } => html! {
+                        <p class="opened">{ "Opened: " }<a href={Route::Lesson { lesson: id.clone(), place: None }.to_hash()}>{ title }</a>{ ". It is in the list above." }</p>
+                    },
+                    OpenStatus::Failed(errors) => html! {
+                        <div class="errors has-errors">
+                            <p>{ format!("The lesson was not opened: {} problem(s).", errors.len()) }</p>
+                            <ul id="lesson-file-errors">
+                                { for errors.iter().take(50).map(|e| html! { <li><strong>{ format!("line {}", e.line) }</strong>{ ": " }{ &e.message }</li> }) }
+                            </ul>
+                        </div>
+                    },
+                } }
+            </div>
+            if !p.opened.is_empty() {
+                <h4>{ "Kept in this browser" }</h4>
+                <ul id="opened-files">
+                    { for p.opened.iter().map(|id| {
+                        let cb = p.on_remove.clone();
+                        let rid = id.clone();
+                        html! {
+                            <li>
+                                <a href={Route::Lesson { lesson: id.clone(), place: None }.to_hash()}>{ id }</a>{ " " }
+                                <button type="button" class="remove" aria-label={format!("Remove lesson file {id}")}
+                                    onclick={Callback::from(move |_: MouseEvent| cb.emit(rid.clone()))}>{ "Remove" }</button>
+                            </li>
+                        }
+                    }) }
+                </ul>
+            }
+        </section>
     }
 }

@@ -1,6 +1,7 @@
 //! The browser shell: Yew function components that draw [`crate::ui::App`] and turn input into
 //! [`Action`]s. Nothing here decides what happened in a run; it only shows the engine's answer.
 
+mod checker;
 mod controls;
 mod course;
 mod embed;
@@ -18,7 +19,9 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use crate::lesson::wire;
-use crate::ui::course::{place_id, Course, LessonAction, Progress, PROGRESS_KEY};
+use crate::ui::course::{
+    place_id, Course, LessonAction, OpenedFiles, Progress, OPENED_KEY, PROGRESS_KEY,
+};
 use crate::ui::route::{Route, Section};
 use crate::ui::{self, Action, STORAGE_KEY, STORAGE_SET_ASIDE_KEY};
 use course::CourseState;
@@ -38,19 +41,179 @@ impl Reducible for ui::App {
 /// The handle every component dispatches actions through.
 pub type Dispatch = UseReducerDispatcher<ui::App>;
 
+/// Where `n` and `p` go in the lesson shown (previous, next): written at each render, read
+/// by the key listener, which outlives renders.
+type Neighbours = Rc<RefCell<(Option<Route>, Option<Route>)>>;
+
 /// The narrowest the timeline is drawn; a narrower frame scrolls it sideways.
 const TIMELINE_WIDTH_MIN: u32 = 560;
 
-/// Mounts the app on the page's `#app` element (or the body if there is none).
+/// Mounts the sandbox's own bundle on the page's `#app` element (or the body if there is
+/// none). This bundle holds the simulator and the sandbox only; when the address names a
+/// lesson or the facilitator's view it loads the course's bundle (which has everything) and
+/// hands the page over to it, so the first download stays the sandbox's.
 pub fn start() {
     let root = gloo::utils::document().get_element_by_id("app");
-    match root {
-        Some(root) => {
-            yew::Renderer::<Root>::with_root(root).render();
+    let handle = match root {
+        Some(root) => yew::Renderer::<SandboxShell>::with_root(root).render(),
+        None => yew::Renderer::<SandboxShell>::new().render(),
+    };
+    SHELL.with(|s| *s.borrow_mut() = Some(handle));
+}
+
+/// Starts the lesson checker's worker (`src/bin/checker.rs`).
+pub fn start_checker() {
+    checker::start_worker();
+}
+
+/// Mounts the whole app (the course's bundle): the course, lessons, facilitator view and
+/// sandbox. It takes over `#app` from the sandbox's bundle if that one is running.
+pub fn start_course() {
+    let document = gloo::utils::document();
+    let root = document.create_element("div").expect("a div");
+    root.set_id("course-app");
+    match document.get_element_by_id("app") {
+        Some(app) => {
+            let _ = app.after_with_node_1(&root);
         }
         None => {
-            yew::Renderer::<Root>::new().render();
+            let _ = document.body().map(|b| b.append_child(&root));
         }
+    }
+    yew::Renderer::<Root>::with_root(root).render();
+    // The sandbox's bundle, if it ran, steps aside: its views and listeners go with it.
+    SHELL.with(|s| {
+        if let Some(handle) = s.borrow_mut().take() {
+            handle.destroy();
+        }
+    });
+    if let Some(app) = document.get_element_by_id("app") {
+        app.remove();
+    }
+}
+
+thread_local! {
+    /// The sandbox's bundle, while it owns the page.
+    static SHELL: RefCell<Option<yew::AppHandle<SandboxShell>>> = const { RefCell::new(None) };
+}
+
+// The page's policy forbids eval, so the dynamic import lives in a module of its own
+// (wasm-bindgen writes it next to the bundle) rather than in a function built from a string.
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function load_bundle(name) { \
+    const at = (f) => new URL(f, document.baseURI).href; \
+    return import(at('./' + name + '.js')).then((m) => m.default({ module_or_path: at('./' + name + '_bg.wasm') })); }")]
+extern "C" {
+    fn load_bundle(name: &str) -> js_sys::Promise;
+}
+
+/// Loads the course's bundle next to the page and starts it (its `main` calls
+/// [`start_course`]).
+async fn load_course_bundle() -> Result<(), String> {
+    wasm_bindgen_futures::JsFuture::from(load_bundle("course"))
+        .await
+        .map(|_| ())
+        .map_err(|e| e.as_string().unwrap_or_else(|| format!("{e:?}")))
+}
+
+/// The sandbox's own bundle: the sandbox, and a hand-over to the course's bundle for any
+/// other view.
+#[function_component(SandboxShell)]
+pub fn sandbox_shell() -> Html {
+    let route = use_state(current_route);
+    let failed = use_state(|| None::<String>);
+    {
+        let route = route.clone();
+        use_effect_with((), move |_| {
+            let listener = EventListener::new(&gloo::utils::window(), "hashchange", move |_| {
+                route.set(current_route());
+            });
+            move || drop(listener)
+        });
+    }
+    // The sandbox, a permalink's run and the embed view are this bundle's; everything else is
+    // the course's.
+    let wants_course = !matches!(*route, Route::Sandbox | Route::Run(_) | Route::Embed(_));
+    {
+        let failed = failed.clone();
+        use_effect_with(wants_course, move |wants| {
+            if *wants {
+                yew::platform::spawn_local(async move {
+                    if let Err(e) = load_course_bundle().await {
+                        failed.set(Some(e));
+                    }
+                });
+            }
+        });
+    }
+    use_effect_with((), |_| mark_ready());
+    if let Route::Embed(query) = &*route {
+        return embed_page(query);
+    }
+    html! {
+        <>
+        <Defs />
+        { header(route.section()) }
+        if wants_course {
+            <main id="main">
+                if let Some(why) = &*failed {
+                    <p id="course-error" class="errors has-errors" role="alert">
+                        { format!("The lessons could not be loaded ({why}). The sandbox works without them: ") }
+                        <a href="#/sandbox">{ "open the sandbox" }</a>{ "." }
+                    </p>
+                } else {
+                    <p class="loading" role="status">{ "Loading the lessons…" }</p>
+                }
+            </main>
+        } else {
+            <Sandbox route={(*route).clone()} />
+        }
+        </>
+    }
+}
+
+/// The embed view for an iframe: the run alone, without the page's header.
+fn embed_page(query: &str) -> Html {
+    html! {
+        <>
+        <Defs />
+        <embed::EmbedView query={AttrValue::from(query.to_string())} />
+        </>
+    }
+}
+
+/// The page's header: the name, the line that says what it is about, and the views.
+fn header(section: Section) -> Html {
+    html! {
+        <header class="top">
+            <h1>{ "Lockstep" }</h1>
+            <p class="tagline">{ "Two lock services, each correct, do not make one lock." }</p>
+            <nav class="views" aria-label="Views">
+                <ul>
+                    { nav_item(section, Section::Lessons, "#/lessons", "nav-lessons", "Lessons") }
+                    { nav_item(section, Section::Sandbox, "#/sandbox", "nav-sandbox", "Sandbox") }
+                    { nav_item(section, Section::Facilitator, "#/facilitator", "nav-facilitator", "Facilitator") }
+                </ul>
+            </nav>
+        </header>
+    }
+}
+
+fn nav_item(
+    current: Section,
+    s: Section,
+    href: &'static str,
+    id: &'static str,
+    label: &'static str,
+) -> Html {
+    html! {
+        <li><a id={id} href={href} aria-current={(current == s).then_some("page")}>{ label }</a></li>
+    }
+}
+
+/// Tells tests and benchmarks that the page can be used.
+fn mark_ready() {
+    if let Some(html) = gloo::utils::document().document_element() {
+        let _ = html.set_attribute("data-ready", "true");
     }
 }
 
@@ -183,22 +346,162 @@ fn set_title(words: &str) {
     gloo::utils::document().set_title(&format!("{words} · Lockstep"));
 }
 
-/// The whole page: the header with the views' navigation, and the view the address names.
+/// The sandbox: the simulator with every control, as the page was before lessons existed.
+/// It keeps its own state (saved in local storage), so it comes back as the user left it.
+#[derive(Properties, PartialEq)]
+pub struct SandboxProps {
+    /// The sandbox's route: the sandbox itself, or a permalink's run to open in it.
+    pub route: Route,
+}
+
+#[function_component(Sandbox)]
+pub fn sandbox(p: &SandboxProps) -> Html {
+    let app = use_reducer(initial_state);
+    let dispatch = app.dispatcher();
+    let width = use_state(|| 960u32);
+    let timeline_box = use_node_ref();
+
+    // Open a permalink's run in the sandbox whenever the address names one.
+    {
+        let dispatch = dispatch.clone();
+        use_effect_with(p.route.clone(), move |route| {
+            if let Route::Run(query) = route {
+                match ui::share::Link::from_query(query) {
+                    Ok(link) => dispatch.dispatch(Action::OpenLink(link)),
+                    Err(e) => dispatch.dispatch(Action::LinkFailed(e.0)),
+                }
+            }
+        });
+    }
+
+    // Save the source and the text whenever they change, even when the text is invalid; a
+    // run opened from a link is not saved until the user changes it, so a link never
+    // overwrites the user's own work.
+    {
+        let app = app.clone();
+        use_effect_with(
+            (app.source.clone(), app.text.clone(), app.linked),
+            move |_| {
+                if !app.linked {
+                    save(&app.saved());
+                }
+            },
+        );
+    }
+
+    // A select shows what the user last picked, not what its `selected` attribute says, once
+    // the user has touched it; after every render the attribute (the state in force) wins.
+    use_effect(sync_selects);
+    use_effect_with((), |_| {
+        set_title("Sandbox");
+    });
+    use_measured_width(&width, &timeline_box, app.legend);
+    use_playback_keys(dispatch.clone(), None);
+    use_ticks(dispatch.clone(), app.playing);
+
+    // Below this width the timeline keeps its size and scrolls sideways inside its frame, so
+    // that lanes and labels stay readable on a phone.
+    let timeline_width = (*width).max(TIMELINE_WIDTH_MIN);
+    sandbox_view(&app, timeline_width, &timeline_box)
+}
+
+/// Measures the timeline's box now, whenever the window changes size, and when `key`
+/// changes (the legend beside it, the view).
+#[hook]
+fn use_measured_width<K: PartialEq + Clone + 'static>(
+    width: &UseStateHandle<u32>,
+    timeline_box: &NodeRef,
+    key: K,
+) {
+    let width = width.clone();
+    let timeline_box = timeline_box.clone();
+    use_effect_with(key, move |_| {
+        let measure = move || {
+            if let Some(el) = timeline_box.cast::<web_sys::Element>() {
+                let w = el.client_width().max(0) as u32;
+                if w > 0 {
+                    width.set(w);
+                }
+            }
+        };
+        measure();
+        let listener = EventListener::new(&gloo::utils::window(), "resize", move |_| measure());
+        move || drop(listener)
+    });
+}
+
+/// Shortcuts for playback anywhere on the page except inside a form control; in a lesson,
+/// `n` and `p` go to the next and previous step (`neighbours`, read when the key is pressed).
+#[hook]
+fn use_playback_keys(dispatch: Dispatch, neighbours: Option<Neighbours>) {
+    use_effect_with((), move |_| {
+        let listener = EventListener::new_with_options(
+            &gloo::utils::document(),
+            "keydown",
+            EventListenerOptions::enable_prevent_default(),
+            move |event| {
+                let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() else {
+                    return;
+                };
+                if event.ctrl_key() || event.meta_key() || event.alt_key() {
+                    return;
+                }
+                if key_belongs_to_focus(event) {
+                    return;
+                }
+                if let Some(n) = &neighbours {
+                    let target = match event.key().as_str() {
+                        "n" => n.borrow().1.clone(),
+                        "p" => n.borrow().0.clone(),
+                        _ => None,
+                    };
+                    if let Some(r) = target {
+                        event.prevent_default();
+                        go(&r);
+                        return;
+                    }
+                }
+                playback_key(event, &dispatch);
+            },
+        );
+        move || drop(listener)
+    });
+}
+
+/// While playing, advances the playhead by the real time that passed.
+#[hook]
+fn use_ticks(dispatch: Dispatch, playing: bool) {
+    use_effect_with(playing, move |playing| {
+        let interval = playing.then(|| {
+            let mut last = now_ms();
+            Interval::new(33, move || {
+                let now = now_ms();
+                dispatch.dispatch(Action::Tick(now - last));
+                last = now;
+            })
+        });
+        move || drop(interval)
+    });
+}
+
+/// The whole app (the course's bundle): the header with the views' navigation, and the view
+/// the address names.
 #[function_component(Root)]
 pub fn root() -> Html {
     let route = use_state(current_route);
     let section = route.section();
-    let sandbox = use_reducer(initial_state);
-    // The lesson view runs its own app, so that the sandbox keeps the learner's own scenario
-    // while they follow a lesson. It starts on the small blank scenario until a lesson opens.
-    let lesson = use_reducer(|| ui::App::open(ui::BLANK));
     let course = use_state(|| CourseState::Idle);
     let progress = use_state(|| Rc::new(read_progress()));
-    let width = use_state(|| 960u32);
-    let timeline_box = use_node_ref();
-    // Where "n" and "p" go in the lesson shown: read by the key listener, which outlives
-    // renders.
-    let neighbours: Rc<RefCell<(Option<Route>, Option<Route>)>> = use_mut_ref(|| (None, None));
+    // The shipped lessons once fetched, and the files the user opened: the course is both.
+    let shipped = use_mut_ref(Vec::<wire::Loaded>::new);
+    let opened = use_state(|| {
+        OpenedFiles::read(
+            storage()
+                .and_then(|s| s.get_item(OPENED_KEY).ok().flatten())
+                .as_deref(),
+        )
+    });
+    let open_status = use_state(|| course::OpenStatus::Idle);
 
     // Follow the address bar: links, Back and Forward all change the fragment.
     {
@@ -214,6 +517,8 @@ pub fn root() -> Html {
     // The lessons are fetched the first time a view needs them, never for the sandbox alone.
     {
         let course = course.clone();
+        let shipped = Rc::clone(&shipped);
+        let opened = (*opened).clone();
         use_effect_with(section, move |section| {
             let needs = matches!(section, Section::Lessons | Section::Facilitator);
             if needs && *course == CourseState::Idle {
@@ -224,7 +529,8 @@ pub fn root() -> Html {
                         .and_then(|json| wire::read_course(&json));
                     course.set(match loaded {
                         Ok(lessons) => {
-                            CourseState::Ready(Arc::new(Course::new(lessons, Vec::new())))
+                            *shipped.borrow_mut() = lessons.clone();
+                            CourseState::Ready(Arc::new(Course::new(lessons, opened.lessons())))
                         }
                         Err(e) => CourseState::Failed(e),
                     });
@@ -233,20 +539,171 @@ pub fn root() -> Html {
         });
     }
 
-    // Open the lesson the address names once the course is there.
+    use_effect_with((), |_| mark_ready());
+
+    // The view's heading takes focus when the view changes (not on the first load), so a
+    // keyboard or screen reader user starts reading at the new content.
+    {
+        let first = use_mut_ref(|| true);
+        use_effect_with((*route).clone(), move |_| {
+            if std::mem::take(&mut *first.borrow_mut()) {
+                return;
+            }
+            focus_view_title();
+        });
+    }
+
+    // Opening a lesson file runs the engine on every claim, in the checker's worker: the
+    // status says so until it answers.
+    let on_open = {
+        let (course, shipped, opened, status) = (
+            course.clone(),
+            Rc::clone(&shipped),
+            opened.clone(),
+            open_status.clone(),
+        );
+        Callback::from(move |text: String| {
+            status.set(course::OpenStatus::Checking);
+            let (course, shipped, opened, status) = (
+                course.clone(),
+                Rc::clone(&shipped),
+                opened.clone(),
+                status.clone(),
+            );
+            let file_text = text.clone();
+            checker::check_in_worker(text, move |reply| match reply.into_opened(&file_text) {
+                Ok((loaded, file)) => {
+                    let (id, title) = (loaded.lesson.id.clone(), loaded.lesson.title.clone());
+                    let next = opened.with(file);
+                    if let Some(s) = storage() {
+                        let _ = s.set_item(OPENED_KEY, &next.to_json());
+                    }
+                    course.set(CourseState::Ready(Arc::new(Course::new(
+                        shipped.borrow().clone(),
+                        next.lessons(),
+                    ))));
+                    opened.set(next);
+                    status.set(course::OpenStatus::Opened { id, title });
+                }
+                Err(errors) => status.set(course::OpenStatus::Failed(errors)),
+            });
+        })
+    };
+    let on_remove = {
+        let (course, shipped, opened, status) = (
+            course.clone(),
+            Rc::clone(&shipped),
+            opened.clone(),
+            open_status.clone(),
+        );
+        Callback::from(move |id: String| {
+            let next = opened.without(&id);
+            if let Some(s) = storage() {
+                let _ = s.set_item(OPENED_KEY, &next.to_json());
+            }
+            course.set(CourseState::Ready(Arc::new(Course::new(
+                shipped.borrow().clone(),
+                next.lessons(),
+            ))));
+            opened.set(next);
+            status.set(course::OpenStatus::Idle);
+        })
+    };
+
+    if let Route::Embed(query) = &*route {
+        return embed_page(query);
+    }
+    let view = match &*route {
+        Route::Sandbox | Route::Run(_) => html! { <Sandbox route={(*route).clone()} /> },
+        Route::Embed(_) => Html::default(),
+        Route::Course => {
+            set_title("Lessons");
+            html! {
+                <course::CourseView course={(*course).clone()} progress={Rc::clone(&progress)}>
+                    <course::LessonFiles status={(*open_status).clone()} opened={opened.files.iter().map(|f| f.id.clone()).collect::<Vec<_>>()}
+                        on_open={on_open} on_remove={on_remove} />
+                </course::CourseView>
+            }
+        }
+        Route::Facilitator => {
+            set_title("For facilitators");
+            html! { <course::FacilitatorView course={(*course).clone()} /> }
+        }
+        Route::NotFound(raw) => {
+            set_title("Not found");
+            course::not_found(raw)
+        }
+        Route::Lesson { lesson, place } => match &*course {
+            CourseState::Ready(c) => match c.find(lesson, place.as_deref()) {
+                Some((index, place)) => html! {
+                    <LessonPage course={Arc::clone(c)} index={index} place={place} progress={progress.clone()} />
+                },
+                None => {
+                    set_title("Not found");
+                    course::not_found(&route.to_hash()[1..])
+                }
+            },
+            CourseState::Failed(why) => html! {
+                <main id="main"><p id="course-error" class="errors has-errors" role="alert">
+                    { format!("The lessons could not be loaded: {why}.") }</p></main>
+            },
+            _ => {
+                html! { <main id="main"><p class="loading" role="status">{ "Loading the lessons…" }</p></main> }
+            }
+        },
+    };
+
+    html! {
+        <>
+        <Defs />
+        { header(section) }
+        { view }
+        </>
+    }
+}
+
+fn focus_view_title() {
+    if let Some(el) = gloo::utils::document()
+        .get_element_by_id("view-title")
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct LessonPageProps {
+    course: Arc<Course>,
+    index: usize,
+    place: ui::course::Place,
+    progress: UseStateHandle<Rc<Progress>>,
+}
+
+/// A lesson at a place, with its own run: opening another place of the lesson (a link, Back)
+/// reopens it on that place's scenario.
+#[function_component(LessonPage)]
+fn lesson_page(p: &LessonPageProps) -> Html {
+    let lesson = use_reducer({
+        let (course, index, place) = (Arc::clone(&p.course), p.index, p.place);
+        move || ui::App::at_lesson(course, index, place)
+    });
+    let width = use_state(|| 960u32);
+    let timeline_box = use_node_ref();
+    let neighbours: Neighbours = use_mut_ref(|| (None, None));
+
+    // A new place of the lesson (the component stays while the address moves between steps).
     {
         let dispatch = lesson.dispatcher();
+        let shown = lesson.lesson.as_ref().map(|r| (r.index, r.place));
         use_effect_with(
-            ((*route).clone(), (*course).clone()),
-            move |(route, course)| {
-                if let (Route::Lesson { lesson, place }, CourseState::Ready(c)) = (route, course) {
-                    if let Some((index, place)) = c.find(lesson, place.as_deref()) {
-                        dispatch.dispatch(Action::Lesson(LessonAction::Open {
-                            course: Arc::clone(c),
-                            index,
-                            place,
-                        }));
-                    }
+            (Arc::clone(&p.course), p.index, p.place),
+            move |(course, index, place)| {
+                if shown != Some((*index, *place)) {
+                    dispatch.dispatch(Action::Lesson(LessonAction::Open {
+                        course: Arc::clone(course),
+                        index: *index,
+                        place: *place,
+                    }));
                 }
             },
         );
@@ -254,7 +711,7 @@ pub fn root() -> Html {
 
     // Record what the learner has seen, met and solved.
     {
-        let progress = progress.clone();
+        let progress = p.progress.clone();
         let run = lesson.lesson.clone();
         let key = run.as_ref().map(|r| {
             (
@@ -277,279 +734,69 @@ pub fn root() -> Html {
         });
     }
 
-    // Open a permalink's run in the sandbox whenever the address names one.
+    // A new step moves focus to its title, like a new view.
     {
-        let dispatch = sandbox.dispatcher();
-        use_effect_with((*route).clone(), move |route| {
-            if let Route::Run(query) = route {
-                match ui::share::Link::from_query(query) {
-                    Ok(link) => dispatch.dispatch(Action::OpenLink(link)),
-                    Err(e) => dispatch.dispatch(Action::LinkFailed(e.0)),
-                }
-            }
-        });
-    }
-
-    // Save the sandbox's source and text whenever they change, even when the text is invalid;
-    // a run opened from a link is not saved until the user changes it, so a link never
-    // overwrites the user's own work.
-    {
-        let app = sandbox.clone();
-        let embedded = section == Section::Embed;
-        use_effect_with(
-            (app.source.clone(), app.text.clone(), app.linked),
-            move |_| {
-                if app.linked || embedded {
-                    return;
-                }
-                save(&app.saved());
-            },
-        );
-    }
-
-    // A select shows what the user last picked, not what its `selected` attribute says, once
-    // the user has touched it; after every render the attribute (the state in force) wins.
-    use_effect(sync_selects);
-
-    // Tell tests and benchmarks that the page can be used.
-    use_effect_with((), |_| {
-        if let Some(html) = gloo::utils::document().document_element() {
-            let _ = html.set_attribute("data-ready", "true");
-        }
-    });
-
-    // The view's heading takes focus when the view or the step changes (not on the first
-    // load), so a keyboard or screen reader user starts reading at the new content.
-    {
-        let place = lesson
-            .lesson
-            .as_ref()
-            .map(|r| (r.lesson().id.clone(), r.id().to_string()));
+        let place = (p.index, p.place);
         let first = use_mut_ref(|| true);
-        use_effect_with((section, place, (*route).clone()), move |_| {
+        use_effect_with(place, move |_| {
             if std::mem::take(&mut *first.borrow_mut()) {
                 return;
             }
-            if let Some(el) = gloo::utils::document()
-                .get_element_by_id("view-title")
-                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-            {
-                let _ = el.focus();
-            }
+            focus_view_title();
         });
     }
 
-    // The timeline fills its box; measure it now, whenever the window changes size, and when
-    // the legend beside it comes or goes or the view changes.
-    {
-        let width = width.clone();
-        let timeline_box = timeline_box.clone();
-        let has_run = lesson.lesson.is_some();
-        use_effect_with((sandbox.legend, section, has_run), move |_| {
-            let measure = move || {
-                if let Some(el) = timeline_box.cast::<web_sys::Element>() {
-                    let w = el.client_width().max(0) as u32;
-                    if w > 0 {
-                        width.set(w);
-                    }
-                }
-            };
-            measure();
-            let listener = EventListener::new(&gloo::utils::window(), "resize", move |_| measure());
-            move || drop(listener)
-        });
-    }
+    use_effect(sync_selects);
+    use_measured_width(&width, &timeline_box, ());
+    use_playback_keys(lesson.dispatcher(), Some(Rc::clone(&neighbours)));
+    use_ticks(lesson.dispatcher(), lesson.playing);
 
-    // Shortcuts for playback, anywhere on the page except inside a form control; in a lesson,
-    // n and p go to the next and previous step.
-    {
-        let dispatch = if section == Section::Sandbox {
-            sandbox.dispatcher()
-        } else {
-            lesson.dispatcher()
-        };
-        let neighbours = Rc::clone(&neighbours);
-        let on_lesson = matches!(*route, Route::Lesson { .. });
-        use_effect_with((section, on_lesson), move |&(section, on_lesson)| {
-            let listener = (section != Section::Facilitator).then(|| {
-                EventListener::new_with_options(
-                    &gloo::utils::document(),
-                    "keydown",
-                    EventListenerOptions::enable_prevent_default(),
-                    move |event| {
-                        let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() else {
-                            return;
-                        };
-                        if event.ctrl_key() || event.meta_key() || event.alt_key() {
-                            return;
-                        }
-                        if key_belongs_to_focus(event) {
-                            return;
-                        }
-                        if on_lesson {
-                            let target = match event.key().as_str() {
-                                "n" => neighbours.borrow().1.clone(),
-                                "p" => neighbours.borrow().0.clone(),
-                                _ => None,
-                            };
-                            if let Some(r) = target {
-                                event.prevent_default();
-                                go(&r);
-                                return;
-                            }
-                        }
-                        if section == Section::Lessons && !on_lesson {
-                            return;
-                        }
-                        playback_key(event, &dispatch);
-                    },
-                )
-            });
-            move || drop(listener)
-        });
-    }
-
-    // While playing, advance the playhead by the real time that passed.
-    {
-        let dispatch = sandbox.dispatcher();
-        use_effect_with(sandbox.playing, move |playing| {
-            let interval = playing.then(|| {
-                let mut last = now_ms();
-                Interval::new(33, move || {
-                    let now = now_ms();
-                    dispatch.dispatch(Action::Tick(now - last));
-                    last = now;
-                })
-            });
-            move || drop(interval)
-        });
-    }
-    {
-        let dispatch = lesson.dispatcher();
-        use_effect_with(lesson.playing, move |playing| {
-            let interval = playing.then(|| {
-                let mut last = now_ms();
-                Interval::new(33, move || {
-                    let now = now_ms();
-                    dispatch.dispatch(Action::Tick(now - last));
-                    last = now;
-                })
-            });
-            move || drop(interval)
-        });
-    }
-
-    // Below this width the timeline keeps its size and scrolls sideways inside its frame, so
-    // that lanes and labels stay readable on a phone.
-    let timeline_width = (*width).max(TIMELINE_WIDTH_MIN);
-
-    if let Route::Embed(query) = &*route {
-        return html! {
-            <>
-            <Defs />
-            <embed::EmbedView query={AttrValue::from(query.clone())} />
-            </>
-        };
-    }
-
-    let view = match &*route {
-        Route::Embed(_) => Html::default(),
-        Route::Sandbox | Route::Run(_) => {
-            set_title("Sandbox");
-            sandbox_view(&sandbox, timeline_width, &timeline_box)
-        }
-        Route::Course => {
-            set_title("Lessons");
-            html! { <course::CourseView course={(*course).clone()} progress={Rc::clone(&progress)} /> }
-        }
-        Route::Facilitator => {
-            set_title("For facilitators");
-            html! { <course::FacilitatorView course={(*course).clone()} /> }
-        }
-        Route::NotFound(raw) => {
-            set_title("Not found");
-            course::not_found(raw)
-        }
-        Route::Lesson { lesson: id, place } => {
-            let found = match &*course {
-                CourseState::Ready(c) => Some(c.find(id, place.as_deref()).is_some()),
-                _ => None,
-            };
-            let shown = lesson
-                .lesson
-                .as_ref()
-                .filter(|r| r.lesson().id == *id && place.as_ref().is_none_or(|p| r.id() == p));
-            match (found, shown) {
-                (Some(false), _) => {
-                    set_title("Not found");
-                    course::not_found(&route.to_hash()[1..])
-                }
-                (_, Some(run)) => {
-                    let l = run.lesson();
-                    let title = match (run.step(), run.exercise()) {
-                        (Some(s), _) => s.title.clone(),
-                        (_, Some(e)) => e.title.clone(),
-                        _ => String::new(),
-                    };
-                    set_title(&format!("{title} · {}", l.title));
-                    *neighbours.borrow_mut() = (
-                        run.previous().map(|x| Route::place(&l.id, place_id(l, x))),
-                        run.can_go_on()
-                            .then(|| run.next().map(|x| Route::place(&l.id, place_id(l, x))))
-                            .flatten(),
-                    );
-                    let on_sandbox = {
-                        let sandbox = sandbox.dispatcher();
-                        let app = app_rc(&lesson);
-                        Callback::from(move |()| {
-                            open_in_sandbox(&sandbox, &app);
-                            go(&Route::Sandbox);
-                        })
-                    };
-                    html! {
-                        <course::LessonView app={app_rc(&lesson)} dispatch={lesson.dispatcher()}
-                            width={timeline_width} timeline_box={timeline_box.clone()}
-                            on_sandbox={on_sandbox} progress={Rc::clone(&progress)} />
-                    }
-                }
-                _ => match &*course {
-                    CourseState::Failed(why) => html! {
-                        <main id="main"><p id="course-error" class="errors has-errors" role="alert">
-                            { format!("The lessons could not be loaded: {why}.") }</p></main>
-                    },
-                    _ => {
-                        html! { <main id="main"><p class="loading" role="status">{ "Opening the lesson…" }</p></main> }
-                    }
-                },
-            }
-        }
+    let Some(run) = lesson.lesson.clone() else {
+        return html! {};
     };
-
+    let l = run.lesson();
+    let title = match (run.step(), run.exercise()) {
+        (Some(s), _) => s.title.clone(),
+        (_, Some(e)) => e.title.clone(),
+        _ => String::new(),
+    };
+    set_title(&format!("{title} · {}", l.title));
+    *neighbours.borrow_mut() = (
+        run.previous().map(|x| Route::place(&l.id, place_id(l, x))),
+        run.can_go_on()
+            .then(|| run.next().map(|x| Route::place(&l.id, place_id(l, x))))
+            .flatten(),
+    );
+    let on_sandbox = {
+        let app = app_rc(&lesson);
+        Callback::from(move |()| {
+            open_in_sandbox(&app);
+            go(&Route::Sandbox);
+        })
+    };
     html! {
-        <>
-        <Defs />
-        <header class="top">
-            <h1>{ "Lockstep" }</h1>
-            <p class="tagline">{ "Two lock services, each correct, do not make one lock." }</p>
-            { course::nav(section) }
-        </header>
-        { view }
-        </>
+        <course::LessonView app={app_rc(&lesson)} dispatch={lesson.dispatcher()}
+            width={(*width).max(TIMELINE_WIDTH_MIN)} timeline_box={timeline_box.clone()}
+            on_sandbox={on_sandbox} progress={Rc::clone(&p.progress)} />
     }
 }
 
-/// Moves the lesson's current scenario into the sandbox: the shipped file it started from
-/// (so Reset goes back there), with the learner's scenario as the editor's text.
-fn open_in_sandbox(sandbox: &Dispatch, app: &ui::App) {
+/// Puts the lesson's current scenario in the sandbox: the shipped file it started from (so
+/// Reset goes back there), with the learner's scenario as the editor's text. The sandbox reads
+/// it from local storage when it opens, as after a reload.
+fn open_in_sandbox(app: &ui::App) {
     let file = app.lesson.as_ref().map(|r| match (r.step(), r.exercise()) {
         (Some(s), _) => s.setup.file.clone(),
         (_, Some(e)) => e.setup.file.clone(),
         _ => String::new(),
     });
-    if let Some(file) = file.filter(|f| ui::source_text(f).is_some()) {
-        sandbox.dispatch(Action::Pick(file));
-    }
-    sandbox.dispatch(Action::Edit(app.text.clone()));
+    let source = file
+        .filter(|f| ui::source_text(f).is_some())
+        .unwrap_or_else(|| ui::BLANK.to_string());
+    save(&ui::Saved {
+        source,
+        text: app.text.clone(),
+    });
 }
 
 /// The playback keys, shared by the sandbox and the lesson view.

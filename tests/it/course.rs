@@ -128,7 +128,11 @@ fn fragments_people_write_name_the_same_views() {
     }
     assert_eq!(Route::parse("#/sandbox/"), Route::Sandbox);
     assert_eq!(Route::parse("#/lessons/"), Route::Course);
-    assert_eq!(Route::parse("lessons"), Route::Course);
+    assert_eq!(Route::parse("/lessons"), Route::Course);
+    // A fragment that is not an address of the app (an anchor, a runner's marker) is the
+    // sandbox, as it was before there were routes.
+    assert_eq!(Route::parse("#wbg_style=display-none"), Route::Sandbox);
+    assert_eq!(Route::parse("lessons"), Route::Sandbox);
     assert_eq!(
         Route::parse("#/lessons/fencing?from=slides"),
         Route::Lesson {
@@ -407,4 +411,59 @@ fn an_opened_lesson_replaces_a_shipped_one_of_the_same_id() {
     let i = c.index(&shipped[0].lesson.id).unwrap();
     assert_eq!(c.lessons[i].lesson.title, "Changed");
     assert_eq!(c.lessons[i].origin, lockstep::ui::course::Origin::Opened);
+}
+
+#[test]
+fn a_pasted_lesson_is_checked_like_lesson_check_and_kept() {
+    use lockstep::ui::course::{
+        check_lesson_file, open_lesson_file, CheckReply, OpenedFiles, OPENED_MAX,
+    };
+    let good = lesson::builtin::ALL[4]
+        .text
+        .replace("id = \"fencing\"", "id = \"my-fencing\"");
+    let (loaded, file) = open_lesson_file(&good).expect("a shipped lesson with a new id opens");
+    assert_eq!(loaded.lesson.id, "my-fencing");
+    // What the worker sends back reads the same after a trip through JSON.
+    let reply = check_lesson_file(&good);
+    let json = serde_json::to_string(&reply).unwrap();
+    assert_eq!(serde_json::from_str::<CheckReply>(&json).unwrap(), reply);
+    // A claim the engine contradicts is refused with its line, as `lockstep lesson check` does.
+    let broken = good.replacen("lost_updates == 1", "lost_updates == 7", 1);
+    let errors = open_lesson_file(&broken).unwrap_err();
+    let line = broken
+        .lines()
+        .position(|l| l == "lost_updates == 7")
+        .map(|k| k as u32 + 1)
+        .unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.line == line && e.message.contains("lost_updates")),
+        "{errors:?}"
+    );
+    let unreadable = open_lesson_file("no header at all").unwrap_err();
+    assert_eq!(unreadable[0].line, 1);
+    // Kept in local storage, one per lesson, the newest last, at most OPENED_MAX.
+    let mut kept = OpenedFiles::default().with(file.clone()).with(file.clone());
+    assert_eq!(kept.files.len(), 1);
+    for k in 0..OPENED_MAX + 2 {
+        let mut other = file.clone();
+        other.id = format!("x{k}");
+        kept = kept.with(other);
+    }
+    assert_eq!(kept.files.len(), OPENED_MAX);
+    assert!(
+        kept.files.iter().all(|f| f.id != "my-fencing"),
+        "the oldest went first"
+    );
+    let kept = OpenedFiles::default().with(file);
+    assert_eq!(OpenedFiles::read(Some(&kept.to_json())), kept);
+    let lessons = kept.lessons();
+    assert_eq!(lessons.len(), 1);
+    let course = Course::new(Vec::new(), lessons);
+    assert!(course
+        .find("my-fencing", Some("two-sources-one-table"))
+        .is_some());
+    assert!(kept.without("my-fencing").files.is_empty());
+    assert_eq!(OpenedFiles::read(Some("not json")), OpenedFiles::default());
 }

@@ -2,7 +2,10 @@
 // follow the playhead, a gate passed by the learner's own run), an exercise solved through the
 // controls with its completion code verified in the facilitator view, deep links, the back
 // button, the first screen at 1280×800 and at 360 px, and axe on the new views.
+import fs from 'node:fs';
+import path from 'node:path';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
+import { ROOT } from '../lib/cli.mjs';
 import { checkVerdictRegion } from '../lib/checks.mjs';
 import { axe } from './a11y.mjs';
 
@@ -39,6 +42,27 @@ async function solveExercise(ctx) {
 }
 
 export const tests = [
+  {
+    name: 'lessons::sandbox_first_load_leaves_the_course_for_later',
+    async run(ctx) {
+      const fetched = [];
+      ctx.page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
+      await ctx.open();
+      await ctx.page.waitForSelector('#timeline');
+      const early = fetched.filter((p) => /course|lessons\.json/.test(p));
+      assertEqual(JSON.stringify(early), '[]', 'the sandbox alone fetches nothing of the course');
+      // The navigation hands the page over to the course's bundle.
+      await ctx.page.click('#nav-lessons');
+      await ctx.page.waitForSelector('#course li', { timeout: 20000 });
+      assert(fetched.some((p) => p.endsWith('/course_bg.wasm')), 'the course bundle is loaded on demand');
+      assert(fetched.some((p) => p.endsWith('/lessons.json')), 'the lessons are fetched on demand');
+      assertEqual(await ctx.page.$$eval('header.top', (h) => h.length), 1, 'one page header after the hand-over');
+      // And back to the sandbox, in the course's bundle.
+      await ctx.page.click('#nav-sandbox');
+      await ctx.page.waitForSelector('#timeline');
+      await checkVerdictRegion(ctx);
+    },
+  },
   {
     name: 'lessons::course_lists_every_lesson_with_its_progress',
     async run(ctx) {
@@ -201,6 +225,34 @@ export const tests = [
     },
   },
   {
+    name: 'lessons::a_pasted_lesson_file_is_checked_and_kept',
+    async run(ctx) {
+      const shipped = fs.readFileSync(path.join(ROOT, 'lessons', '01-two-orders.md'), 'utf8');
+      const mine = shipped.replace('id = "two-orders"', 'id = "my-orders"').replace('title = "Two services, two orders"', 'title = "My own orders"');
+      assert(mine !== shipped, 'the test lesson differs from the shipped one');
+      // A claim the engine contradicts is refused, with its line and reason.
+      const broken = mine.replace('overlapping_service_pairs == 1', 'overlapping_service_pairs == 5');
+      const line = broken.split('\n').indexOf('overlapping_service_pairs == 5') + 1;
+      await openRoute(ctx, '#/lessons');
+      await ctx.page.waitForSelector('#course li');
+      await ctx.page.fill('#lesson-text', broken);
+      await ctx.page.click('#open-lesson');
+      await ctx.page.waitForSelector('#lesson-file-errors li', { timeout: 30000 });
+      const errors = await ctx.text('#lesson-file-errors');
+      assert(errors.includes(`line ${line}`) && errors.includes('overlapping_service_pairs'), `the errors: ${errors}`);
+      // A good file opens and joins the course, and stays after a reload.
+      await ctx.page.fill('#lesson-text', mine);
+      await ctx.page.click('#open-lesson');
+      await ctx.page.waitForSelector('#lesson-file-status .opened', { timeout: 30000 });
+      await ctx.page.waitForSelector('[data-lesson="my-orders"]');
+      await ctx.reload();
+      await ctx.page.waitForSelector('[data-lesson="my-orders"]', { timeout: 20000 });
+      await ctx.page.click('[data-lesson="my-orders"] h3 a');
+      await waitPlace(ctx, 'one-service');
+      assert((await ctx.text('#view-title')).length > 0, 'the opened lesson shows its first step');
+    },
+  },
+  {
     name: 'layout::lesson_first_screen_at_1280x800',
     viewport: { width: 1280, height: 800 },
     async run(ctx) {
@@ -245,6 +297,24 @@ export const tests = [
       assert(h.top >= 0 && h.bottom <= 800, `the headline is at ${h.top}..${h.bottom}`);
       const t = await box(ctx, '#timeline');
       assert(t.top < 800 && t.bottom <= 800, `the timeline is at ${t.top}..${t.bottom}, not within the first screen`);
+    },
+  },
+  {
+    name: 'lessons::facilitator_handout_prints_the_exercises_alone',
+    async run(ctx) {
+      await openRoute(ctx, '#/facilitator');
+      await ctx.page.waitForSelector('.handout-exercise');
+      const count = await ctx.page.$$eval('.handout-exercise', (es) => es.length);
+      assert(count >= 1, 'the handout lists the exercises');
+      for (const sel of ['.handout-exercise h4', '.handout-exercise .link a']) {
+        assert(await ctx.page.isVisible(sel), `${sel} is shown on screen`);
+      }
+      await ctx.page.emulateMedia({ media: 'print' });
+      assert(!(await ctx.page.isVisible('#codes-section')), 'the checker is left out of the print');
+      assert(!(await ctx.page.isVisible('header nav')), 'the navigation is left out of the print');
+      assert(!(await ctx.page.isVisible('#print')), 'buttons are left out of the print');
+      assert(await ctx.page.isVisible('.handout-exercise h4'), 'the exercises are printed');
+      await ctx.page.emulateMedia({ media: 'screen' });
     },
   },
   {

@@ -1,0 +1,16 @@
+//! The course's bundle for the browser: lessons, the facilitator's view and the sandbox.
+//! `index.html` loads it for those views, and the sandbox's bundle (`app`) loads it when the
+//! user goes to one of them.
+//!
+//! Natively there is nothing to show; the command-line tool is `lockstep`.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    lockstep::web::start_course();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("The Lockstep course runs in a browser: `bash scripts/serve.sh`, then open http://127.0.0.1:8080/#/lessons. The command-line tool is `lockstep`.");
+    std::process::exit(2);
+}
