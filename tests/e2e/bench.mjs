@@ -10,10 +10,11 @@
 //     re-rendered, styled and laid out page), median and p95, against the 16 ms frame budget;
 //     and the frame interval it leaves (16.7 ms at 60 Hz when no frame is dropped);
 // (d) gzip -9 size of the first load (the sandbox's app.js + app_bg.wasm), and of the bundles
-//     loaded on demand (the course's, the lesson checker's).
-// Targets (interactive < 1 s, toggle < 100 ms, scrub < 16 ms a frame, < 400 KB gzipped) can be
-// changed with BENCH_READY_MS, BENCH_TOGGLE_MS, BENCH_FRAME_MEDIAN_MS, BENCH_FRAME_P95_MS and
-// BENCH_GZIP_KB.
+//     loaded on demand (the course's, the lesson checker's);
+// (e) navigation to the embed view -> its headline and timeline painted, median of 5.
+// Targets (interactive < 1 s, toggle < 100 ms, scrub < 16 ms a frame, < 400 KB gzipped, embed
+// < 500 ms) can be changed with BENCH_READY_MS, BENCH_TOGGLE_MS, BENCH_FRAME_MEDIAN_MS,
+// BENCH_FRAME_P95_MS, BENCH_GZIP_KB and BENCH_EMBED_MS.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -27,6 +28,7 @@ const TARGET = {
   frameMedianMs: Number(process.env.BENCH_FRAME_MEDIAN_MS || 16),
   frameP95Ms: Number(process.env.BENCH_FRAME_P95_MS || 16),
   gzipKB: Number(process.env.BENCH_GZIP_KB || 400),
+  embedMs: Number(process.env.BENCH_EMBED_MS || 500),
 };
 const LOADS = 5;
 const TOGGLES = 10;
@@ -66,6 +68,33 @@ const READY_PROBE = () => {
   new MutationObserver(mark).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-ready'] });
   mark();
 };
+
+// Records performance.now() when the embed view says it is ready: its headline and timeline
+// are painted (<html data-embed-ready="true">).
+const EMBED_PROBE = () => {
+  const mark = () => {
+    if (document.documentElement && document.documentElement.dataset.embedReady === 'true' && !window.__embedAt) {
+      window.__embedAt = performance.now();
+    }
+  };
+  new MutationObserver(mark).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-embed-ready'] });
+  mark();
+};
+
+/** Navigation to the embed view of a built-in scenario, until it is painted, LOADS times. */
+async function embedToReady(browser, url) {
+  const times = [];
+  for (let i = 0; i < LOADS; i++) {
+    const context = await browser.newContext();
+    await context.addInitScript(EMBED_PROBE);
+    const page = await context.newPage();
+    await page.goto(`${url}#/embed?v=1&b=05-fencing.toml&d=0&controls=fencing%20accounts`, { waitUntil: 'commit' });
+    await page.waitForFunction(() => window.__embedAt !== undefined, null, { timeout: READY_TIMEOUT });
+    times.push(await page.evaluate(() => window.__embedAt));
+    await context.close();
+  }
+  return times;
+}
 
 async function waitReady(page) {
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: READY_TIMEOUT });
@@ -264,6 +293,13 @@ async function main() {
       report('(a) navigation -> ready', 'error', `<= ${TARGET.readyMs} ms`, false, e.message.split('\n')[0]);
     }
     try {
+      const t = await embedToReady(browser, server.url);
+      const m = median(t);
+      report(`(e) embed view: navigation -> headline and timeline painted, median of ${LOADS}`, ms(m), `<= ${TARGET.embedMs} ms`, m <= TARGET.embedMs, `[${t.map((x) => x.toFixed(0)).join(', ')}]`);
+    } catch (e) {
+      report('(e) embed view -> painted', 'error', `<= ${TARGET.embedMs} ms`, false, e.message.split('\n')[0]);
+    }
+    try {
       const { selector, times } = await toggleTimes(browser, server.url);
       const m = median(times);
       report(`(b) toggle ${selector} -> new picture, median of ${TOGGLES}`, ms(m), `<= ${TARGET.toggleMs} ms`, m <= TARGET.toggleMs, `[${times.map((x) => x.toFixed(0)).join(', ')}]`);
@@ -299,7 +335,7 @@ async function main() {
   }
   const g = gzipSizes('app');
   const kb = g.gz / 1024;
-  report(`(d) first load (the sandbox): gzip -9 of app.js + app_bg.wasm`, `${kb.toFixed(1)} KB`, `<= ${TARGET.gzipKB} KB`, g.files.length ? kb <= TARGET.gzipKB : null, `raw ${(g.raw / 1024).toFixed(1)} KB; ${g.parts.join('; ') || 'no .wasm/.js files'}`);
+  report(`(d) first load (the sandbox, a permalink or the embed view): gzip -9 of app.js + app_bg.wasm`, `${kb.toFixed(1)} KB`, `<= ${TARGET.gzipKB} KB`, g.files.length ? kb <= TARGET.gzipKB : null, `raw ${(g.raw / 1024).toFixed(1)} KB; ${g.parts.join('; ') || 'no .wasm/.js files'}`);
   for (const [label, bundle, extra] of [
     ['(d) a lesson link: course bundle + lessons.json', 'course', ['lessons.json']],
     ['(d) opening a lesson file: the checker worker', 'checker', []],
