@@ -9,6 +9,7 @@
 //! - [`sim`]: the timed random driver.
 //! - [`trace`]: the events of a run and their text rendering.
 //! - [`monitor`]: verdicts computed from a trace.
+//! - [`property`]: the safety properties, as predicates over a state and read from a verdict.
 //! - [`builtin`]: the shipped scenarios, embedded.
 //! - [`inventory`]: the static check that each resource has exactly one source of order.
 //! - [`ui`]: the app's state and reducer, pure like the rest of the core.
@@ -20,6 +21,7 @@ pub mod inventory;
 pub mod lesson;
 pub mod model;
 pub mod monitor;
+pub mod property;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;

@@ -553,6 +553,131 @@ impl State {
             out,
         };
         cx.step(item.step);
+        // Every test and every debug build checks the invariants after each step; a release
+        // build, which the simulator's speed depends on, does not.
+        #[cfg(debug_assertions)]
+        if let Err(problem) = self.check(world) {
+            panic!("a model invariant broke at {}: {problem}", self.now);
+        }
+    }
+
+    /// The model's invariants: what must hold in every state whatever the scenario and whatever
+    /// order the steps came in. A failure is a bug in the model, never a protocol violation
+    /// (those are data, judged by the monitors and the properties).
+    pub fn check(&self, world: &World) -> Result<(), String> {
+        let clients = world.clients.len();
+        let services = world.services.len();
+        if self.services.len() != services
+            || self.clients.len() != clients
+            || self.resources.len() != world.resources.len()
+        {
+            return Err("the state's shape differs from its world's".into());
+        }
+        // Migrations merge queues, so a client may wait in one queue once per migration more.
+        let queue_max = clients * (1 + world.migrations.len());
+        for (s, service) in self.services.iter().enumerate() {
+            let cfg = &world.services[s];
+            for (r, lock) in service.locks.iter().enumerate() {
+                let at = || format!("lock {r} of service {s}");
+                if let Some(h) = &lock.holder {
+                    if h.client as usize >= clients {
+                        return Err(format!("{}: held by no client ({})", at(), h.client));
+                    }
+                    if h.token >= service.next_token {
+                        return Err(format!("{}: holder's token {} not issued", at(), h.token));
+                    }
+                    if cfg.authority.is_some()
+                        && h.authority_token.unwrap_or(0) > lock.highest_authority_token
+                    {
+                        return Err(format!(
+                            "{}: holder's authority token above the highest seen",
+                            at()
+                        ));
+                    }
+                }
+                if lock.queue.len() > queue_max {
+                    return Err(format!("{}: {} waiters", at(), lock.queue.len()));
+                }
+                if lock.queue.iter().any(|w| w.client as usize >= clients) {
+                    return Err(format!("{}: a waiter is no client", at()));
+                }
+                let elsewhere = [lock.moved_to, lock.draining_from];
+                if elsewhere.iter().flatten().any(|x| *x as usize >= services) {
+                    return Err(format!("{}: points to no service", at()));
+                }
+            }
+        }
+        for (c, client) in self.clients.iter().enumerate() {
+            let cfg = &world.clients[c];
+            let at = || format!("client {c}");
+            let inside = matches!(
+                client.phase,
+                Phase::Reading | Phase::Working | Phase::Writing
+            );
+            if client.believing != inside {
+                return Err(format!(
+                    "{}: believes {} in phase {:?}",
+                    at(),
+                    client.believing,
+                    client.phase
+                ));
+            }
+            if client.phase == Phase::Acquiring && client.slots.is_empty() {
+                return Err(format!("{}: acquires nothing", at()));
+            }
+            if cfg
+                .max_operations
+                .is_some_and(|max| client.ops_started > max)
+            {
+                return Err(format!(
+                    "{}: {} operations started",
+                    at(),
+                    client.ops_started
+                ));
+            }
+            if client.retries > cfg.max_retries {
+                return Err(format!("{}: {} retries", at(), client.retries));
+            }
+            for (i, slot) in client.slots.iter().enumerate() {
+                let Some(service) = self.services.get(slot.service as usize) else {
+                    return Err(format!("{}: slot {i} names no service", at()));
+                };
+                if let SlotState::Held { token, .. } = slot.state {
+                    if token >= service.next_token {
+                        return Err(format!("{}: holds token {token} never issued", at()));
+                    }
+                }
+            }
+        }
+        for (r, resource) in self.resources.iter().enumerate() {
+            let cfg = &world.resources[r];
+            let rows = cfg.rows.len();
+            if resource.values.len() != rows || resource.versions.len() != rows {
+                return Err(format!("resource {r}: rows differ from its world's"));
+            }
+            if resource.highest_token.is_some() && cfg.fencing == Fencing::Off {
+                return Err(format!("resource {r}: a fencing token without fencing"));
+            }
+            // Each accepted write stores a value read earlier plus one, so no row can exceed its
+            // initial value plus its accepted writes (it can fall short: a lost update).
+            for (i, (v, n)) in resource.values.iter().zip(&resource.versions).enumerate() {
+                let most = i64::try_from(*n)
+                    .ok()
+                    .and_then(|n| cfg.initial.checked_add(n));
+                if most.is_some_and(|most| *v > most) {
+                    return Err(format!("resource {r} row {i}: {v} after {n} writes"));
+                }
+            }
+        }
+        if self
+            .routes
+            .iter()
+            .flatten()
+            .any(|s| *s as usize >= services)
+        {
+            return Err("a route leads to no service".into());
+        }
+        Ok(())
     }
 }
 

@@ -7,6 +7,7 @@
 mod claims;
 mod cli;
 mod determinism;
+mod explore;
 mod lessons;
 mod mechanisms;
 mod model_api;
