@@ -7,6 +7,7 @@
 //! - [`world`]: a validated scenario compiled into indexed form.
 //! - [`model`]: the state, its enabled steps and the one transition function.
 //! - [`sim`]: the timed random driver.
+//! - [`explore`]: the exhaustive driver, breadth first over interleavings of a small scenario.
 //! - [`trace`]: the events of a run and their text rendering.
 //! - [`monitor`]: verdicts computed from a trace.
 //! - [`property`]: the safety properties, as predicates over a state and read from a verdict.
@@ -17,6 +18,7 @@
 
 mod agenda;
 pub mod builtin;
+pub mod explore;
 pub mod inventory;
 pub mod lesson;
 pub mod model;
