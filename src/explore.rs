@@ -350,10 +350,13 @@ impl Explorer {
     /// A search of a space.
     pub fn over(space: Space) -> Explorer {
         let initial = space.initial();
+        // Room for the first states, so a small search never grows its tables, without taking
+        // megabytes up front in a browser for a budget the search may never reach.
+        let room = space.budgets.states.min(1 << 16) as usize;
         let mut explorer = Explorer {
-            seen: HashSet::default(),
+            seen: HashSet::with_capacity_and_hasher(room, Default::default()),
             queue: VecDeque::new(),
-            parents: Vec::new(),
+            parents: Vec::with_capacity(room),
             depth: 0,
             deepest: 0,
             cut: false,

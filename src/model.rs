@@ -210,8 +210,9 @@ pub struct ServiceState {
     /// The service's own clock: one tick per operation it serializes.
     pub instant: u64,
     pub next_token: u64,
-    /// One lock per resource.
-    pub locks: Vec<LockState>,
+    /// One lock per resource (inline for up to two, so copying a state allocates nothing for
+    /// them).
+    pub locks: SmallVec<[LockState; 2]>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -253,16 +254,19 @@ pub struct ClientState {
     pub ops_started: u32,
     pub attempt: u32,
     pub retries: u32,
-    pub slots: Vec<Slot>,
+    /// Inline up to three services, so that copying a state (as an explorer does for every
+    /// step it tries) allocates nothing for them.
+    pub slots: SmallVec<[Slot; 3]>,
     pub believing: bool,
     pub read_values: Values,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceState {
-    pub values: Vec<i64>,
+    /// Inline up to four rows, so that copying a state allocates nothing for them.
+    pub values: SmallVec<[i64; 4]>,
     /// Accepted writes per row.
-    pub versions: Vec<u64>,
+    pub versions: SmallVec<[u64; 4]>,
     /// The highest token number accepted so far (fencing).
     pub highest_token: Option<u64>,
 }
@@ -276,7 +280,7 @@ pub struct State {
     pub resources: Vec<ResourceState>,
     /// `routes[resource][service]`: the service a client that used `service` for `resource`
     /// uses now (migrations change it).
-    pub routes: Vec<Vec<u32>>,
+    pub routes: Vec<SmallVec<[u32; 8]>>,
     /// The latest arrival time on each channel between two endpoints. Channels are FIFO (as
     /// over one connection): a message never overtakes an earlier one between the same pair,
     /// so a release cannot be overtaken by the same client's next acquire.
@@ -299,7 +303,7 @@ impl State {
                 .map(|s| ServiceState {
                     instant: 0,
                     next_token: s.first_token,
-                    locks: vec![LockState::default(); world.resources.len()],
+                    locks: smallvec::smallvec![LockState::default(); world.resources.len()],
                 })
                 .collect(),
             clients: world
@@ -310,7 +314,7 @@ impl State {
                     ops_started: 0,
                     attempt: 0,
                     retries: 0,
-                    slots: Vec::new(),
+                    slots: SmallVec::new(),
                     believing: false,
                     read_values: Values::new(),
                 })
@@ -319,8 +323,8 @@ impl State {
                 .resources
                 .iter()
                 .map(|r| ResourceState {
-                    values: vec![r.initial; r.rows.len()],
-                    versions: vec![0; r.rows.len()],
+                    values: smallvec::smallvec![r.initial; r.rows.len()],
+                    versions: smallvec::smallvec![0; r.rows.len()],
                     highest_token: None,
                 })
                 .collect(),
