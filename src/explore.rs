@@ -71,12 +71,12 @@ impl fmt::Display for ExploreError {
         match self {
             ExploreError::Invalid(e) => write!(f, "{e}"),
             ExploreError::Timed(reasons) => {
-                writeln!(
+                write!(
                     f,
                     "the explorer lets any step come next, whatever its time, so it cannot explore:"
                 )?;
                 for r in reasons {
-                    writeln!(f, "  - {r}")?;
+                    write!(f, "\n  - {r}")?;
                 }
                 Ok(())
             }

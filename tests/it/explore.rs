@@ -383,3 +383,97 @@ fn stateright_and_the_explorer_agree_on_every_small_scenario() {
     }
     assert!(compared >= 2 * 15, "{compared}");
 }
+
+/// Runs the command line from the repository's root.
+fn lockstep(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the command line runs")
+}
+
+#[test]
+fn the_command_line_answers_and_its_exit_status_says_which() {
+    // Every property holds: exit 0, and the sentence with the figures.
+    let out = lockstep(&["explore", "tests/it/explore/ordered-both.toml"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let h = holds("ordered-both.toml");
+    assert!(
+        text.contains(&format!(
+            "holds for all {} states up to depth {} (the whole state space)",
+            h.states, h.depth
+        )),
+        "{text}"
+    );
+    // A counterexample: exit 1, the property, the verdict and the trace of the replayed run.
+    let out = lockstep(&["explore", "tests/it/explore/two-services.toml"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("Counterexample to exclusion, in 6 steps"),
+        "{text}"
+    );
+    assert!(text.contains("Exclusion broken"), "{text}");
+    assert!(text.contains("HOLDS table[n] via b#1"), "{text}");
+    // The budgets are options; a depth too short for the counterexample finds none.
+    let out = lockstep(&[
+        "explore",
+        "tests/it/explore/two-services.toml",
+        "--depth",
+        "5",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("up to depth 5 (a budget cut"), "{text}");
+    // A scenario that reads a clock, an unknown option and a missing file: exit 2, nothing on
+    // standard output, and the reason on standard error.
+    for args in [
+        &["explore", "lessons/scenarios/06-partition.toml"][..],
+        &[
+            "explore",
+            "tests/it/explore/two-services.toml",
+            "--seed",
+            "1",
+        ],
+        &[
+            "explore",
+            "tests/it/explore/two-services.toml",
+            "--depth",
+            "x",
+        ],
+        &["explore", "no-such-file.toml"],
+        &["explore"],
+    ] {
+        let out = lockstep(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn the_command_line_json_carries_the_counterexample_as_a_trace() {
+    let out = lockstep(&["explore", "tests/it/explore/unordered-both.toml", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["holds"], false);
+    assert_eq!(doc["property"], "no_wait_cycle");
+    assert_eq!(doc["steps"], 6);
+    assert_eq!(doc["verdict"]["deadlock"], true);
+    // The trace is the replay's, event for event.
+    let (world, c) = violated("unordered-both.toml");
+    let run = c.replay(&world);
+    assert_eq!(doc["trace"], serde_json::to_value(&run.events).unwrap());
+    assert_eq!(
+        doc["digest"],
+        format!("{:016x}", lockstep::trace::digest(&run.events))
+    );
+    let out = lockstep(&["explore", "tests/it/explore/one-service.toml", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["holds"], true);
+    assert_eq!(doc["complete"], true);
+    assert_eq!(doc["states"], holds("one-service.toml").states);
+}
