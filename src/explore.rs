@@ -214,7 +214,13 @@ impl Space {
     /// The node that taking the step with sequence number `seq` leads to; the events it
     /// records are appended to `events`.
     pub fn next(&self, node: &Node, seq: u64, events: &mut Vec<Event>) -> Node {
-        let mut next = node.clone();
+        self.advance(node.clone(), seq, events)
+    }
+
+    /// Like [`Space::next`], reusing the node: the explorer takes a state's last action this
+    /// way, which saves copying it.
+    pub fn advance(&self, node: Node, seq: u64, events: &mut Vec<Event>) -> Node {
+        let mut next = node;
         let item = next
             .state
             .take(seq)
@@ -440,9 +446,16 @@ impl Explorer {
             if depth >= self.space.budgets.depth {
                 self.cut |= !actions.is_empty();
             } else {
-                for &seq in &actions {
+                let mut node = Some(node);
+                for (k, &seq) in actions.iter().enumerate() {
                     self.events.clear();
-                    let next = self.space.next(&node, seq, &mut self.events);
+                    let next = if k + 1 == actions.len() {
+                        let last = node.take().expect("taken only for the last action");
+                        self.space.advance(last, seq, &mut self.events)
+                    } else {
+                        let node = node.as_ref().expect("kept until the last action");
+                        self.space.next(node, seq, &mut self.events)
+                    };
                     if !self.seen.insert(next.fingerprint()) {
                         continue;
                     }
