@@ -257,6 +257,16 @@ impl<T> Agenda<T> {
 
     /// Removes the item with the given sequence number.
     pub fn take(&mut self, seq: u64) -> Option<(Micros, u64, T)> {
+        // An explorer's agenda is short and lives in `near`: a scan finds the item there without
+        // building the index, which would cost more than the scan for every state explored.
+        if self.by_seq.is_none() {
+            if let Some(place) = self.near.iter().position(|(k, _)| k.seq == seq) {
+                let (k, slot) = self.near.remove(place);
+                let item = self.unslot(slot);
+                self.free.push(slot);
+                return Some((k.at, k.seq, item));
+            }
+        }
         if self.by_seq.is_none() {
             let index = self.keys().map(|(k, slot)| (k.seq, (k.at, slot))).collect();
             self.by_seq = Some(index);

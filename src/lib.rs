@@ -7,8 +7,10 @@
 //! - [`world`]: a validated scenario compiled into indexed form.
 //! - [`model`]: the state, its enabled steps and the one transition function.
 //! - [`sim`]: the timed random driver.
+//! - [`explore`]: the exhaustive driver, breadth first over interleavings of a small scenario.
 //! - [`trace`]: the events of a run and their text rendering.
 //! - [`monitor`]: verdicts computed from a trace.
+//! - [`property`]: the safety properties, as predicates over a state and read from a verdict.
 //! - [`builtin`]: the shipped scenarios, embedded.
 //! - [`inventory`]: the static check that each resource has exactly one source of order.
 //! - [`ui`]: the app's state and reducer, pure like the rest of the core.
@@ -16,11 +18,13 @@
 
 mod agenda;
 pub mod builtin;
+pub mod explore;
 pub mod inventory;
 pub mod lesson;
 pub mod model;
 pub mod monitor;
 pub mod plot;
+pub mod property;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;

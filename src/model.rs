@@ -10,10 +10,14 @@
 //! A protocol violation is data in the trace. A broken internal invariant is a bug and panics.
 
 use std::collections::VecDeque;
+use std::hash::Hash;
 
 use smallvec::SmallVec;
 
 use crate::agenda::Agenda;
+
+mod inspect;
+pub use inspect::StableHasher;
 
 use crate::scenario::{Fencing, MigrationMode};
 use crate::trace::{
@@ -39,11 +43,20 @@ pub trait Choices {
 }
 
 /// A step that can happen.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
     Deliver {
         to: Endpoint,
         from: Endpoint,
+        message: Message,
+    },
+    /// A client's release or cancel that reached a service its lock has moved away from, on its
+    /// way to the new service. It travels its own channel (old service to new), so it is not
+    /// held behind the client's own messages to the new service.
+    Forward {
+        from: u32,
+        to: u32,
+        client: u32,
         message: Message,
     },
     ClientTimer {
@@ -58,7 +71,7 @@ pub enum Step {
     Fault(Fault),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Timer {
     /// Start the next operation.
     Arrive,
@@ -78,7 +91,7 @@ pub enum Timer {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Fault {
     PartitionStart(u32),
     PartitionEnd(u32),
@@ -89,7 +102,7 @@ pub enum Fault {
     Migrate(u32),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Message {
     Acquire {
         resource: u32,
@@ -204,7 +217,7 @@ pub struct ServiceState {
     pub locks: Vec<LockState>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
     Idle,
     Acquiring,
@@ -374,12 +387,6 @@ impl State {
         self.horizon = horizon;
     }
 
-    /// Every step that may happen next, as (time, sequence number, step): the explorer's view,
-    /// in which any of them may come next.
-    pub fn enabled(&self) -> impl Iterator<Item = (Micros, u64, &Step)> {
-        self.agenda.iter()
-    }
-
     /// The time of the earliest scheduled step, if any (the simulator's choice).
     pub fn next_due(&self) -> Option<Micros> {
         self.agenda.peek_at()
@@ -420,6 +427,12 @@ impl State {
             out,
         };
         cx.step(item.step);
+        // Every test and every debug build checks the invariants after each step; a release
+        // build, which the simulator's speed depends on, does not.
+        #[cfg(debug_assertions)]
+        if let Err(problem) = self.check(world) {
+            panic!("a model invariant broke at {}: {problem}", self.now);
+        }
     }
 }
 
@@ -540,6 +553,12 @@ impl Cx<'_> {
     fn step(&mut self, step: Step) {
         match step {
             Step::Fault(fault) => self.fault(fault),
+            Step::Forward {
+                to,
+                client,
+                message,
+                ..
+            } => self.forward(to, client, message),
             Step::LeaseExpiry {
                 service,
                 resource,
@@ -598,6 +617,18 @@ impl Cx<'_> {
                 }
             },
         }
+    }
+
+    /// A forwarded message arrives like the client's own, sent to the new service. Forwarding
+    /// is rare (only after a migration), so it stays out of the common path.
+    #[cold]
+    #[inline(never)]
+    fn forward(&mut self, to: u32, client: u32, message: Message) {
+        self.step(Step::Deliver {
+            to: Endpoint::Service(to),
+            from: Endpoint::Client(client),
+            message,
+        });
     }
 
     fn fault(&mut self, fault: Fault) {
@@ -683,9 +714,10 @@ impl Cx<'_> {
                     if !holder_here {
                         self.state.schedule(
                             self.state.now,
-                            Step::Deliver {
-                                to: Endpoint::Service(to),
-                                from: Endpoint::Client(client),
+                            Step::Forward {
+                                from: service,
+                                to,
+                                client,
                                 message,
                             },
                         );

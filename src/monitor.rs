@@ -13,8 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::model::row_indices;
-use crate::sim::Run;
-use crate::trace::{seconds, Event, GrantRef, HoldChange, ServiceOp, What};
+use crate::trace::{seconds, Event, GrantRef, HoldChange, Recorded, ServiceOp, What};
 use crate::world::{Micros, ProtocolConfig, World};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -331,8 +330,14 @@ fn root_mask(world: &World, grants: &[GrantRef]) -> u8 {
 }
 
 /// Computes the verdict of a finished run.
-pub fn verdict(run: &Run) -> Verdict {
-    verdict_of(&run.world, &run.events, run.end, run.truncated, run.seed)
+pub fn verdict(run: &impl Recorded) -> Verdict {
+    verdict_of(
+        run.world(),
+        run.events(),
+        run.end(),
+        run.truncated(),
+        run.seed(),
+    )
 }
 
 /// The parts of a verdict that a timeline draws too, computed once for both.

@@ -9,6 +9,12 @@ use crate::sweep::{Param, SweepPoint};
 
 /// The plot's size in pixels, for the SVG the command line writes.
 pub const SIZE: (u32, u32) = (720, 420);
+/// Where the horizontal axis starts and ends, in pixels from the left: the margin and the
+/// label area on the left, the margin on the right. A click on the picture maps to a value
+/// through them.
+pub const AXIS_X_PX: (u32, u32) = (MARGIN + Y_LABELS, SIZE.0 - MARGIN);
+const MARGIN: u32 = 12;
+const Y_LABELS: u32 = 56;
 
 const RATE: RGBColor = RGBColor(0xd5, 0x5e, 0x00);
 const BAND: RGBColor = RGBColor(0xd5, 0x5e, 0x00);
@@ -34,9 +40,9 @@ pub fn draw<DB: DrawingBackend>(
     };
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 16))
-        .margin(12)
+        .margin(MARGIN)
         .x_label_area_size(42)
-        .y_label_area_size(56)
+        .y_label_area_size(Y_LABELS)
         .build_cartesian_2d(lo as f64..hi as f64, 0.0f64..1.0f64)
         .map_err(err)?;
     let labels: Vec<(u64, String)> = points.iter().map(|p| (p.value, p.label.clone())).collect();

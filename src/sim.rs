@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::model::{Choices, State, Stream};
 use crate::scenario::{Scenario, ScenarioErrors};
-use crate::trace::{Endpoint, Event};
+use crate::trace::{Endpoint, Event, Recorded};
 use crate::world::{Micros, World};
 
 /// Seeded random streams for the simulator.
@@ -96,6 +96,24 @@ pub struct Run {
     /// True if the event budget ran out before the scenario's duration.
     pub truncated: bool,
     pub state: State,
+}
+
+impl Recorded for Run {
+    fn world(&self) -> &World {
+        &self.world
+    }
+    fn events(&self) -> &[Event] {
+        &self.events
+    }
+    fn end(&self) -> Micros {
+        self.end
+    }
+    fn truncated(&self) -> bool {
+        self.truncated
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
 }
 
 /// Validates, compiles and simulates a scenario with a seed.

@@ -8,7 +8,7 @@
 //! each run. The work is bounded ([`SWEEP_RUNS_MAX`] runs, each under its event budget) and can
 //! be done in chunks ([`Sweeper`]), so a page can show progress and stay responsive.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::monitor::{verdict, Exclusion};
 use crate::scenario::{Fencing, Protocol, Scenario, ScenarioError, ScenarioErrors};
@@ -22,7 +22,7 @@ pub const SWEEP_VALUES_MAX: usize = 100;
 pub const BROKEN_SEEDS_LISTED: usize = 50;
 
 /// What a sweep varies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Param {
     /// The length of the scenario's first partition, in milliseconds.
@@ -209,7 +209,7 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
 }
 
 /// One point of a sweep.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepPoint {
     pub value: u64,
     /// The value as the plot and table show it.

@@ -6,6 +6,8 @@
 use serde::Serialize;
 use smallvec::SmallVec;
 
+// Endpoints are the world's: the trace names them, the world does not need the trace.
+pub use crate::world::Endpoint;
 use crate::world::{Micros, World};
 
 /// Row values carried by reads and writes. Most operations touch one or two rows, which then
@@ -13,7 +15,7 @@ use crate::world::{Micros, World};
 pub type Values = SmallVec<[i64; 2]>;
 
 /// A token as presented to a resource: which service issued it, and its number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Token {
     pub service: u32,
     pub value: u64,
@@ -51,7 +53,7 @@ pub enum BeliefEnd {
 }
 
 /// Why a service refused a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefuseReason {
     /// A subordinate received no authority token.
@@ -152,15 +154,6 @@ impl ServiceOp {
             _ => None,
         }
     }
-}
-
-/// A network endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(tag = "kind", content = "index", rename_all = "snake_case")]
-pub enum Endpoint {
-    Client(u32),
-    Service(u32),
-    Resource(u32),
 }
 
 /// Why a message was not delivered.
@@ -287,6 +280,20 @@ pub struct Event {
     pub at: Micros,
     #[serde(flatten)]
     pub what: What,
+}
+
+/// A recorded run: a trace and the world it happened in. The monitors judge anything that has
+/// these, whichever driver produced it (the simulator, or a counterexample the explorer replays),
+/// so they depend on the trace and the compiled world alone.
+pub trait Recorded {
+    fn world(&self) -> &World;
+    fn events(&self) -> &[Event];
+    /// The simulated time the record covers.
+    fn end(&self) -> Micros;
+    /// True if the record stops short of its scenario's duration because a budget ran out.
+    fn truncated(&self) -> bool;
+    /// The seed of a random run (zero for a run no seed chose).
+    fn seed(&self) -> u64;
 }
 
 /// Formats microseconds as seconds with millisecond precision, e.g. `1.250s`.

@@ -4,7 +4,16 @@
 //! name up and never does arithmetic on user units.
 
 use crate::scenario::{Fencing, FencingChecks, MigrationMode, PartitionMode, Protocol, Scenario};
-use crate::trace::Endpoint;
+use serde::Serialize;
+
+/// A network endpoint: a client, a lock service or a resource, by index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", content = "index", rename_all = "snake_case")]
+pub enum Endpoint {
+    Client(u32),
+    Service(u32),
+    Resource(u32),
+}
 
 /// Simulated time in microseconds since the start of the run.
 pub type Micros = u64;

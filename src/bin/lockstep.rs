@@ -29,6 +29,9 @@ usage:
   lockstep export FILE --format svg|json|md [--seed N] [--link-base URL]
       The run as the app exports it: the timeline as SVG, the trace as JSON or the verdict as
       Markdown; with --link-base, a link to the live run at that address.
+  lockstep explore FILE [--depth N] [--states N] [--faults N] [--operations N] [--json]
+      Every interleaving of a small scenario, breadth first: either every property holds for
+      all the states reached, or the shortest counterexample as a trace with its verdict.
   lockstep schema
       Print the JSON Schema of the scenario format.
   lockstep lesson check FILE...
@@ -36,7 +39,8 @@ usage:
 
 Each command takes only the options shown for it.
 Exit status: 0 when the command completed (whatever the verdict), 1 when `lint` finds a
-defect, 2 for invalid input or usage.";
+defect or `explore` a counterexample, 2 for invalid input or usage (and for a scenario the
+explorer cannot explore).";
 
 /// The largest scenario file the command reads: 1 MiB.
 const FILE_BYTES_MAX: u64 = lockstep::scenario::limits::TEXT_BYTES_MAX as u64;
@@ -225,6 +229,9 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
         }
         let _ = writeln!(out, "{USAGE}");
         return Ok(ExitCode::SUCCESS);
+    }
+    if command == "explore" {
+        return explore_command(&args[1..], out);
     }
     if !matches!(
         command.as_str(),
@@ -646,4 +653,134 @@ fn names(world: &World) -> serde_json::Value {
         "resources": world.resources.iter().map(|r| &r.name).collect::<Vec<_>>(),
         "regions": &world.regions,
     })
+}
+
+/// `lockstep explore`: its own options (the budgets), parsed here so the command stays apart
+/// from the others'.
+fn explore_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
+    use lockstep::explore::{explorable, Budgets, Explorer, Outcome};
+    let mut budgets = Budgets::default();
+    let mut json = false;
+    let mut positional = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let mut number = |max: u64| -> Result<u64, String> {
+            i += 1;
+            let v = args.get(i).ok_or_else(|| format!("{a} needs a value"))?;
+            let n: u64 = v
+                .parse()
+                .map_err(|_| format!("{a}: \"{v}\" is not a whole number"))?;
+            if n > max {
+                return Err(format!("{a} is at most {max}"));
+            }
+            Ok(n)
+        };
+        match a {
+            "-h" | "--help" => return Err(USAGE.into()),
+            "--depth" => budgets.depth = number(100_000)? as u32,
+            "--states" => budgets.states = number(100_000_000)?.max(1),
+            "--faults" => budgets.faults = number(1_000)? as u32,
+            "--operations" => budgets.operations = number(1_000)? as u32,
+            "--json" => json = true,
+            _ if a.starts_with("--") => {
+                return Err(format!("explore does not take {a}\n{USAGE}"));
+            }
+            _ => positional.push(a.to_string()),
+        }
+        i += 1;
+    }
+    let [path] = positional.as_slice() else {
+        return Err(format!("explore takes one FILE\n{USAGE}"));
+    };
+    let scenario = load(path)?;
+    let world = explorable(&scenario, &budgets).map_err(|e| format!("{path}: {e}"))?;
+    let outcome = Explorer::new(world.clone(), budgets).run();
+    let _ = print_exploration(out, &scenario, &world, &budgets, &outcome, json);
+    Ok(match outcome {
+        Outcome::Holds(_) => ExitCode::SUCCESS,
+        Outcome::Violated(_) => ExitCode::from(1),
+    })
+}
+
+fn print_exploration(
+    out: &mut dyn Write,
+    scenario: &Scenario,
+    world: &World,
+    budgets: &lockstep::explore::Budgets,
+    outcome: &lockstep::explore::Outcome,
+    json: bool,
+) -> io::Result<()> {
+    use lockstep::explore::Outcome;
+    let budget_json = serde_json::json!({
+        "depth": budgets.depth,
+        "states": budgets.states,
+        "faults": budgets.faults,
+        "operations": budgets.operations,
+    });
+    match outcome {
+        Outcome::Holds(h) => {
+            let text = format!(
+                "Every property holds for all {} states up to depth {}{}.",
+                h.states,
+                h.depth,
+                if h.complete {
+                    " (the whole state space)"
+                } else {
+                    " (a budget cut the search short: deeper states were not explored)"
+                }
+            );
+            if json {
+                let doc = serde_json::json!({
+                    "scenario": &scenario.name,
+                    "budgets": budget_json,
+                    "holds": true,
+                    "states": h.states,
+                    "depth": h.depth,
+                    "complete": h.complete,
+                    "summary": text,
+                });
+                serde_json::to_writer_pretty(&mut *out, &doc)?;
+                writeln!(out)
+            } else {
+                writeln!(out, "{}", scenario.name)?;
+                writeln!(out, "{text}")
+            }
+        }
+        Outcome::Violated(c) => {
+            let run = c.replay(world);
+            let verdict = monitor::verdict(&run);
+            let headline = format!(
+                "Counterexample to {}, in {} steps (the fewest possible; {} states searched): {}.",
+                c.property.name(),
+                c.len(),
+                c.states,
+                c.property.broken()
+            );
+            if json {
+                let doc = serde_json::json!({
+                    "scenario": &scenario.name,
+                    "budgets": budget_json,
+                    "holds": false,
+                    "property": c.property,
+                    "steps": c.len(),
+                    "states": c.states,
+                    "summary": headline,
+                    "names": names(&run.world),
+                    "digest": format!("{:016x}", trace::digest(&run.events)),
+                    "trace": &run.events,
+                    "verdict": serde_json::to_value(&verdict).expect("a verdict serializes"),
+                });
+                serde_json::to_writer_pretty(&mut *out, &doc)?;
+                writeln!(out)
+            } else {
+                writeln!(out, "{}", scenario.name)?;
+                writeln!(out, "{headline}")?;
+                writeln!(out)?;
+                write!(out, "{}", verdict.summary())?;
+                writeln!(out)?;
+                write!(out, "{}", trace::render(&run.world, &run.events))
+            }
+        }
+    }
 }

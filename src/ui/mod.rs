@@ -9,6 +9,7 @@ pub mod compare;
 pub mod course;
 pub mod embed;
 pub mod export;
+pub mod lab;
 pub mod links;
 pub mod notes;
 pub mod route;
@@ -378,6 +379,12 @@ pub enum Action {
         scenario: Box<Scenario>,
         what: String,
     },
+    /// Runs another scenario picked from a result (a sweep's broken seed), saying where it came
+    /// from.
+    Show {
+        scenario: Box<Scenario>,
+        notice: String,
+    },
     /// What only the lesson view does: open a place, check an exercise, reveal a hint.
     Lesson(LessonAction),
 }
@@ -520,6 +527,7 @@ impl App {
                 | Action::DiscardEdit
                 | Action::NewSeed
                 | Action::Import { .. }
+                | Action::Show { .. }
         );
         let mut next = self.reduce_inner(action);
         if changes_scenario {
@@ -734,6 +742,14 @@ impl App {
                 next.source = BLANK.to_string();
                 next.set_scenario(*scenario);
                 next.notice = Some(format!("Imported a {what}."));
+            }
+            Action::Show { scenario, notice } => {
+                next.text = scenario.to_toml_string();
+                next.replaced_text = None;
+                next.toggle_errors.clear();
+                next.set_scenario(*scenario);
+                next.set_cursor(0);
+                next.notice = Some(notice);
             }
         }
         next

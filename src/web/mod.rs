@@ -5,6 +5,7 @@ mod checker;
 mod controls;
 mod course;
 mod embed;
+mod lab;
 mod panels;
 mod share;
 mod timeline;
@@ -62,6 +63,11 @@ pub fn start() {
 }
 
 /// Starts the lesson checker's worker (`src/bin/checker.rs`).
+/// Starts the lab's worker (the `lab` bundle): sweeps, away from the page.
+pub fn start_lab() {
+    lab::start_worker();
+}
+
 pub fn start_checker() {
     checker::start_worker();
 }
@@ -900,6 +906,7 @@ fn sandbox_view(
                 <EventTable app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             </section>
             <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+            <lab::LabPanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             <share::SharePanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             <Editor source={app.source.clone()} text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />
         </main>

@@ -55,6 +55,11 @@ async fn copy(text: String) -> String {
 /// The timeline as a PNG: the exported SVG drawn on a canvas at twice its size, stamped with the
 /// run so that importing the picture reproduces it.
 async fn png_of(svg: &str, meta: &str) -> Result<Vec<u8>, String> {
+    export::png_with_text(&png_of_svg(svg).await?, PNG_KEYWORD, meta)
+}
+
+/// An SVG picture as PNG, drawn on a canvas at twice its size.
+pub async fn png_of_svg(svg: &str) -> Result<Vec<u8>, String> {
     let why = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
     let img = web_sys::HtmlImageElement::new().map_err(why)?;
     let encoded = base64::engine::general_purpose::STANDARD.encode(svg.as_bytes());
@@ -82,10 +87,9 @@ async fn png_of(svg: &str, meta: &str) -> Result<Vec<u8>, String> {
         .split_once(',')
         .map(|(_, d)| d)
         .ok_or("the canvas gave no PNG")?;
-    let png = base64::engine::general_purpose::STANDARD
+    base64::engine::general_purpose::STANDARD
         .decode(data)
-        .map_err(|e| e.to_string())?;
-    export::png_with_text(&png, PNG_KEYWORD, meta)
+        .map_err(|e| e.to_string())
 }
 
 /// Reads a picked or dropped file and imports it.

@@ -8,6 +8,7 @@ mod claims;
 mod cli;
 mod course;
 mod determinism;
+mod explore;
 mod lessons;
 mod mechanisms;
 mod model_api;

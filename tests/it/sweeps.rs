@@ -182,3 +182,69 @@ fn the_command_line_sweeps_any_parameter_and_plots_it() {
         );
     }
 }
+
+mod lab {
+    use lockstep::sweep::Param;
+    use lockstep::ui::lab::{nearest_point, suggested_values, work, LabReply, LabRequest};
+
+    #[test]
+    fn the_worker_reports_progress_then_the_points_and_their_plot() {
+        let s = crate::scenario("08");
+        let request = LabRequest::Sweep {
+            scenario: s.to_toml_string(),
+            param: Param::OverlapMs,
+            values: suggested_values(Param::OverlapMs, &s),
+            seeds: 12,
+        };
+        // The request crosses to the worker as JSON and back.
+        let request: LabRequest =
+            serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
+        let mut replies = Vec::new();
+        work(&request, |r| replies.push(r));
+        let progress: Vec<(u64, u64)> = replies
+            .iter()
+            .filter_map(|r| match r {
+                LabReply::Progress { done, total } => Some((*done, *total)),
+                _ => None,
+            })
+            .collect();
+        assert!(progress.len() >= 2, "{progress:?}");
+        assert!(progress.windows(2).all(|w| w[0].0 < w[1].0), "{progress:?}");
+        assert_eq!(progress.last(), Some(&(60, 60)));
+        let Some(LabReply::Swept { points, svg, .. }) = replies.last() else {
+            panic!("the last reply is the result: {:?}", replies.last());
+        };
+        let direct =
+            lockstep::sweep::sweep(&s, Param::OverlapMs, &[0, 1500, 3000, 4500, 6000], 12).unwrap();
+        assert_eq!(points, &direct, "the worker's points are the library's");
+        assert!(svg.contains("overlap of the two workloads (ms)"));
+    }
+
+    #[test]
+    fn a_bad_request_fails_with_its_reason() {
+        let mut replies = Vec::new();
+        work(
+            &LabRequest::Sweep {
+                scenario: crate::scenario("01").to_toml_string(),
+                param: Param::PartitionMs,
+                values: vec![0, 100],
+                seeds: 3,
+            },
+            |r| replies.push(r),
+        );
+        assert!(
+            matches!(&replies[..], [LabReply::Failed { why }] if why.contains("needs at least one partition")),
+            "{replies:?}"
+        );
+    }
+
+    #[test]
+    fn a_click_picks_the_nearest_point() {
+        let points =
+            lockstep::sweep::sweep(&crate::scenario("05"), Param::Fencing, &[0, 1, 2], 2).unwrap();
+        assert_eq!(nearest_point(&points, 0.0), Some(0));
+        assert_eq!(nearest_point(&points, 0.45), Some(1));
+        assert_eq!(nearest_point(&points, 2.0), Some(2));
+        assert_eq!(nearest_point(&[], 0.5), None);
+    }
+}

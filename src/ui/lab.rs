@@ -1,0 +1,127 @@
+//! The lab: sweeps run away from the page, in a worker, chunk by chunk. This module is the pure
+//! part both sides share: what the page asks, what the worker answers, and how a request is
+//! worked through, so the protocol is tested natively and the worker only moves messages.
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::Scenario;
+use crate::sweep::{Param, SweepPoint, Sweeper};
+
+/// Runs between two progress reports: small enough that progress moves several times a second
+/// on a busy scenario, large enough that reporting costs nothing.
+pub const RUNS_PER_CHUNK: u64 = 25;
+
+/// What the page asks the worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LabRequest {
+    Sweep {
+        /// The scenario, as TOML.
+        scenario: String,
+        param: Param,
+        values: Vec<u64>,
+        seeds: u64,
+    },
+}
+
+/// What the worker answers: progress, then one result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LabReply {
+    Progress {
+        done: u64,
+        total: u64,
+    },
+    Swept {
+        param: Param,
+        points: Vec<SweepPoint>,
+        /// The plot, as SVG (drawn by plotters in the worker).
+        svg: String,
+    },
+    Failed {
+        why: String,
+    },
+}
+
+/// Works a request through, calling `post` with each progress report and the result.
+pub fn work(request: &LabRequest, mut post: impl FnMut(LabReply)) {
+    match request {
+        LabRequest::Sweep {
+            scenario,
+            param,
+            values,
+            seeds,
+        } => {
+            let scenario = match Scenario::from_toml_str(scenario) {
+                Ok(s) => s,
+                Err(e) => return post(LabReply::Failed { why: e.to_string() }),
+            };
+            let mut sweeper = match Sweeper::new(&scenario, *param, values, *seeds) {
+                Ok(s) => s,
+                Err(e) => return post(LabReply::Failed { why: e.to_string() }),
+            };
+            loop {
+                let done = sweeper.step(RUNS_PER_CHUNK);
+                let (runs, total) = sweeper.progress();
+                post(LabReply::Progress { done: runs, total });
+                if done {
+                    break;
+                }
+            }
+            let title = format!("{}: {} seeds per point", scenario.name, seeds);
+            let points = sweeper.points().to_vec();
+            match crate::plot::svg(&title, *param, &points) {
+                Ok(svg) => post(LabReply::Swept {
+                    param: *param,
+                    points,
+                    svg,
+                }),
+                Err(why) => post(LabReply::Failed { why }),
+            }
+        }
+    }
+}
+
+/// Values worth trying for a parameter, around what the scenario has now.
+pub fn suggested_values(param: Param, s: &Scenario) -> Vec<u64> {
+    let lease = s
+        .services
+        .iter()
+        .find_map(|v| v.lease_ms)
+        .unwrap_or(500)
+        .max(1);
+    match param {
+        Param::PartitionMs => {
+            let d = s.partitions.first().map_or(500, |p| p.duration_ms).max(100);
+            vec![0, d / 4, d / 2, d, d * 2]
+        }
+        Param::OverlapMs => {
+            let stop = s.clients.first().and_then(|c| c.stop_ms).unwrap_or(3000);
+            [0, 1, 2, 3, 4].iter().map(|k| stop * k / 4).collect()
+        }
+        Param::PauseMs => vec![0, lease / 2, lease, lease * 2, lease * 4],
+        Param::LeaseMs => vec![100, 250, 500, 1000, 2000],
+        Param::Services => vec![1, 2, 3, 4],
+        Param::Fencing => vec![0, 1, 2],
+    }
+}
+
+/// The point of a plot nearest to a click at `fraction` of the way along the horizontal axis.
+pub fn nearest_point(points: &[SweepPoint], fraction: f64) -> Option<usize> {
+    let (lo, hi) = points.iter().fold((u64::MAX, 0), |(lo, hi), p| {
+        (lo.min(p.value), hi.max(p.value))
+    });
+    if points.is_empty() {
+        return None;
+    }
+    let x = lo as f64 + fraction.clamp(0.0, 1.0) * (hi.saturating_sub(lo)) as f64;
+    points
+        .iter()
+        .enumerate()
+        .min_by(|(_, a), (_, b)| {
+            (a.value as f64 - x)
+                .abs()
+                .total_cmp(&(b.value as f64 - x).abs())
+        })
+        .map(|(i, _)| i)
+}
