@@ -4,12 +4,24 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::explore::{self, Budgets, Explorer, Outcome as Explored};
 use crate::scenario::Scenario;
 use crate::sweep::{Param, SweepPoint, Sweeper};
 
 /// Runs between two progress reports: small enough that progress moves several times a second
 /// on a busy scenario, large enough that reporting costs nothing.
 pub const RUNS_PER_CHUNK: u64 = 25;
+/// States expanded between two progress reports of an exploration.
+pub const STATES_PER_CHUNK: usize = 5_000;
+
+/// The page's exploration budgets: a page explores less than the command line (a million
+/// states), so an answer comes within seconds; `lockstep explore` goes further.
+pub fn page_budgets() -> Budgets {
+    Budgets {
+        states: 200_000,
+        ..Budgets::default()
+    }
+}
 
 /// What the page asks the worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -22,6 +34,8 @@ pub enum LabRequest {
         values: Vec<u64>,
         seeds: u64,
     },
+    /// Every interleaving of the scenario, within [`page_budgets`].
+    Explore { scenario: String },
 }
 
 /// What the worker answers: progress, then one result.
@@ -35,8 +49,25 @@ pub enum LabReply {
     Swept {
         param: Param,
         points: Vec<SweepPoint>,
-        /// The plot, as SVG (drawn by plotters in the worker).
-        svg: String,
+    },
+    /// How far an exploration has come.
+    Exploring {
+        states: u64,
+        depth: u32,
+    },
+    /// Every property held in every state reached.
+    Holds {
+        states: u64,
+        depth: u32,
+        /// No budget cut the search short: these are all the states there are.
+        complete: bool,
+    },
+    /// The shortest path to a violation: the steps to replay ([`replay`]).
+    Counterexample {
+        property: String,
+        broken: String,
+        steps: Vec<u64>,
+        states: u64,
     },
     Failed {
         why: String,
@@ -68,18 +99,80 @@ pub fn work(request: &LabRequest, mut post: impl FnMut(LabReply)) {
                     break;
                 }
             }
-            let title = format!("{}: {} seeds per point", scenario.name, seeds);
-            let points = sweeper.points().to_vec();
-            match crate::plot::svg(&title, *param, &points) {
-                Ok(svg) => post(LabReply::Swept {
-                    param: *param,
-                    points,
-                    svg,
-                }),
-                Err(why) => post(LabReply::Failed { why }),
+            // The page draws the plot: a worker has no document, and plotters measures its
+            // labels with one in a browser.
+            post(LabReply::Swept {
+                param: *param,
+                points: sweeper.points().to_vec(),
+            });
+        }
+        LabRequest::Explore { scenario } => {
+            let scenario = match Scenario::from_toml_str(scenario) {
+                Ok(s) => s,
+                Err(e) => return post(LabReply::Failed { why: e.to_string() }),
+            };
+            let world = match explore::explorable(&scenario, &page_budgets()) {
+                Ok(w) => w,
+                Err(e) => return post(LabReply::Failed { why: e.to_string() }),
+            };
+            let mut explorer = Explorer::new(world, page_budgets());
+            loop {
+                let progress = explorer.step(STATES_PER_CHUNK);
+                match progress.done {
+                    None => post(LabReply::Exploring {
+                        states: progress.states,
+                        depth: progress.depth,
+                    }),
+                    Some(Explored::Holds(h)) => {
+                        return post(LabReply::Holds {
+                            states: h.states,
+                            depth: h.depth,
+                            complete: h.complete,
+                        })
+                    }
+                    Some(Explored::Violated(c)) => {
+                        return post(LabReply::Counterexample {
+                            property: c.property.name().to_string(),
+                            broken: c.property.broken().to_string(),
+                            steps: c.steps.clone(),
+                            states: c.states,
+                        })
+                    }
+                }
             }
         }
     }
+}
+
+/// Replays a counterexample's steps as an ordinary run of the scenario, as the explorer saw it.
+pub fn replay(
+    scenario: &Scenario,
+    property: &str,
+    steps: &[u64],
+) -> Result<crate::sim::Run, String> {
+    let world = explore::explorable(scenario, &page_budgets()).map_err(|e| e.to_string())?;
+    let property = crate::property::Property::ALL
+        .into_iter()
+        .find(|p| p.name() == property)
+        .ok_or_else(|| format!("no property named \"{property}\""))?;
+    let path = explore::Counterexample {
+        property,
+        steps: steps.to_vec(),
+        states: 0,
+    };
+    // A path from another scenario would take steps that are not enabled here: check each
+    // before the replay, which expects them.
+    let mut state = crate::model::State::initial(&world, &mut explore::NoJitter);
+    let mut scratch = Vec::new();
+    for seq in steps {
+        let item = state
+            .take(*seq)
+            .ok_or_else(|| format!("step {seq} of the counterexample is not enabled here"))?;
+        state.apply(&world, item, &mut explore::NoJitter, &mut scratch);
+    }
+    let mut run = path.replay(&world);
+    run.seed = scenario.seed;
+    Ok(run)
 }
 
 /// Values worth trying for a parameter, around what the scenario has now.

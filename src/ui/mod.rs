@@ -113,6 +113,11 @@ impl Outcome {
         let mut world = World::compile(scenario);
         world.event_budget = world.event_budget.min(APP_EVENTS_MAX);
         let run = crate::sim::run_world(world, scenario.seed);
+        Ok(Outcome::of_run(scenario, run, capped_from))
+    }
+
+    /// The outcome of a run made some other way: a counterexample the explorer replayed.
+    pub fn of_run(scenario: &Scenario, run: crate::sim::Run, capped_from: Option<u64>) -> Outcome {
         // One analysis feeds both the verdict and the picture, so they count the same things
         // and the run is scanned once.
         let analysis = monitor::analyse(
@@ -194,7 +199,7 @@ impl Outcome {
                 },
             })
             .collect();
-        Ok(Outcome {
+        Outcome {
             seed: run.seed,
             end: run.end,
             events: run.events,
@@ -205,7 +210,7 @@ impl Outcome {
             headline,
             inventory,
             capped_from,
-        })
+        }
     }
 
     /// Who believes they hold what after the first `cursor` events, at time `at`.
@@ -378,6 +383,12 @@ pub enum Action {
     Import {
         scenario: Box<Scenario>,
         what: String,
+    },
+    /// Shows the explorer's shortest counterexample as the run: its steps replayed (a path, not
+    /// a seed). Any change to the scenario runs it normally again.
+    ShowCounterexample {
+        property: String,
+        steps: Vec<u64>,
     },
     /// Runs another scenario picked from a result (a sweep's broken seed), saying where it came
     /// from.
@@ -742,6 +753,28 @@ impl App {
                 next.source = BLANK.to_string();
                 next.set_scenario(*scenario);
                 next.notice = Some(format!("Imported a {what}."));
+            }
+            Action::ShowCounterexample { property, steps } => {
+                match lab::replay(&next.scenario, &property, &steps) {
+                    Ok(run) => {
+                        let outcome = Outcome::of_run(&next.scenario, run, None);
+                        next.outcome = Rc::new(outcome);
+                        next.compare = None;
+                        next.selected = None;
+                        next.selected_flipped = None;
+                        next.pinned = None;
+                        next.set_cursor(next.outcome.events.len());
+                        next.time = next.outcome.end;
+                        next.follow();
+                        next.notice = Some(format!(
+                            "The shortest way this scenario breaks {property}: {} steps found by exploring every interleaving (time is abstract here: any enabled step may come next). Any change runs the scenario normally again.",
+                            steps.len()
+                        ));
+                    }
+                    Err(why) => {
+                        next.notice = Some(format!("The counterexample cannot be shown: {why}."));
+                    }
+                }
             }
             Action::Show { scenario, notice } => {
                 next.text = scenario.to_toml_string();

@@ -1,15 +1,16 @@
 //! The lab panel: "how often does it break?" as a sweep over many seeds, run in a worker of its
 //! own (`src/bin/lab.rs`, loaded only when a sweep starts), so the page never waits on the
-//! engine. The worker draws the plot with plotters (as SVG: no plotting code in the page's
-//! bundle) and the page shows it with the same numbers in a table beside it. A row or a point
+//! engine. The page draws the plot on a canvas with plotters (the same drawing as the command
+//! line's SVG, `crate::plot`), with the same numbers in a table beside it. A row or a point
 //! lists the seeds in which exclusion broke; each opens that run. Results are kept per
-//! scenario and parameters, so asking again answers at once.
+//! scenario and parameters, so asking again answers at once. The same worker explores every
+//! interleaving for the "Is it safe?" panel.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use base64::Engine as _;
+use plotters::prelude::IntoDrawingArea;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
@@ -57,8 +58,19 @@ thread_local! {
 pub struct Swept {
     pub param: Param,
     pub points: Vec<SweepPoint>,
-    /// The plot as a `data:` URL of its SVG.
-    pub plot: String,
+    pub title: String,
+}
+
+/// Draws a sweep on the panel's canvas.
+fn draw(canvas: &web_sys::HtmlCanvasElement, swept: &Swept) -> Result<(), String> {
+    let backend = plotters_canvas::CanvasBackend::with_canvas_object(canvas.clone())
+        .ok_or("the canvas cannot be drawn on")?;
+    plot::draw(
+        &backend.into_drawing_area(),
+        &swept.title,
+        swept.param,
+        &swept.points,
+    )
 }
 
 /// A running sweep: its worker, ended by [`Running::cancel`] or when it answers.
@@ -72,22 +84,9 @@ impl Running {
     }
 }
 
-/// Starts a sweep in a new worker; `progress` hears each report and `done` the result.
-fn start(
-    request: LabRequest,
-    progress: Callback<(u64, u64)>,
-    done: Callback<Result<Rc<Swept>, String>>,
-) -> Result<Running, String> {
-    let key = serde_json::to_string(&request).map_err(|e| e.to_string())?;
-    if let Some(hit) = CACHE.with(|c| {
-        c.borrow()
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| Rc::clone(v))
-    }) {
-        done.emit(Ok(hit));
-        return Err(String::new());
-    }
+/// Starts a worker for one request; `on_reply` hears every reply. The worker ends with its
+/// last reply (a result or a failure), or when [`Running::cancel`] is called.
+fn spawn(request: String, on_reply: Callback<LabReply>) -> Result<Running, String> {
     let options = web_sys::WorkerOptions::new();
     options.set_type(web_sys::WorkerType::Module);
     let base = gloo::utils::document()
@@ -101,51 +100,31 @@ fn start(
     let worker = web_sys::Worker::new_with_options(&url, &options).map_err(|e| format!("{e:?}"))?;
     let onmessage = {
         let worker = worker.clone();
-        let done = done.clone();
+        let on_reply = on_reply.clone();
         Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
             let data = e.data().as_string().unwrap_or_default();
             if data == READY {
-                let _ = worker.post_message(&JsValue::from_str(&key));
+                let _ = worker.post_message(&JsValue::from_str(&request));
                 return;
             }
-            match serde_json::from_str::<LabReply>(&data) {
-                Ok(LabReply::Progress { done: d, total }) => progress.emit((d, total)),
-                Ok(LabReply::Swept { param, points, svg }) => {
-                    worker.terminate();
-                    let plot = format!(
-                        "data:image/svg+xml;base64,{}",
-                        base64::engine::general_purpose::STANDARD.encode(svg.as_bytes())
-                    );
-                    let swept = Rc::new(Swept {
-                        param,
-                        points,
-                        plot,
-                    });
-                    CACHE.with(|c| {
-                        let mut c = c.borrow_mut();
-                        if c.len() == CACHE_MAX {
-                            c.pop_front();
-                        }
-                        c.push_back((key.clone(), Rc::clone(&swept)));
-                    });
-                    done.emit(Ok(swept));
-                }
-                Ok(LabReply::Failed { why }) => {
-                    worker.terminate();
-                    done.emit(Err(why));
-                }
-                Err(e) => {
-                    worker.terminate();
-                    done.emit(Err(e.to_string()));
-                }
+            let reply = serde_json::from_str::<LabReply>(&data)
+                .unwrap_or_else(|e| LabReply::Failed { why: e.to_string() });
+            if !matches!(
+                reply,
+                LabReply::Progress { .. } | LabReply::Exploring { .. }
+            ) {
+                worker.terminate();
             }
+            on_reply.emit(reply);
         })
     };
     let onerror = {
         let worker = worker.clone();
         Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
             worker.terminate();
-            done.emit(Err("the sweep's worker stopped with an error".into()));
+            on_reply.emit(LabReply::Failed {
+                why: "the lab's worker stopped with an error".into(),
+            });
         })
     };
     worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
@@ -154,6 +133,50 @@ fn start(
     onmessage.forget();
     onerror.forget();
     Ok(Running { worker })
+}
+
+/// Starts a sweep in a new worker (or answers from the cache); `progress` hears each report
+/// and `done` the result. `Ok(None)` means the cache answered.
+fn start(
+    request: LabRequest,
+    title: String,
+    progress: Callback<(u64, u64)>,
+    done: Callback<Result<Rc<Swept>, String>>,
+) -> Result<Option<Running>, String> {
+    let key = serde_json::to_string(&request).map_err(|e| e.to_string())?;
+    if let Some(hit) = CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| Rc::clone(v))
+    }) {
+        done.emit(Ok(hit));
+        return Ok(None);
+    }
+    let on_reply = {
+        let key = key.clone();
+        Callback::from(move |reply: LabReply| match reply {
+            LabReply::Progress { done: d, total } => progress.emit((d, total)),
+            LabReply::Swept { param, points } => {
+                let swept = Rc::new(Swept {
+                    param,
+                    points,
+                    title: title.clone(),
+                });
+                CACHE.with(|c| {
+                    let mut c = c.borrow_mut();
+                    if c.len() == CACHE_MAX {
+                        c.pop_front();
+                    }
+                    c.push_back((key.clone(), Rc::clone(&swept)));
+                });
+                done.emit(Ok(swept));
+            }
+            LabReply::Failed { why } => done.emit(Err(why)),
+            other => done.emit(Err(format!("an unexpected answer: {other:?}"))),
+        })
+    };
+    spawn(key, on_reply).map(Some)
 }
 
 #[derive(Properties)]
@@ -194,6 +217,23 @@ pub fn lab_panel(p: &LabProps) -> Html {
     let state = use_state(|| State::Idle);
     let running: Rc<RefCell<Option<Running>>> = use_mut_ref(|| None);
     let picked = use_state(|| None::<usize>);
+    let canvas = use_node_ref();
+    // Draw the plot whenever a result is shown.
+    {
+        let canvas = canvas.clone();
+        let shown = match &*state {
+            State::Done(s) => Some(Rc::clone(s)),
+            _ => None,
+        };
+        use_effect_with(shown.as_ref().map(|s| Rc::as_ptr(s) as usize), move |_| {
+            if let (Some(swept), Some(el)) = (shown, canvas.cast::<web_sys::HtmlCanvasElement>()) {
+                if let Err(e) = draw(&el, &swept) {
+                    gloo::console::error!(format!("the plot could not be drawn: {e}"));
+                }
+                let _ = el.set_attribute("data-drawn", "true");
+            }
+        });
+    }
 
     let values_text = if values.is_empty() {
         lab::suggested_values(param_now, s)
@@ -226,6 +266,7 @@ pub fn lab_panel(p: &LabProps) -> Html {
         let running = Rc::clone(&running);
         let picked = picked.clone();
         let scenario = s.to_toml_string();
+        let name = s.name.clone();
         let parsed = parsed.clone();
         let seed_count = seed_count.clone();
         Callback::from(move |_: MouseEvent| {
@@ -250,16 +291,17 @@ pub fn lab_panel(p: &LabProps) -> Html {
                 let running = Rc::clone(&running);
                 Callback::from(move |r: Result<Rc<Swept>, String>| {
                     running.borrow_mut().take();
+                    // When the answer came, for the browser tests: the worker ran until then.
+                    mark_answer();
                     state.set(match r {
                         Ok(s) => State::Done(s),
                         Err(e) => State::Failed(e),
                     });
                 })
             };
-            match start(request, progress, done) {
-                Ok(r) => *running.borrow_mut() = Some(r),
-                // A cached answer was given at once; nothing runs.
-                Err(e) if e.is_empty() => {}
+            let title = format!("{}: {seeds} seeds per point", name);
+            match start(request, title, progress, done) {
+                Ok(r) => *running.borrow_mut() = r,
                 Err(e) => state.set(State::Failed(e)),
             }
         })
@@ -320,9 +362,10 @@ pub fn lab_panel(p: &LabProps) -> Html {
                 <div class="lab-result">
                     <p id="sweep-status" role="status">{ format!("Done: {} values.", swept.points.len()) }</p>
                     <div class="lab-figure">
-                        <img id="sweep-plot" src={swept.plot.clone()} width={plot::SIZE.0.to_string()} height={plot::SIZE.1.to_string()}
-                            alt={format!("Fraction of runs with exclusion broken against {}, with its 95% band; the table beside has the same numbers.", swept.param.axis())}
-                            onclick={on_plot} />
+                        <canvas id="sweep-plot" ref={canvas.clone()} width={plot::SIZE.0.to_string()} height={plot::SIZE.1.to_string()}
+                            role="img"
+                            aria-label={format!("Fraction of runs with exclusion broken against {}, with its 95% band; the table beside has the same numbers.", swept.param.axis())}
+                            onclick={on_plot}></canvas>
                         <table id="sweep-table">
                             <caption>{ "Each point: runs, how many broke, and per run the means" }</caption>
                             <thead><tr>
@@ -356,7 +399,7 @@ pub fn lab_panel(p: &LabProps) -> Html {
                             </ul>
                         </div>
                     }
-                    <button id="sweep-png" type="button" onclick={save_png(Rc::clone(swept))}>{ "Save the plot as PNG" }</button>
+                    <button id="sweep-png" type="button" onclick={save_png(canvas.clone(), swept.param)}>{ "Save the plot as PNG" }</button>
                 </div>
             }
         }
@@ -390,30 +433,211 @@ pub fn lab_panel(p: &LabProps) -> Html {
     }
 }
 
-fn request_len(r: &LabRequest) -> u64 {
-    match r {
-        LabRequest::Sweep { values, .. } => values.len() as u64,
+/// Records on `<html data-lab-answer>` the page's clock when the worker's answer arrived.
+fn mark_answer() {
+    let now = gloo::utils::window().performance().map_or(0.0, |p| p.now());
+    if let Some(html) = gloo::utils::document().document_element() {
+        let _ = html.set_attribute("data-lab-answer", &format!("{now:.1}"));
     }
 }
 
-/// Saves the plot as PNG: its SVG drawn on a canvas.
-fn save_png(swept: Rc<Swept>) -> Callback<MouseEvent> {
+fn request_len(r: &LabRequest) -> u64 {
+    match r {
+        LabRequest::Sweep { values, .. } => values.len() as u64,
+        LabRequest::Explore { .. } => 1,
+    }
+}
+
+/// Saves the plot as PNG, from its canvas.
+fn save_png(canvas: NodeRef, param: Param) -> Callback<MouseEvent> {
     Callback::from(move |_: MouseEvent| {
-        let swept = Rc::clone(&swept);
-        wasm_bindgen_futures::spawn_local(async move {
-            let svg = swept
-                .plot
-                .split_once(',')
-                .and_then(|(_, b64)| base64::engine::general_purpose::STANDARD.decode(b64).ok())
-                .and_then(|b| String::from_utf8(b).ok())
-                .unwrap_or_default();
-            if let Ok(png) = super::share::png_of_svg(&svg).await {
-                let _ = super::share::download(
-                    &format!("sweep-{}.png", swept.param.name()),
-                    "image/png",
-                    &png,
-                );
-            }
-        });
+        let Some(el) = canvas.cast::<web_sys::HtmlCanvasElement>() else {
+            return;
+        };
+        let bytes = el
+            .to_data_url_with_type("image/png")
+            .ok()
+            .and_then(|url| url.split_once(',').map(|(_, b)| b.to_string()))
+            .and_then(|b| {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD.decode(b).ok()
+            });
+        if let Some(png) = bytes {
+            let _ =
+                super::share::download(&format!("sweep-{}.png", param.name()), "image/png", &png);
+        }
     })
+}
+
+#[derive(Clone, PartialEq)]
+enum Search {
+    Idle,
+    Running {
+        states: u64,
+        depth: u32,
+    },
+    Holds {
+        states: u64,
+        depth: u32,
+        complete: bool,
+    },
+    Broken {
+        property: String,
+        broken: String,
+        steps: Vec<u64>,
+        states: u64,
+    },
+    Failed(String),
+}
+
+/// "Is it safe?": every interleaving of the scenario, in the lab's worker, with progress and
+/// Cancel; a counterexample opens on the timeline. From a run that broke, the same search
+/// answers "the shortest way this breaks" and opens it at once.
+#[function_component(ExplorePanel)]
+pub fn explore_panel(p: &LabProps) -> Html {
+    let search = use_state(|| Search::Idle);
+    let running: Rc<RefCell<Option<Running>>> = use_mut_ref(|| None);
+    let broken_now = p.app.outcome.verdict.exclusion == crate::monitor::Exclusion::Broken;
+
+    let start = |open: bool| {
+        let search = search.clone();
+        let running = Rc::clone(&running);
+        let scenario = p.app.scenario.to_toml_string();
+        let dispatch = p.dispatch.clone();
+        Callback::from(move |_: MouseEvent| {
+            search.set(Search::Running {
+                states: 0,
+                depth: 0,
+            });
+            let request = serde_json::to_string(&LabRequest::Explore {
+                scenario: scenario.clone(),
+            })
+            .unwrap_or_default();
+            let on_reply = {
+                let search = search.clone();
+                let running = Rc::clone(&running);
+                let dispatch = dispatch.clone();
+                Callback::from(move |reply: LabReply| {
+                    if !matches!(reply, LabReply::Exploring { .. }) {
+                        mark_answer();
+                    }
+                    let next = match reply {
+                        LabReply::Exploring { states, depth } => Search::Running { states, depth },
+                        LabReply::Holds {
+                            states,
+                            depth,
+                            complete,
+                        } => Search::Holds {
+                            states,
+                            depth,
+                            complete,
+                        },
+                        LabReply::Counterexample {
+                            property,
+                            broken,
+                            steps,
+                            states,
+                        } => {
+                            if open {
+                                dispatch.dispatch(Action::ShowCounterexample {
+                                    property: property.clone(),
+                                    steps: steps.clone(),
+                                });
+                            }
+                            Search::Broken {
+                                property,
+                                broken,
+                                steps,
+                                states,
+                            }
+                        }
+                        LabReply::Failed { why } => Search::Failed(why),
+                        other => Search::Failed(format!("an unexpected answer: {other:?}")),
+                    };
+                    if !matches!(next, Search::Running { .. }) {
+                        running.borrow_mut().take();
+                    }
+                    search.set(next);
+                })
+            };
+            match spawn(request, on_reply) {
+                Ok(r) => *running.borrow_mut() = Some(r),
+                Err(e) => search.set(Search::Failed(e)),
+            }
+        })
+    };
+    let on_cancel = {
+        let search = search.clone();
+        let running = Rc::clone(&running);
+        Callback::from(move |_: MouseEvent| {
+            if let Some(r) = running.borrow_mut().take() {
+                r.cancel();
+            }
+            search.set(Search::Failed("Cancelled.".into()));
+        })
+    };
+    let budgets = lab::page_budgets();
+    let body = match &*search {
+        Search::Idle => html! {},
+        Search::Running { states, depth } => html! {
+            <div class="lab-progress">
+                <label for="explore-progress">{ format!("Exploring: {states} states, depth {depth}") }</label>
+                <progress id="explore-progress" max={budgets.states.to_string()} value={states.to_string()}></progress>
+                <button id="explore-cancel" type="button" onclick={on_cancel}>{ "Cancel" }</button>
+            </div>
+        },
+        Search::Holds {
+            states,
+            depth,
+            complete,
+        } => html! {
+            <p id="explore-status" role="status" class="holds">{
+                if *complete {
+                    format!("Safe: exclusion, no lost update and no wait cycle hold in all {states} states there are (the deepest {depth} steps from the start).")
+                } else {
+                    format!("No violation in {states} states up to depth {depth}; the search stopped at its budget, so deeper paths were not checked (lockstep explore goes further).")
+                }
+            }</p>
+        },
+        Search::Broken {
+            property,
+            broken,
+            steps,
+            states,
+        } => {
+            let dispatch = p.dispatch.clone();
+            let (property, steps) = (property.clone(), steps.clone());
+            let n = steps.len();
+            html! {
+                <div>
+                    <p id="explore-status" role="status" class="broken">{
+                        format!("Not safe: {property} breaks in {n} steps, the fewest possible ({states} states searched): {broken}.")
+                    }</p>
+                    <button id="explore-open" type="button" onclick={move |_| dispatch.dispatch(Action::ShowCounterexample { property: property.clone(), steps: steps.clone() })}>
+                        { "Show it on the timeline" }
+                    </button>
+                </div>
+            }
+        }
+        Search::Failed(why) => {
+            html! { <p id="explore-status" role="status" class="explore-failed">{ why }</p> }
+        }
+    };
+    let busy = matches!(*search, Search::Running { .. });
+    html! {
+        <details id="explore" class="panel lab">
+            <summary><h2>{ "Is it safe? (every interleaving)" }</h2></summary>
+            <p class="hint">{ format!(
+                "Explores every order in which this scenario's steps could happen, up to {} states, with time abstract: any step may come next, so a lease may expire at any moment. It answers for all orders, or gives the shortest one that breaks; it cannot say how likely that is (a sweep can).",
+                budgets.states
+            ) }</p>
+            <div class="buttons">
+                <button id="explore-run" type="button" disabled={busy} onclick={start(false)}>{ "Explore every interleaving" }</button>
+                if broken_now {
+                    <button id="explore-shortest" type="button" disabled={busy} onclick={start(true)}>{ "Find the shortest way this breaks" }</button>
+                }
+            </div>
+            { body }
+        </details>
+    }
 }

@@ -907,6 +907,7 @@ fn sandbox_view(
             </section>
             <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             <lab::LabPanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+            <lab::ExplorePanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             <share::SharePanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             <Editor source={app.source.clone()} text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />
         </main>

@@ -211,13 +211,12 @@ mod lab {
         assert!(progress.len() >= 2, "{progress:?}");
         assert!(progress.windows(2).all(|w| w[0].0 < w[1].0), "{progress:?}");
         assert_eq!(progress.last(), Some(&(60, 60)));
-        let Some(LabReply::Swept { points, svg, .. }) = replies.last() else {
+        let Some(LabReply::Swept { points, .. }) = replies.last() else {
             panic!("the last reply is the result: {:?}", replies.last());
         };
         let direct =
             lockstep::sweep::sweep(&s, Param::OverlapMs, &[0, 1500, 3000, 4500, 6000], 12).unwrap();
         assert_eq!(points, &direct, "the worker's points are the library's");
-        assert!(svg.contains("overlap of the two workloads (ms)"));
     }
 
     #[test]
@@ -246,5 +245,73 @@ mod lab {
         assert_eq!(nearest_point(&points, 0.45), Some(1));
         assert_eq!(nearest_point(&points, 2.0), Some(2));
         assert_eq!(nearest_point(&[], 0.5), None);
+    }
+}
+
+mod explore_in_the_page {
+    use lockstep::ui::lab::{work, LabReply, LabRequest};
+    use lockstep::ui::{Action, App};
+    use lockstep::Exclusion;
+
+    fn explore(file: &str) -> Vec<LabReply> {
+        let mut replies = Vec::new();
+        let scenario = crate::scenario(file).to_toml_string();
+        work(&LabRequest::Explore { scenario }, |r| replies.push(r));
+        replies
+    }
+
+    #[test]
+    fn two_services_break_in_six_steps_and_the_path_opens_as_the_run() {
+        let replies = explore("01");
+        let Some(LabReply::Counterexample {
+            property, steps, ..
+        }) = replies.last()
+        else {
+            panic!("{replies:?}");
+        };
+        assert_eq!(property, "exclusion");
+        assert_eq!(steps.len(), 6, "the same shortest path as lockstep explore");
+        let app = App::open("01-two-services.toml").reduce(Action::ShowCounterexample {
+            property: property.clone(),
+            steps: steps.clone(),
+        });
+        assert_eq!(
+            app.outcome.verdict.exclusion,
+            Exclusion::Broken,
+            "the replay shows the overlap"
+        );
+        assert!(app.notice.unwrap().contains("6 steps"));
+        assert_eq!(
+            app.cursor,
+            app.outcome.events.len(),
+            "it opens at its end, on the violation"
+        );
+        // A path for another scenario is refused, not replayed.
+        let other = App::open("05-fencing.toml").reduce(Action::ShowCounterexample {
+            property: "exclusion".into(),
+            steps: vec![999_999],
+        });
+        assert!(other.notice.unwrap().contains("cannot be shown"));
+    }
+
+    #[test]
+    fn a_subordinate_chain_holds_and_a_timed_scenario_says_why_it_cannot_be_explored() {
+        let mut replies = Vec::new();
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/it/explore/subordinate-chain.toml"),
+        )
+        .unwrap();
+        work(&LabRequest::Explore { scenario: text }, |r| replies.push(r));
+        assert!(
+            matches!(replies.last(), Some(LabReply::Holds { states, .. }) if *states > 10),
+            "{:?}",
+            replies.last()
+        );
+        let timed = explore("06");
+        assert!(
+            matches!(&timed[..], [LabReply::Failed { why }] if why.contains("cannot explore")),
+            "{timed:?}"
+        );
     }
 }
