@@ -44,7 +44,7 @@ impl RunMeta {
             format: RUN_FORMAT.to_string(),
             version: EXPORT_VERSION,
             seed: outcome.seed,
-            digest: format!("{:016x}", trace::digest(&outcome.events)),
+            digest: format!("{:016x}", outcome.digest),
             scenario: scenario.to_toml_string(),
         }
     }
@@ -129,10 +129,7 @@ pub fn verdict_markdown(scenario: &Scenario, outcome: &Outcome, link: Option<&st
     for (k, val) in rows {
         out.push_str(&format!("| {k} | {val} |\n"));
     }
-    out.push_str(&format!(
-        "\nTrace digest `{:016x}`.",
-        trace::digest(&outcome.events)
-    ));
+    out.push_str(&format!("\nTrace digest `{:016x}`.", outcome.digest));
     match link {
         Some(link) => out.push_str(&format!(" [Open this run in Lockstep]({link})\n")),
         None => out.push_str(&format!(

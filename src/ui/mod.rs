@@ -95,6 +95,9 @@ pub struct Outcome {
     pub orders: Rc<Vec<OwnOrder>>,
     /// The first line of the verdict, word for word what `lockstep run` prints.
     pub headline: String,
+    /// The trace digest, computed once: links and the embed's messages carry it, and they are
+    /// remade as the playhead moves.
+    pub digest: u64,
     /// Defects and warnings of the static inventory check, each with what this run shows of it.
     pub inventory: Vec<InventoryNote>,
     /// The scenario's own event budget when the app ran fewer events than it allows.
@@ -202,6 +205,7 @@ impl Outcome {
         Outcome {
             seed: run.seed,
             end: run.end,
+            digest: crate::trace::digest(&run.events),
             events: run.events,
             world: run.world,
             verdict,
@@ -790,9 +794,16 @@ impl App {
 
     /// The permalink of what the app shows.
     pub fn link(&self) -> share::Link {
+        self.link_from(share::source_of(&self.source, &self.scenario))
+    }
+
+    /// The permalink of what the app shows, with its scenario's source already worked out
+    /// (finding a built-in's changes parses the built-in, which a view does once per run rather
+    /// than at every step of the playhead).
+    pub fn link_from(&self, source: share::Source) -> share::Link {
         share::Link {
             version: share::LINK_VERSION,
-            source: share::source_of(&self.source, &self.scenario),
+            source,
             playhead_us: self.time,
             zoom: self.zoom,
             own_order: self.own_order,
@@ -800,7 +811,7 @@ impl App {
                 .compare
                 .as_ref()
                 .map(|c| crate::lesson::Edit::from_toggle(&c.toggle)),
-            digest: crate::trace::digest(&self.outcome.events),
+            digest: self.outcome.digest,
         }
     }
 
@@ -837,7 +848,7 @@ impl App {
         }
         next.seek(link.playhead_us.min(next.outcome.end));
         next.follow();
-        let digest = crate::trace::digest(&next.outcome.events);
+        let digest = next.outcome.digest;
         next.notice = if link.version != share::LINK_VERSION {
             Some(format!(
                 "This link was made by another version of Lockstep (link format {}, this page reads {}). {}",

@@ -18,7 +18,6 @@ use yew::prelude::*;
 
 use super::{app_rc, now_ms, panels, share, timeline, Controls, Playback, Timeline};
 use crate::lesson::Control;
-use crate::trace;
 use crate::ui::embed::{self, Embed, HostMessage, VerdictSummary};
 use crate::ui::{self, Action};
 
@@ -47,7 +46,7 @@ fn summary(app: &ui::App) -> VerdictSummary {
     VerdictSummary::of(
         &app.outcome.headline,
         &app.outcome.verdict,
-        trace::digest(&app.outcome.events),
+        app.outcome.digest,
     )
 }
 
@@ -210,7 +209,17 @@ pub fn embed_view(p: &EmbedProps) -> Html {
         .ok()
         .filter(|e| !e.controls.is_empty())
         .map(|e| Rc::new(e.controls.clone()));
-    let full = format!("{}{}", share::app_url(), app.link().to_fragment());
+    let source = {
+        let app = app_rc(&app);
+        use_memo(Rc::as_ptr(&app.outcome) as usize, move |_| {
+            crate::ui::share::source_of(&app.source, &app.scenario)
+        })
+    };
+    let full = format!(
+        "{}{}",
+        share::app_url(),
+        app.link_from((*source).clone()).to_fragment()
+    );
     let w = (*width).max(320);
     let broken = app.outcome.headline.starts_with("Exclusion broken")
         || app.outcome.verdict.lost_updates > 0;

@@ -187,7 +187,17 @@ pub fn share_panel(p: &ShareProps) -> Html {
     let chosen = use_state(Vec::<Control>::new);
     let origins = use_state(String::new);
     let app = &p.app;
-    let link = format!("{}{}", app_url(), app.link().to_fragment());
+    // The scenario's source (a built-in and its changes, or the whole scenario compressed) is
+    // worked out once per run; only the playhead and view change the link as it plays.
+    let source = {
+        let app = Rc::clone(app);
+        use_memo(
+            (app.source.clone(), Rc::as_ptr(&app.outcome) as usize),
+            move |_| crate::ui::share::source_of(&app.source, &app.scenario),
+        )
+    };
+    let current = app.link_from((*source).clone());
+    let link = format!("{}{}", app_url(), current.to_fragment());
 
     let origin_list: Vec<String> = origins
         .split([',', ' ', '\n'])
@@ -196,7 +206,7 @@ pub fn share_panel(p: &ShareProps) -> Html {
         .collect();
     let bad_origin = origin_list.iter().find(|o| !valid_origin(o)).cloned();
     let embed = Embed {
-        link: app.link(),
+        link: current.clone(),
         controls: (*chosen).clone(),
         origins: origin_list
             .iter()
