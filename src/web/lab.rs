@@ -51,6 +51,8 @@ pub fn start_worker() {
 thread_local! {
     /// Finished sweeps by (request as JSON), oldest first.
     static CACHE: RefCell<VecDeque<(String, Rc<Swept>)>> = const { RefCell::new(VecDeque::new()) };
+    /// Finished explorations by (request as JSON), oldest first.
+    static SEARCHES: RefCell<VecDeque<(String, Search)>> = const { RefCell::new(VecDeque::new()) };
 }
 
 /// A finished sweep, as the panel shows it.
@@ -390,7 +392,7 @@ pub fn lab_panel(p: &LabProps) -> Html {
                         </table>
                     </div>
                     if let Some((_, pt)) = chosen {
-                        <div id="sweep-seeds">
+                        <div id="sweep-broken">
                             <p>{ format!("{} = {}: exclusion broke in {} of {} runs.", swept.param.name(), pt.label, pt.broken_runs, pt.runs) }</p>
                             <ul class="seeds">
                                 { for pt.broken_seeds.iter().map(|seed| html! {
@@ -505,18 +507,43 @@ pub fn explore_panel(p: &LabProps) -> Html {
         let scenario = p.app.scenario.to_toml_string();
         let dispatch = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| {
-            search.set(Search::Running {
-                states: 0,
-                depth: 0,
-            });
             let request = serde_json::to_string(&LabRequest::Explore {
                 scenario: scenario.clone(),
             })
             .unwrap_or_default();
+            // The same scenario explored before answers at once.
+            let known = SEARCHES.with(|c| {
+                c.borrow()
+                    .iter()
+                    .find(|(k, _)| *k == request)
+                    .map(|(_, v)| v.clone())
+            });
+            if let Some(answer) = known {
+                if let (
+                    true,
+                    Search::Broken {
+                        property, steps, ..
+                    },
+                ) = (open, &answer)
+                {
+                    dispatch.dispatch(Action::ShowCounterexample {
+                        property: property.clone(),
+                        steps: steps.clone(),
+                    });
+                }
+                mark_answer();
+                search.set(answer);
+                return;
+            }
+            search.set(Search::Running {
+                states: 0,
+                depth: 0,
+            });
             let on_reply = {
                 let search = search.clone();
                 let running = Rc::clone(&running);
                 let dispatch = dispatch.clone();
+                let key = request.clone();
                 Callback::from(move |reply: LabReply| {
                     if !matches!(reply, LabReply::Exploring { .. }) {
                         mark_answer();
@@ -556,6 +583,15 @@ pub fn explore_panel(p: &LabProps) -> Html {
                     };
                     if !matches!(next, Search::Running { .. }) {
                         running.borrow_mut().take();
+                    }
+                    if matches!(next, Search::Holds { .. } | Search::Broken { .. }) {
+                        SEARCHES.with(|c| {
+                            let mut c = c.borrow_mut();
+                            if c.len() == CACHE_MAX {
+                                c.pop_front();
+                            }
+                            c.push_back((key.clone(), next.clone()));
+                        });
                     }
                     search.set(next);
                 })

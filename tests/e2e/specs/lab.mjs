@@ -43,19 +43,21 @@ export const tests = [
       const rows = await ctx.page.$$eval('#sweep-table tbody tr', (r) => r.map((x) => x.textContent));
       assertEqual(rows.length, 5, 'one row per value');
       await until(async () => (await ctx.attr('#sweep-plot', 'data-drawn')) === 'true', 'the plot is drawn');
-      // The last value overlaps most: click its row, then its first broken seed.
-      await ctx.page.click('#sweep-table tbody tr:last-child button');
-      await ctx.need('#sweep-seeds .seed');
-      const seedText = await ctx.text('#sweep-seeds .seed');
-      await ctx.page.click('#sweep-seeds .seed');
+      // The same sweep asked again answers from memory, at once: no progress is shown.
+      await ctx.page.click('#sweep-run');
+      const again = await ctx.page.evaluate(() => [!!document.querySelector('#sweep-progress'), !!document.querySelector('#sweep-table')]);
+      assertEqual(JSON.stringify(again), '[false,true]', 'the remembered sweep');
+      // The last value overlaps most: click its point on the plot (the right end of the axis),
+      // then its first broken seed.
+      const box = await ctx.page.$eval('#sweep-plot', (c) => { const r = c.getBoundingClientRect(); return { w: r.width, h: r.height }; });
+      await ctx.page.click('#sweep-plot', { position: { x: box.w * (708 / 720) - 1, y: box.h / 2 } });
+      await ctx.need('#sweep-broken .seed');
+      assert((await ctx.text('#sweep-broken')).startsWith('overlap_ms = 6000'), await ctx.text('#sweep-broken'));
+      assert((await ctx.attr('#sweep-table tbody tr:last-child', 'class') || '').includes('picked'), 'the row of the point is marked');
+      const seedText = await ctx.text('#sweep-broken .seed');
+      await ctx.page.click('#sweep-broken .seed');
       await until(async () => (await ctx.exists('#notice')) && (await ctx.text('#notice')).includes(seedText), 'the seed opens');
       assert((await ctx.text('#verdict-headline')).includes('Exclusion broken'), 'the opened run breaks exclusion');
-      // The same sweep again answers at once from the cache.
-      await openLab(ctx);
-      await ctx.page.selectOption('#sweep-param', 'fencing');
-      await ctx.setInputValue('#sweep-seeds', '20');
-      await ctx.page.click('#sweep-run');
-      await until(async () => (await ctx.exists('#sweep-table')), 'the fencing sweep', 60000);
       await ctx.screenshot('lab');
     },
   },
@@ -102,6 +104,11 @@ export const tests = [
       await ctx.page.click('#explore-run');
       await until(async () => (await ctx.exists('#explore-status')) && (await ctx.text('#explore-status')).startsWith('Safe'), 'the answer', 60000);
       assert((await ctx.text('#explore-status')).includes('4040 states'), await ctx.text('#explore-status'));
+      // Asked again, the same scenario answers from memory, at once: no progress is shown.
+      await ctx.page.click('#explore-run');
+      const shown = await ctx.page.evaluate(() => [!!document.querySelector('#explore-progress'), document.querySelector('#explore-status')?.textContent || '']);
+      ctx.note(`after asking again: ${JSON.stringify(shown)}`);
+      assert(!shown[0] && shown[1].startsWith('Safe'), `the remembered answer: ${JSON.stringify(shown)}`);
     },
   },
 ];
