@@ -283,22 +283,29 @@ impl Counterexample {
     /// so that what holds in the final state (two beliefs that overlap) lasts long enough for
     /// the monitors to see and the timeline to draw.
     pub fn replay(&self, world: &World) -> Run {
+        self.try_replay(world)
+            .expect("a counterexample replays step by step")
+    }
+
+    /// The same replay for a path that may not belong to `world` (one that came from
+    /// elsewhere, as the page's worker sends it): a step that is not enabled is an error.
+    pub fn try_replay(&self, world: &World) -> Result<Run, String> {
         let mut state = State::initial(world, &mut NoJitter);
         let mut events = Vec::new();
         for seq in &self.steps {
             let item = state
                 .take(*seq)
-                .expect("a counterexample replays step by step");
+                .ok_or_else(|| format!("step {seq} of the counterexample is not enabled here"))?;
             state.apply(world, item, &mut NoJitter, &mut events);
         }
-        Run {
+        Ok(Run {
             world: world.clone(),
             seed: 0,
             end: state.now + MS,
             events,
             truncated: false,
             state,
-        }
+        })
     }
 
     /// How many steps the path takes.

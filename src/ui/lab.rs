@@ -160,17 +160,7 @@ pub fn replay(
         steps: steps.to_vec(),
         states: 0,
     };
-    // A path from another scenario would take steps that are not enabled here: check each
-    // before the replay, which expects them.
-    let mut state = crate::model::State::initial(&world, &mut explore::NoJitter);
-    let mut scratch = Vec::new();
-    for seq in steps {
-        let item = state
-            .take(*seq)
-            .ok_or_else(|| format!("step {seq} of the counterexample is not enabled here"))?;
-        state.apply(&world, item, &mut explore::NoJitter, &mut scratch);
-    }
-    let mut run = path.replay(&world);
+    let mut run = path.try_replay(&world)?;
     run.seed = scenario.seed;
     Ok(run)
 }

@@ -33,22 +33,10 @@ pub fn check_in_worker(text: String, done: impl FnOnce(CheckReply) + 'static) {
     let failed = |why: String| CheckReply::Refused {
         errors: vec![(1, format!("the lesson checker could not run: {why}"))],
     };
-    let options = web_sys::WorkerOptions::new();
-    options.set_type(web_sys::WorkerType::Module);
-    let url = web_sys::Url::new_with_base(
-        "./checker_loader.js",
-        &gloo::utils::document()
-            .base_uri()
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
-    )
-    .map(|u| u.href())
-    .unwrap_or_else(|_| "./checker_loader.js".to_string());
-    let worker = match web_sys::Worker::new_with_options(&url, &options) {
+    let worker = match super::module_worker("./checker_loader.js") {
         Ok(w) => w,
         Err(e) => {
-            done(failed(format!("{e:?}")));
+            done(failed(e));
             return;
         }
     };

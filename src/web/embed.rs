@@ -11,12 +11,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gloo::events::EventListener;
-use gloo::timers::callback::Interval;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
-use super::{app_rc, now_ms, panels, share, timeline, Controls, Playback, Timeline};
+use super::{app_rc, panels, share, timeline, Controls, Playback, Timeline};
 use crate::lesson::Control;
 use crate::ui::embed::{self, Embed, HostMessage, VerdictSummary};
 use crate::ui::{self, Action};
@@ -187,20 +186,7 @@ pub fn embed_view(p: &EmbedProps) -> Html {
     }
 
     // Playback.
-    {
-        let dispatch = app.dispatcher();
-        use_effect_with(app.playing, move |playing| {
-            let interval = playing.then(|| {
-                let mut last = now_ms();
-                Interval::new(33, move || {
-                    let now = now_ms();
-                    dispatch.dispatch(Action::Tick(now - last));
-                    last = now;
-                })
-            });
-            move || drop(interval)
-        });
-    }
+    super::use_ticks(app.dispatcher(), app.playing);
 
     let dispatch = app.dispatcher();
     let shared = app_rc(&app);

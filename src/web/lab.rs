@@ -89,17 +89,7 @@ impl Running {
 /// Starts a worker for one request; `on_reply` hears every reply. The worker ends with its
 /// last reply (a result or a failure), or when [`Running::cancel`] is called.
 fn spawn(request: String, on_reply: Callback<LabReply>) -> Result<Running, String> {
-    let options = web_sys::WorkerOptions::new();
-    options.set_type(web_sys::WorkerType::Module);
-    let base = gloo::utils::document()
-        .base_uri()
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let url = web_sys::Url::new_with_base("./lab_loader.js", &base)
-        .map(|u| u.href())
-        .unwrap_or_else(|_| "./lab_loader.js".to_string());
-    let worker = web_sys::Worker::new_with_options(&url, &options).map_err(|e| format!("{e:?}"))?;
+    let worker = super::module_worker("./lab_loader.js")?;
     let onmessage = {
         let worker = worker.clone();
         let on_reply = on_reply.clone();

@@ -474,9 +474,25 @@ fn use_playback_keys(dispatch: Dispatch, neighbours: Option<Neighbours>) {
     });
 }
 
+/// Starts a module worker from a loader Trunk writes beside the page (`./NAME_loader.js`),
+/// resolved against the document's base so the site may live under any path.
+pub(crate) fn module_worker(loader: &str) -> Result<web_sys::Worker, String> {
+    let options = web_sys::WorkerOptions::new();
+    options.set_type(web_sys::WorkerType::Module);
+    let base = gloo::utils::document()
+        .base_uri()
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let url = web_sys::Url::new_with_base(loader, &base)
+        .map(|u| u.href())
+        .unwrap_or_else(|_| loader.to_string());
+    web_sys::Worker::new_with_options(&url, &options).map_err(|e| format!("{e:?}"))
+}
+
 /// While playing, advances the playhead by the real time that passed.
 #[hook]
-fn use_ticks(dispatch: Dispatch, playing: bool) {
+pub(crate) fn use_ticks(dispatch: Dispatch, playing: bool) {
     use_effect_with(playing, move |playing| {
         let interval = playing.then(|| {
             let mut last = now_ms();
