@@ -839,15 +839,7 @@ impl App {
                 "its scenario does not run here".to_string(),
             ));
         }
-        next.zoom = link.zoom.clamp(1, ZOOM_MAX);
-        next.own_order = link.own_order;
-        if let Some(edit) = &link.compare {
-            if edit.problem(&next.scenario).is_none() {
-                next = next.reduce_inner(Action::Compare(Some(edit.toggle(&next.scenario))));
-            }
-        }
-        next.seek(link.playhead_us.min(next.outcome.end));
-        next.follow();
+        next = next.with_view(link);
         let digest = next.outcome.digest;
         next.notice = if link.version != share::LINK_VERSION {
             Some(format!(
@@ -873,6 +865,36 @@ impl App {
         };
         next.linked = true;
         next
+    }
+
+    /// The app with a link's view of the run (zoom, each service's own order, the comparison
+    /// and the playhead), leaving the scenario as it is.
+    fn with_view(self, link: &share::Link) -> App {
+        let mut next = self;
+        next.zoom = link.zoom.clamp(1, ZOOM_MAX);
+        next.own_order = link.own_order;
+        if let Some(edit) = &link.compare {
+            if edit.problem(&next.scenario).is_none() {
+                next = next.reduce_inner(Action::Compare(Some(edit.toggle(&next.scenario))));
+            }
+        }
+        next.seek(link.playhead_us.min(next.outcome.end));
+        next.follow();
+        next
+    }
+
+    /// The app as another copy of it left off: the same source and text (so the same run, and
+    /// the same Reset), seen the way `view` says, saved or not as that copy was. This is how
+    /// the page's small first bundle hands the page over to the full one without the user
+    /// noticing anything but the panel they opened.
+    pub fn resume(saved: &Saved, view: &share::Link, linked: bool) -> App {
+        let mut app = App::open(&saved.source);
+        if saved.text != app.text {
+            app = app.reduce(Action::Edit(saved.text.clone()));
+        }
+        let mut app = app.with_view(view);
+        app.linked = linked;
+        app
     }
 
     fn reduce_lesson(&self, action: LessonAction) -> App {

@@ -400,7 +400,7 @@ pub fn lab_panel(p: &LabProps) -> Html {
     let busy = matches!(*state, State::Running { .. });
     html! {
         <details id="lab" class="panel lab">
-            <summary><h2>{ "How often does it break? (sweep)" }</h2></summary>
+            <summary><h2>{ super::extras::Extra::Lab.title() }</h2></summary>
             <p class="hint">{ "Runs the scenario over many seeds at each value of one parameter, in the background, and plots how often exclusion broke, with a 95% interval." }</p>
             <div class="lab-form">
                 <label for="sweep-param">{ "Vary" }</label>
@@ -652,7 +652,7 @@ pub fn explore_panel(p: &LabProps) -> Html {
     let busy = matches!(*search, Search::Running { .. });
     html! {
         <details id="explore" class="panel lab">
-            <summary><h2>{ "Is it safe? (every interleaving)" }</h2></summary>
+            <summary><h2>{ super::extras::Extra::Explore.title() }</h2></summary>
             <p class="hint">{ format!(
                 "Explores every order in which this scenario's steps could happen, up to {} states, with time abstract: any step may come next, so a lease may expire at any moment. It answers for all orders, or gives the shortest one that breaks; it cannot say how likely that is (a sweep can).",
                 budgets.states

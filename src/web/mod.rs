@@ -5,6 +5,7 @@ mod checker;
 mod controls;
 mod course;
 mod embed;
+mod extras;
 mod lab;
 mod panels;
 mod share;
@@ -62,12 +63,23 @@ pub fn start() {
     SHELL.with(|s| *s.borrow_mut() = Some(handle));
 }
 
-/// Starts the lesson checker's worker (`src/bin/checker.rs`).
+/// Mounts the embed view's own bundle (`src/bin/embed.rs`) on `#app`: the run, the verdict
+/// and the toggles its address lists, without the sandbox's editor and panels, so that a page
+/// which embeds a run downloads as little as it can.
+pub fn start_embed() {
+    let root = gloo::utils::document().get_element_by_id("app");
+    match root {
+        Some(root) => yew::Renderer::<EmbedShell>::with_root(root).render(),
+        None => yew::Renderer::<EmbedShell>::new().render(),
+    };
+}
+
 /// Starts the lab's worker (the `lab` bundle): sweeps, away from the page.
 pub fn start_lab() {
     lab::start_worker();
 }
 
+/// Starts the lesson checker's worker (`src/bin/checker.rs`).
 pub fn start_checker() {
     checker::start_worker();
 }
@@ -75,6 +87,7 @@ pub fn start_checker() {
 /// Mounts the whole app (the course's bundle): the course, lessons, facilitator view and
 /// sandbox. It takes over `#app` from the sandbox's bundle if that one is running.
 pub fn start_course() {
+    extras::register(full_extras);
     let document = gloo::utils::document();
     let root = document.create_element("div").expect("a div");
     root.set_id("course-app");
@@ -95,6 +108,17 @@ pub fn start_course() {
     });
     if let Some(app) = document.get_element_by_id("app") {
         app.remove();
+    }
+}
+
+/// The sandbox's heavier panels, which only the course's bundle carries ([`extras`]).
+fn full_extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
+    html! {
+        <>
+        <lab::LabPanel app={Rc::clone(app)} dispatch={dispatch.clone()} />
+        <lab::ExplorePanel app={Rc::clone(app)} dispatch={dispatch.clone()} />
+        <share::SharePanel app={Rc::clone(app)} dispatch={dispatch.clone()} />
+        </>
     }
 }
 
@@ -152,8 +176,8 @@ pub fn sandbox_shell() -> Html {
         });
     }
     use_effect_with((), |_| mark_ready());
-    if let Route::Embed(query) = &*route {
-        return embed_page(query);
+    if matches!(*route, Route::Embed(_)) {
+        return reload();
     }
     html! {
         <>
@@ -175,6 +199,35 @@ pub fn sandbox_shell() -> Html {
         }
         </>
     }
+}
+
+/// The embed view's bundle: the embed view for the address's query. Any other address is
+/// another bundle's, so the page loads again and `index.html` picks that one.
+#[function_component(EmbedShell)]
+fn embed_shell() -> Html {
+    let route = use_state(current_route);
+    {
+        let route = route.clone();
+        use_effect_with((), move |_| {
+            let listener = EventListener::new(&gloo::utils::window(), "hashchange", move |_| {
+                route.set(current_route());
+            });
+            move || drop(listener)
+        });
+    }
+    use_effect_with((), |_| mark_ready());
+    match &*route {
+        Route::Embed(query) => embed_page(query),
+        _ => reload(),
+    }
+}
+
+/// Loads the page again, for an address whose view another bundle draws: `index.html` then
+/// picks that bundle. The embed view is an iframe's page, opened fresh, so the sandbox meets
+/// its address only when someone types it.
+fn reload() -> Html {
+    let _ = gloo::utils::window().location().reload();
+    html! { <p class="loading" role="status">{ "Loading…" }</p> }
 }
 
 /// The embed view for an iframe: the run alone, without the page's header.
@@ -362,15 +415,37 @@ pub struct SandboxProps {
 
 #[function_component(Sandbox)]
 pub fn sandbox(p: &SandboxProps) -> Html {
-    let app = use_reducer(initial_state);
+    // When the sandbox's bundle handed the page over to open one of its heavier panels, the
+    // run goes on where it stopped, and the address's link (already open there) is not
+    // opened again.
+    let handed = use_memo((), |_| extras::take());
+    let app = use_reducer({
+        let handed = Rc::clone(&handed);
+        move || match &*handed {
+            Some(h) => ui::App::resume(&h.saved, &h.view, h.linked),
+            None => initial_state(),
+        }
+    });
     let dispatch = app.dispatcher();
     let width = use_state(|| 960u32);
     let timeline_box = use_node_ref();
+    {
+        let extra = handed.as_ref().as_ref().map(|h| h.extra);
+        use_effect_with((), move |_| {
+            if let Some(extra) = extra {
+                extras::unfold(extra);
+            }
+        });
+    }
 
     // Open a permalink's run in the sandbox whenever the address names one.
     {
         let dispatch = dispatch.clone();
+        let skip = use_mut_ref(|| handed.is_some());
         use_effect_with(p.route.clone(), move |route| {
+            if std::mem::take(&mut *skip.borrow_mut()) {
+                return;
+            }
             if let Route::Run(query) = route {
                 match ui::share::Link::from_query(query) {
                     Ok(link) => dispatch.dispatch(Action::OpenLink(link)),
@@ -632,8 +707,8 @@ pub fn root() -> Html {
         })
     };
 
-    if let Route::Embed(query) = &*route {
-        return embed_page(query);
+    if matches!(*route, Route::Embed(_)) {
+        return reload();
     }
     let view = match &*route {
         Route::Sandbox | Route::Run(_) => html! { <Sandbox route={(*route).clone()} /> },
@@ -922,9 +997,7 @@ fn sandbox_view(
                 <EventTable app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             </section>
             <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
-            <lab::LabPanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
-            <lab::ExplorePanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
-            <share::SharePanel app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
+            { extras::extras(&shared, &dispatch) }
             <Editor source={app.source.clone()} text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />
         </main>
         </>

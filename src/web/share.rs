@@ -317,7 +317,7 @@ pub fn share_panel(p: &ShareProps) -> Html {
 
     html! {
         <details id="share" class="panel share">
-            <summary><h2>{ "Share, embed, export" }</h2></summary>
+            <summary><h2>{ super::extras::Extra::Share.title() }</h2></summary>
             <section aria-labelledby="share-link-title">
                 <h3 id="share-link-title">{ "Link to this run" }</h3>
                 <p class="hint">{ "The whole state is in the link (scenario, seed, playhead, zoom, comparison); nothing is sent to a server." }</p>

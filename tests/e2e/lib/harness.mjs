@@ -145,6 +145,16 @@ export class TestContext {
     return (await this.page.$(selector)) !== null;
   }
 
+  /**
+   * Unfolds one of the sandbox's heavier panels (`#lab`, `#explore`, `#share`) by clicking its
+   * heading, as a user would, and waits until `inside` shows: the first time, the sandbox's
+   * bundle hands the page over to the course's bundle, which draws the panel.
+   */
+  async unfold(id, inside) {
+    if (!(await this.page.$eval(`#${id}`, (d) => d.open))) await this.page.click(`#${id} > summary`);
+    await until(async () => (await this.exists(inside)) && (await this.page.$eval(`#${id}`, (d) => d.open)), `#${id} to unfold with ${inside}`, 30000);
+  }
+
   async need(selector) {
     const el = await this.page.$(selector);
     assert(el !== null, `no element matches ${selector}`);

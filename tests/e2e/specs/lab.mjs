@@ -45,7 +45,7 @@ async function watchLongTasks(ctx) {
 }
 
 async function openLab(ctx) {
-  await ctx.page.$eval('#lab', (d) => (d.open = true));
+  await ctx.unfold('lab', '#sweep-param');
 }
 
 export const tests = [
@@ -117,7 +117,7 @@ export const tests = [
       await watchWorkers(ctx);
       await ctx.open('#/sandbox');
       await ctx.pickScenario('01-two-services.toml');
-      await ctx.page.$eval('#explore', (d) => (d.open = true));
+      await ctx.unfold('explore', '#explore-run');
       await watchLongTasks(ctx);
       const t0 = await ctx.page.evaluate(() => performance.now());
       await ctx.page.click('#explore-shortest');
@@ -140,7 +140,7 @@ export const tests = [
     async run(ctx) {
       await ctx.open('#/sandbox');
       await ctx.pickScenario('04-subordinate.toml');
-      await ctx.page.$eval('#explore', (d) => (d.open = true));
+      await ctx.unfold('explore', '#explore-run');
       await ctx.page.click('#explore-run');
       await until(async () => (await ctx.exists('#explore-status')) && (await ctx.text('#explore-status')).startsWith('Safe'), 'the answer', 60000);
       assert((await ctx.text('#explore-status')).includes('4040 states'), await ctx.text('#explore-status'));

@@ -40,7 +40,7 @@ async function downloadOf(ctx, selector) {
 }
 
 async function openShare(ctx) {
-  await ctx.page.$eval('#share', (d) => (d.open = true));
+  await ctx.unfold('share', '#share-link');
 }
 
 export const tests = [
@@ -52,6 +52,7 @@ export const tests = [
       await ctx.page.click('#new-seed');
       await ctx.settle();
       const seed = Number(await ctx.value('#seed'));
+      await openShare(ctx);
       const link = await shareLink(ctx);
       assert(link.length < 200, `a built-in's link is short: ${link}`);
       const file = path.join(SCENARIO_DIR, '05-fencing.toml');
@@ -62,6 +63,7 @@ export const tests = [
       const page = await ctx.context.newPage();
       await page.goto(link, { waitUntil: 'load' });
       await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      await page.click('#share > summary');
       await page.waitForFunction((d) => document.querySelector('#share-link')?.value.includes(`d=${d}`), trace.digest);
       const shown = (await page.textContent('#verdict-headline')).replace(/^[✓✗]\s*/, '').trim();
       assertEqual(shown, cliHeadline(file, seed).trim(), 'the same verdict');

@@ -1,0 +1,203 @@
+//! The sandbox's heavier panels (the sweep, the explorer, sharing and exports) live only in the
+//! course's bundle, so that the page's first download stays small. The sandbox's own bundle
+//! shows them folded; opening one hands the page over to the course's bundle, which opens the
+//! same run at the same place with that panel unfolded.
+//!
+//! The two bundles are separate WebAssembly modules with separate memories, so the hand-over
+//! travels through one property of `window`, as plain strings, and is taken (removed) by the
+//! bundle that receives it.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use wasm_bindgen::{JsCast, JsValue};
+use yew::prelude::*;
+
+use super::Dispatch;
+use crate::ui::{self, share::Link};
+
+/// A panel that only the course's bundle draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extra {
+    Lab,
+    Explore,
+    Share,
+}
+
+impl Extra {
+    pub const ALL: [Extra; 3] = [Extra::Lab, Extra::Explore, Extra::Share];
+
+    /// The id of the panel's `<details>` element, the same in both bundles.
+    pub fn id(self) -> &'static str {
+        match self {
+            Extra::Lab => "lab",
+            Extra::Explore => "explore",
+            Extra::Share => "share",
+        }
+    }
+
+    /// The panel's heading, the same in both bundles.
+    pub fn title(self) -> &'static str {
+        match self {
+            Extra::Lab => "How often does it break? (sweep)",
+            Extra::Explore => "Is it safe? (every interleaving)",
+            Extra::Share => "Share, embed, export",
+        }
+    }
+
+    fn class(self) -> &'static str {
+        match self {
+            Extra::Lab | Extra::Explore => "panel lab",
+            Extra::Share => "panel share",
+        }
+    }
+
+    fn from_id(id: &str) -> Option<Extra> {
+        Extra::ALL.into_iter().find(|e| e.id() == id)
+    }
+}
+
+/// Draws the real panels; set only by the course's bundle, so that the sandbox's bundle never
+/// links them in.
+pub type DrawExtras = fn(&Rc<ui::App>, &Dispatch) -> Html;
+
+thread_local! {
+    static DRAW: Cell<Option<DrawExtras>> = const { Cell::new(None) };
+}
+
+/// Called by the course's bundle when it starts.
+pub fn register(draw: DrawExtras) {
+    DRAW.with(|d| d.set(Some(draw)));
+}
+
+/// The panels: the real ones in the course's bundle, folded stand-ins in the sandbox's.
+pub fn extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
+    match DRAW.with(Cell::get) {
+        Some(draw) => draw(app, dispatch),
+        None => Extra::ALL
+            .into_iter()
+            .map(|extra| html! { <Folded extra={extra} app={Rc::clone(app)} /> })
+            .collect(),
+    }
+}
+
+/// The property of `window` that carries the hand-over.
+const KEY: &str = "lockstepHandOver";
+
+/// What the course's bundle needs to go on where the sandbox's bundle stopped.
+pub struct HandOver {
+    pub extra: Extra,
+    pub saved: ui::Saved,
+    pub view: Link,
+    pub linked: bool,
+}
+
+fn write(extra: Extra, app: &ui::App) {
+    let saved = app.saved();
+    let parts = js_sys::Array::new();
+    for s in [
+        extra.id(),
+        saved.source.as_str(),
+        saved.text.as_str(),
+        if app.linked { "linked" } else { "" },
+        app.link().to_query().as_str(),
+    ] {
+        parts.push(&JsValue::from_str(s));
+    }
+    let _ = js_sys::Reflect::set(&gloo::utils::window(), &JsValue::from_str(KEY), &parts);
+}
+
+/// Takes the hand-over, if the sandbox's bundle left one; a second call finds none.
+pub fn take() -> Option<HandOver> {
+    let window = gloo::utils::window();
+    let key = JsValue::from_str(KEY);
+    let value = js_sys::Reflect::get(&window, &key).ok()?;
+    let _ = js_sys::Reflect::delete_property(&window, &key);
+    let parts: js_sys::Array = value.dyn_into().ok()?;
+    let part = |i: u32| parts.get(i).as_string();
+    Some(HandOver {
+        extra: Extra::from_id(&part(0)?)?,
+        saved: ui::Saved {
+            source: part(1)?,
+            text: part(2)?,
+        },
+        linked: part(3)? == "linked",
+        view: Link::from_query(&part(4)?).ok()?,
+    })
+}
+
+/// Unfolds the panel the hand-over asked for and gives its heading the focus, as the user's
+/// click or key press on the folded one would have.
+pub fn unfold(extra: Extra) {
+    let document = gloo::utils::document();
+    if let Some(details) = document.get_element_by_id(extra.id()) {
+        let _ = details.set_attribute("open", "");
+        if let Some(summary) = details
+            .query_selector("summary")
+            .ok()
+            .flatten()
+            .and_then(|s| s.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = summary.focus();
+        }
+    }
+}
+
+#[derive(Properties)]
+struct FoldedProps {
+    extra: Extra,
+    app: Rc<ui::App>,
+}
+
+// The stand-in draws nothing of the run, but its hand-over must carry the latest state.
+impl PartialEq for FoldedProps {
+    fn eq(&self, o: &Self) -> bool {
+        self.extra == o.extra && Rc::ptr_eq(&self.app, &o.app)
+    }
+}
+
+#[derive(Clone, PartialEq)]
+enum Fold {
+    Folded,
+    Loading,
+    Failed(String),
+}
+
+/// A panel of the course's bundle as the sandbox's bundle shows it: its heading; unfolding it
+/// loads the course's bundle, which takes the page over with the same run.
+#[function_component(Folded)]
+fn folded(p: &FoldedProps) -> Html {
+    let state = use_state(|| Fold::Folded);
+    let ontoggle = {
+        let state = state.clone();
+        let app = Rc::clone(&p.app);
+        let extra = p.extra;
+        Callback::from(move |e: Event| {
+            let open = e
+                .target_dyn_into::<web_sys::HtmlDetailsElement>()
+                .is_some_and(|d| d.open());
+            if !open || matches!(*state, Fold::Loading) {
+                return;
+            }
+            state.set(Fold::Loading);
+            write(extra, &app);
+            let state = state.clone();
+            yew::platform::spawn_local(async move {
+                if let Err(why) = super::load_course_bundle().await {
+                    state.set(Fold::Failed(why));
+                }
+            });
+        })
+    };
+    html! {
+        <details id={p.extra.id()} class={p.extra.class()} {ontoggle}>
+            <summary><h2>{ p.extra.title() }</h2></summary>
+            { match &*state {
+                Fold::Folded | Fold::Loading => html! { <p class="loading" role="status">{ "Loading…" }</p> },
+                Fold::Failed(why) => html! {
+                    <p class="errors has-errors" role="alert">{ format!("This panel could not be loaded ({why}). Everything above works without it.") }</p>
+                },
+            } }
+        </details>
+    }
+}
