@@ -1,15 +1,21 @@
 //! The scenarios that ship with the project, embedded so that every build (the command line,
 //! the browser, the tests) has the same files.
 
-/// A shipped scenario: its file name under `lessons/scenarios/` and its TOML text.
+/// A shipped scenario: its file name under `lessons/scenarios/`, its TOML text, and the same
+/// in JSON (written by `build.rs`), for a bundle that reads no TOML.
 pub struct BuiltIn {
     pub file: &'static str,
     pub toml: &'static str,
+    pub json: &'static str,
 }
 
 macro_rules! built_in {
     ($($file:literal),* $(,)?) => {
-        &[$(BuiltIn { file: $file, toml: include_str!(concat!("../lessons/scenarios/", $file)) }),*]
+        &[$(BuiltIn {
+            file: $file,
+            toml: include_str!(concat!("../lessons/scenarios/", $file)),
+            json: include_str!(concat!(env!("OUT_DIR"), "/scenarios/", $file, ".json")),
+        }),*]
     };
 }
 

@@ -58,6 +58,14 @@ Exit status: 0 when no case panicked, 1 otherwise, 2 for usage.";
                 ..link.clone()
             };
             out.push((0, custom.to_query().into_bytes()));
+            let json = Link {
+                source: share::Source::Json {
+                    json: s.to_json_string(),
+                },
+                ..link.clone()
+            };
+            out.push((0, json.to_query().into_bytes()));
+            out.push((1, json.to_query().into_bytes()));
             out.push((
                 1,
                 format!(

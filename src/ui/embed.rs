@@ -109,7 +109,7 @@ impl Embed {
             }
         }
         let link = Link::from_query(&rest.join("&"))?;
-        if let Ok(s) = link.source.scenario() {
+        if let Ok(s) = link.source.scenario_with(crate::ui::Codec::EMBED) {
             if let Some(problem) = controls.iter().find_map(|c| c.problem(&s)) {
                 return Err(LinkError(format!("the embed's controls: {problem}")));
             }

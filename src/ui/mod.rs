@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::builtin;
 use crate::inventory::{self, Severity};
 use crate::monitor::{self, Snapshot, Verdict};
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::{Scenario, ScenarioError, ScenarioErrors};
 use crate::trace::Event;
 use crate::world::{Micros, World};
 use compare::Diff;
@@ -67,6 +67,91 @@ work_ms = 30
 
 /// The built-in scenario the app opens with.
 pub const DEFAULT_SOURCE: &str = "01-two-services.toml";
+
+/// How an app reads and writes scenarios as text. The app calls these through the codec it was
+/// opened with rather than directly, so that a bundle whose view has no editor (the embed's)
+/// links no TOML reader: the reader's code for the scenario's types is the largest single part
+/// of a bundle after the view framework.
+#[derive(Clone, Copy)]
+pub struct Codec {
+    /// Reads the editor's text, or a link's scenario written as TOML.
+    pub read: fn(&str) -> Result<Scenario, ScenarioErrors>,
+    /// Writes a scenario as the editor's text, in canonical form.
+    pub write: fn(&Scenario) -> String,
+    /// Reads a picker source: a built-in scenario's file name, or [`BLANK`].
+    pub source: fn(&str) -> Option<Scenario>,
+    /// Reads a link's scenario written as JSON (`j=`).
+    pub json: fn(&str) -> Result<Scenario, ScenarioErrors>,
+    /// A custom scenario as a link carries it: TOML (`c=`, the editor's form) or JSON (`j=`,
+    /// which every bundle reads).
+    pub custom: fn(&Scenario) -> share::Source,
+    /// The codec's name, for debugging output.
+    pub name: &'static str,
+}
+
+impl Codec {
+    /// The editor's codec: TOML, comments and all. A link whose scenario is JSON (which only
+    /// the embed view writes) is not read: the sandbox's bundle leaves such links to the
+    /// course's bundle, which reads both with [`Codec::FULL`], so that the sandbox's first
+    /// download carries one scenario reader rather than two.
+    pub const TOML: Codec = Codec {
+        read: Scenario::from_toml_str,
+        write: Scenario::to_toml_string,
+        source: |source| source_text(source).and_then(|t| Scenario::from_toml_str(t).ok()),
+        json: |_| {
+            Err(ScenarioErrors(vec![ScenarioError {
+                location: "line 1, column 1".to_string(),
+                message: "this page reads a scenario written as JSON (j=) only after loading the full app; reload the page to open the link".to_string(),
+            }]))
+        },
+        custom: |s| share::Source::Custom {
+            toml: s.to_toml_string(),
+        },
+        name: "TOML",
+    };
+
+    /// [`Codec::TOML`] that also reads links whose scenario is JSON: the course's bundle, the
+    /// command line and the tests.
+    pub const FULL: Codec = Codec {
+        json: Scenario::from_json_str,
+        name: "FULL",
+        ..Codec::TOML
+    };
+
+    /// The embed view's codec: no editor, so no text to read or write; shipped scenarios are
+    /// read from their JSON form, and links carry custom scenarios as JSON.
+    pub const EMBED: Codec = Codec {
+        read: |_| {
+            Err(ScenarioErrors(vec![ScenarioError {
+                location: "line 1, column 1".to_string(),
+                message: "the embed view reads a scenario in its address only as JSON (j=); this one is TOML (c=), which the full app reads".to_string(),
+            }]))
+        },
+        write: |_| String::new(),
+        source: |source| {
+            let json = if source == BLANK {
+                BLANK_JSON
+            } else {
+                builtin::find(source)?.json
+            };
+            Scenario::from_json_str(json).ok()
+        },
+        json: Scenario::from_json_str,
+        custom: |s| share::Source::Json {
+            json: s.to_json_string(),
+        },
+        name: "EMBED",
+    };
+}
+
+impl std::fmt::Debug for Codec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Codec::{}", self.name)
+    }
+}
+
+/// [`BLANK_TOML`] as JSON, for [`Codec::EMBED`]; a test checks that both read the same.
+pub const BLANK_JSON: &str = r#"{"name":"Blank","description":"One lock service, one table, two clients that share it. Edit it to build your own.","duration_ms":2000,"seed":1,"regions":["east"],"services":[{"name":"locks","replicas":["east","east","east"],"protects":["table"]}],"resources":[{"name":"table","rows":["count"]}],"clients":[{"name":"worker","count":2,"region":"east","protocol":{"kind":"single","service":"locks"},"resource":"table","period_ms":200,"jitter_ms":100,"work_ms":30}]}"#;
 
 /// The speeds playback offers, as simulated time per unit of real time.
 pub const SPEEDS: [f64; 5] = [0.05, 0.1, 0.25, 0.5, 1.0];
@@ -326,6 +411,8 @@ pub struct App {
     /// Set while the app shows a run opened from a link and the user has not changed it: such a
     /// state is not saved, so a link never overwrites what the user typed before.
     pub linked: bool,
+    /// How this app reads and writes scenario text.
+    pub codec: Codec,
 }
 
 /// A violation or a note of the timeline whose card is shown.
@@ -439,8 +526,13 @@ pub fn picker() -> Vec<toggles::Choice> {
 }
 
 impl App {
-    /// The app showing a picker source.
+    /// The app showing a picker source, with the editor's codec.
     pub fn open(source: &str) -> App {
+        App::open_with(Codec::TOML, source)
+    }
+
+    /// The app showing a picker source.
+    pub fn open_with(codec: Codec, source: &str) -> App {
         let (source, text) = match source_text(source) {
             Some(t) => (source, t),
             None => (
@@ -448,8 +540,8 @@ impl App {
                 source_text(DEFAULT_SOURCE).unwrap_or(BLANK_TOML),
             ),
         };
-        let scenario = Scenario::from_toml_str(text).expect("shipped scenarios are valid");
-        let mut app = App::from_scenario(scenario, source.to_string());
+        let scenario = (codec.source)(source).expect("shipped scenarios are valid");
+        let mut app = App::from_scenario_with(codec, scenario, source.to_string());
         // The editor keeps the file as written, comments included.
         app.text = text.to_string();
         app.valid_text = text.to_string();
@@ -459,7 +551,12 @@ impl App {
     /// The app running a valid scenario, under a source's name. The editor's text is the
     /// scenario in canonical form.
     pub fn from_scenario(scenario: Scenario, source: String) -> App {
-        let text = scenario.to_toml_string();
+        App::from_scenario_with(Codec::TOML, scenario, source)
+    }
+
+    /// The app running a valid scenario under a source's name, with a codec.
+    pub fn from_scenario_with(codec: Codec, scenario: Scenario, source: String) -> App {
+        let text = (codec.write)(&scenario);
         let outcome = Outcome::compute(&scenario).expect("a validated scenario runs");
         let outcome_end = outcome.end;
         App {
@@ -488,6 +585,7 @@ impl App {
             legend: true,
             lesson: None,
             linked: false,
+            codec,
         }
     }
 
@@ -568,7 +666,7 @@ impl App {
         let mut next = self.clone();
         match action {
             Action::Pick(source) => {
-                let mut opened = App::open(&source);
+                let mut opened = App::open_with(self.codec, &source);
                 opened.speed = self.speed;
                 opened.own_order = self.own_order;
                 opened.zoom = self.zoom;
@@ -600,11 +698,11 @@ impl App {
                 }
                 next.toggle_errors.clear();
                 next.memory = memory;
-                let canonical = next.scenario.to_toml_string();
+                let canonical = (next.codec.write)(&next.scenario);
                 if next.text != canonical {
                     next.replaced_text = Some(std::mem::take(&mut next.text));
                 }
-                next.text = scenario.to_toml_string();
+                next.text = (next.codec.write)(&scenario);
                 next.set_scenario(scenario);
                 if let Some(run) = next.lesson.take() {
                     let mut run = (*run).clone();
@@ -616,7 +714,7 @@ impl App {
                 next.text = text;
                 next.replaced_text = None;
                 next.toggle_errors.clear();
-                match Scenario::from_toml_str(&next.text) {
+                match (next.codec.read)(&next.text) {
                     Ok(scenario) => next.set_scenario(scenario),
                     Err(e) => next.errors = e.0,
                 }
@@ -751,7 +849,7 @@ impl App {
                 ));
             }
             Action::Import { scenario, what } => {
-                next.text = scenario.to_toml_string();
+                next.text = (next.codec.write)(&scenario);
                 next.replaced_text = None;
                 next.toggle_errors.clear();
                 next.source = BLANK.to_string();
@@ -781,7 +879,7 @@ impl App {
                 }
             }
             Action::Show { scenario, notice } => {
-                next.text = scenario.to_toml_string();
+                next.text = (next.codec.write)(&scenario);
                 next.replaced_text = None;
                 next.toggle_errors.clear();
                 next.set_scenario(*scenario);
@@ -794,7 +892,11 @@ impl App {
 
     /// The permalink of what the app shows.
     pub fn link(&self) -> share::Link {
-        self.link_from(share::source_of(&self.source, &self.scenario))
+        self.link_from(share::source_of_with(
+            self.codec,
+            &self.source,
+            &self.scenario,
+        ))
     }
 
     /// The permalink of what the app shows, with its scenario's source already worked out
@@ -818,20 +920,21 @@ impl App {
     /// The app showing a link's state. A link made by another version, or whose run now
     /// differs, still opens, with a notice that says so and what differs.
     fn open_link(&self, link: &share::Link) -> App {
-        let scenario = match link.source.scenario() {
+        let scenario = match link.source.scenario_with(self.codec) {
             Ok(s) => s,
             Err(e) => return self.reduce_inner(Action::LinkFailed(e.0)),
         };
         let mut next = match &link.source {
-            share::Source::Builtin { file, .. } => App::open(file),
-            share::Source::Custom { .. } => App::open(BLANK),
+            share::Source::Builtin { file, .. } => App::open_with(self.codec, file),
+            share::Source::Custom { .. } | share::Source::Json { .. } => {
+                App::from_scenario_with(self.codec, scenario.clone(), BLANK.to_string())
+            }
         };
         next.speed = self.speed;
         next.legend = self.legend;
         next.revision = self.revision;
-        let canonical = scenario.to_toml_string();
         if next.scenario != scenario {
-            next.text = canonical;
+            next.text = (self.codec.write)(&scenario);
             next.set_scenario(scenario);
         }
         if !next.errors.is_empty() {

@@ -3,8 +3,8 @@
 //! A link is data, never code: a handful of `key=value` fields after `#/run?`, each checked
 //! and bounded before use. A built-in scenario travels as its file name plus the control
 //! changes made to it (the same edit lines a lesson writes, such as `fencing accounts
-//! one_source`); any other scenario travels as its canonical TOML, deflated and encoded in
-//! URL-safe base64. Every link carries the format version and the digest of the trace it was
+//! one_source`); any other scenario travels in canonical form, deflated and encoded in
+//! URL-safe base64: as TOML from the app, as JSON from the embed view (which reads no TOML). Every link carries the format version and the digest of the trace it was
 //! made from, so that opening it can tell "the same run, event for event" from "made by another
 //! version, and here is what differs".
 //!
@@ -16,6 +16,7 @@
 //! | `b`   | a built-in scenario's file name |
 //! | `e`   | one edit applied to it, in order (repeated) |
 //! | `c`   | a custom scenario: base64url(deflate(canonical TOML)) |
+//! | `j`   | a custom scenario: base64url(deflate(canonical JSON)) |
 //! | `t`   | the playhead, in microseconds |
 //! | `z`   | the timeline's zoom |
 //! | `o`   | `1` when each service's own order is shown |
@@ -28,7 +29,7 @@ use base64::Engine as _;
 use crate::builtin;
 use crate::lesson::edit::{apply_edits, Edit};
 use crate::scenario::{limits, Scenario};
-use crate::ui::toggles;
+use crate::ui::{toggles, Codec};
 
 /// The version of the link format. A link with another version is still read when it can be,
 /// and the app says that it was made by another version.
@@ -51,6 +52,8 @@ pub enum Source {
     Builtin { file: String, edits: Vec<Edit> },
     /// Any other scenario, as TOML.
     Custom { toml: String },
+    /// Any other scenario, as JSON: what the embed view writes and reads.
+    Json { json: String },
 }
 
 /// Everything a permalink says.
@@ -131,8 +134,14 @@ pub fn edits_from(start: &Scenario, current: &Scenario) -> Option<Vec<Edit>> {
 /// The source a link should carry for a scenario the user picked from `picked` (a built-in
 /// file name, or anything else for a custom scenario).
 pub fn source_of(picked: &str, current: &Scenario) -> Source {
+    source_of_with(Codec::TOML, picked, current)
+}
+
+/// [`source_of`], reading the built-in scenario with `codec`, and writing a custom scenario in
+/// the form the codec's links use.
+pub fn source_of_with(codec: Codec, picked: &str, current: &Scenario) -> Source {
     if let Some(b) = builtin::find(picked) {
-        if let Ok(start) = Scenario::from_toml_str(b.toml) {
+        if let Some(start) = (codec.source)(b.file) {
             if let Some(edits) = edits_from(&start, current) {
                 return Source::Builtin {
                     file: b.file.to_string(),
@@ -141,21 +150,26 @@ pub fn source_of(picked: &str, current: &Scenario) -> Source {
             }
         }
     }
-    Source::Custom {
-        toml: current.to_toml_string(),
-    }
+    (codec.custom)(current)
 }
 
 impl Source {
     /// The scenario a source describes, validated like anything typed into the editor.
     pub fn scenario(&self) -> Result<Scenario, LinkError> {
+        self.scenario_with(Codec::FULL)
+    }
+
+    /// [`Source::scenario`], reading shipped scenarios and TOML with `codec`.
+    pub fn scenario_with(&self, codec: Codec) -> Result<Scenario, LinkError> {
         match self {
             Source::Builtin { file, edits } => {
-                let b = builtin::find(file).ok_or_else(|| {
-                    bad(format!("the link names no built-in scenario \"{file}\""))
-                })?;
-                let start = Scenario::from_toml_str(b.toml)
-                    .map_err(|e| bad(format!("built-in scenario {file}: {e}")))?;
+                if builtin::find(file).is_none() {
+                    return Err(bad(format!(
+                        "the link names no built-in scenario \"{file}\""
+                    )));
+                }
+                let start = (codec.source)(file)
+                    .ok_or_else(|| bad(format!("built-in scenario {file} does not read")))?;
                 for edit in edits {
                     if let Some(problem) = edit.problem(&start) {
                         return Err(bad(format!("the link's change \"{edit}\": {problem}")));
@@ -163,10 +177,28 @@ impl Source {
                 }
                 Ok(apply_edits(&start, edits))
             }
-            Source::Custom { toml } => Scenario::from_toml_str(toml)
+            Source::Custom { toml } => (codec.read)(toml)
+                .map_err(|e| bad(format!("the link's scenario is not valid: {e}"))),
+            Source::Json { json } => (codec.json)(json)
                 .map_err(|e| bad(format!("the link's scenario is not valid: {e}"))),
         }
     }
+
+    /// The same source with a custom scenario as JSON, the form an embed reads.
+    pub fn for_embed(self, current: &Scenario) -> Source {
+        match self {
+            Source::Custom { .. } => Source::Json {
+                json: current.to_json_string(),
+            },
+            other => other,
+        }
+    }
+}
+
+/// Whether a link's query carries its scenario as JSON (`j=`), which only the course's bundle
+/// of the page reads (see [`Codec::TOML`]).
+pub fn carries_json(query: &str) -> bool {
+    query.split('&').any(|f| f.starts_with("j="))
 }
 
 /// Percent-encodes everything but unreserved characters, so a value never carries `&`, `=`
@@ -247,6 +279,7 @@ impl Link {
                 );
             }
             Source::Custom { toml } => fields.push(format!("c={}", pack(toml))),
+            Source::Json { json } => fields.push(format!("j={}", pack(json))),
         }
         if self.playhead_us > 0 {
             fields.push(format!("t={}", self.playhead_us));
@@ -282,6 +315,7 @@ impl Link {
         let mut file = None;
         let mut edits = Vec::new();
         let mut custom = None;
+        let mut json = None;
         let mut link = Link {
             version: 0,
             source: Source::Custom {
@@ -319,6 +353,7 @@ impl Link {
                     );
                 }
                 "c" => custom = Some(unpack(value)?),
+                "j" => json = Some(unpack(value)?),
                 "t" => link.playhead_us = number("the playhead")?,
                 "z" => link.zoom = number("the zoom")?.clamp(1, 64) as u32,
                 "o" => link.own_order = value == "1",
@@ -344,11 +379,12 @@ impl Link {
         }
         link.version = version.ok_or_else(|| bad("the link has no format version (v=)"))?;
         link.digest = digest.ok_or_else(|| bad("the link has no trace digest (d=)"))?;
-        link.source = match (file, custom) {
-            (Some(file), None) => Source::Builtin { file, edits },
-            (None, Some(toml)) if edits.is_empty() => Source::Custom { toml },
-            (None, None) => return Err(bad("the link names no scenario (b= or c=)")),
-            _ => return Err(bad("the link has both a built-in and a custom scenario")),
+        link.source = match (file, custom, json) {
+            (Some(file), None, None) => Source::Builtin { file, edits },
+            (None, Some(toml), None) if edits.is_empty() => Source::Custom { toml },
+            (None, None, Some(json)) if edits.is_empty() => Source::Json { json },
+            (None, None, None) => return Err(bad("the link names no scenario (b=, c= or j=)")),
+            _ => return Err(bad("the link has more than one scenario")),
         };
         Ok(link)
     }

@@ -58,7 +58,7 @@ pub fn embed_view(p: &EmbedProps) -> Html {
     let app = {
         let parsed = Rc::clone(&parsed);
         use_reducer(move || {
-            let app = ui::App::open(ui::DEFAULT_SOURCE);
+            let app = ui::App::open_with(ui::Codec::EMBED, ui::DEFAULT_SOURCE);
             let app = match &*parsed {
                 Ok(e) => app.reduce(Action::OpenLink(e.link.clone())),
                 Err(e) => app.reduce(Action::LinkFailed(e.0.clone())),
@@ -198,7 +198,7 @@ pub fn embed_view(p: &EmbedProps) -> Html {
     let source = {
         let app = app_rc(&app);
         use_memo(Rc::as_ptr(&app.outcome) as usize, move |_| {
-            crate::ui::share::source_of(&app.source, &app.scenario)
+            crate::ui::share::source_of_with(app.codec, &app.source, &app.scenario)
         })
     };
     let full = format!(

@@ -88,6 +88,7 @@ pub fn start_checker() {
 /// sandbox. It takes over `#app` from the sandbox's bundle if that one is running.
 pub fn start_course() {
     extras::register(full_extras);
+    CODEC.with(|c| c.set(ui::Codec::FULL));
     let document = gloo::utils::document();
     let root = document.create_element("div").expect("a div");
     root.set_id("course-app");
@@ -123,6 +124,10 @@ fn full_extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
 }
 
 thread_local! {
+    /// How the sandbox's app reads scenarios: the course's bundle also reads links whose
+    /// scenario is JSON ([`ui::Codec::FULL`]); the sandbox's leaves those to it.
+    static CODEC: std::cell::Cell<ui::Codec> = const { std::cell::Cell::new(ui::Codec::TOML) };
+
     /// The sandbox's bundle, while it owns the page.
     static SHELL: RefCell<Option<yew::AppHandle<SandboxShell>>> = const { RefCell::new(None) };
 }
@@ -160,9 +165,14 @@ pub fn sandbox_shell() -> Html {
             move || drop(listener)
         });
     }
-    // The sandbox, a permalink's run and the embed view are this bundle's; everything else is
-    // the course's.
-    let wants_course = !matches!(*route, Route::Sandbox | Route::Run(_) | Route::Embed(_));
+    // The sandbox and a permalink's run are this bundle's (the embed view reloads the page for
+    // its own); everything else is the course's, including a link whose scenario is JSON,
+    // which only the course's bundle reads.
+    let wants_course = match &*route {
+        Route::Sandbox | Route::Embed(_) => false,
+        Route::Run(query) => ui::share::carries_json(query),
+        _ => true,
+    };
     {
         let failed = failed.clone();
         use_effect_with(wants_course, move |wants| {
@@ -421,9 +431,13 @@ pub fn sandbox(p: &SandboxProps) -> Html {
     let handed = use_memo((), |_| extras::take());
     let app = use_reducer({
         let handed = Rc::clone(&handed);
-        move || match &*handed {
-            Some(h) => ui::App::resume(&h.saved, &h.view, h.linked),
-            None => initial_state(),
+        move || {
+            let mut app = match &*handed {
+                Some(h) => ui::App::resume(&h.saved, &h.view, h.linked),
+                None => initial_state(),
+            };
+            app.codec = CODEC.with(std::cell::Cell::get);
+            app
         }
     });
     let dispatch = app.dispatcher();

@@ -193,7 +193,7 @@ pub fn share_panel(p: &ShareProps) -> Html {
         let app = Rc::clone(app);
         use_memo(
             (app.source.clone(), Rc::as_ptr(&app.outcome) as usize),
-            move |_| crate::ui::share::source_of(&app.source, &app.scenario),
+            move |_| crate::ui::share::source_of_with(app.codec, &app.source, &app.scenario),
         )
     };
     let current = app.link_from((*source).clone());
@@ -205,8 +205,11 @@ pub fn share_panel(p: &ShareProps) -> Html {
         .filter(|o| !o.is_empty())
         .collect();
     let bad_origin = origin_list.iter().find(|o| !valid_origin(o)).cloned();
+    // The embed view reads no TOML, so a custom scenario goes to it as JSON.
+    let mut for_embed = current.clone();
+    for_embed.source = for_embed.source.for_embed(&app.scenario);
     let embed = Embed {
-        link: current.clone(),
+        link: for_embed,
         controls: (*chosen).clone(),
         origins: origin_list
             .iter()

@@ -522,3 +522,102 @@ mod app {
         assert!(next.notice.unwrap().contains("timeline (SVG)"));
     }
 }
+
+/// The embed view reads no TOML: it opens the shipped scenarios from their JSON form, and a
+/// custom scenario travels to and from it as JSON (`j=`). The sandbox's own bundle leaves such
+/// links to the full app; everything else opens the same run whichever reader it goes through.
+mod codecs {
+    use lockstep::builtin;
+    use lockstep::ui::share::{self, Link, Source};
+    use lockstep::ui::{Action, App, Codec, BLANK, BLANK_JSON, BLANK_TOML};
+    use lockstep::Scenario;
+
+    #[test]
+    fn every_shipped_scenario_reads_the_same_from_its_json() {
+        for b in builtin::ALL {
+            assert_eq!(
+                Scenario::from_json_str(b.json).unwrap(),
+                Scenario::from_toml_str(b.toml).unwrap(),
+                "{}",
+                b.file
+            );
+        }
+        assert_eq!(
+            Scenario::from_json_str(BLANK_JSON).unwrap(),
+            Scenario::from_toml_str(BLANK_TOML).unwrap()
+        );
+        for source in builtin::ALL.iter().map(|b| b.file).chain([BLANK]) {
+            let (a, b) = (
+                App::open_with(Codec::TOML, source),
+                App::open_with(Codec::EMBED, source),
+            );
+            assert_eq!(a.scenario, b.scenario, "{source}");
+            assert_eq!(a.outcome.digest, b.outcome.digest, "{source}");
+        }
+    }
+
+    #[test]
+    fn a_toggled_builtin_opens_alike_in_the_embed_and_the_app() {
+        let app = App::open("05-fencing.toml").reduce(Action::NewSeed);
+        let link = Link::from_fragment(&app.link().to_fragment()).unwrap();
+        assert!(matches!(link.source, Source::Builtin { .. }));
+        let embed =
+            App::open_with(Codec::EMBED, "01-two-services.toml").reduce(Action::OpenLink(link));
+        assert_eq!(embed.notice, None);
+        assert_eq!(embed.outcome.digest, app.outcome.digest);
+        // And back: the embed's own link for it is the same built-in with the same change.
+        assert_eq!(embed.link().source, app.link().source);
+    }
+
+    #[test]
+    fn a_custom_scenario_travels_as_json_between_the_embed_and_the_full_app() {
+        let mut s = crate::scenario("06");
+        s.name = "Our own partition".into();
+        let app = App::open("06-partition.toml").reduce(Action::Show {
+            scenario: Box::new(s.clone()),
+            notice: String::new(),
+        });
+        // The app's link carries TOML; the embed code turns it into JSON.
+        let toml_link = app.link();
+        assert!(matches!(toml_link.source, Source::Custom { .. }));
+        let mut json_link = toml_link.clone();
+        json_link.source = json_link.source.for_embed(&app.scenario);
+        let fragment = json_link.to_fragment();
+        assert!(fragment.contains("&j="), "{fragment}");
+        assert!(share::carries_json(fragment.trim_start_matches("#/run?")));
+        assert!(!share::carries_json(
+            toml_link.to_fragment().trim_start_matches("#/run?")
+        ));
+
+        let embed = App::open_with(Codec::EMBED, "01-two-services.toml").reduce(
+            Action::OpenLink(Link::from_fragment(&fragment).unwrap()),
+        );
+        assert_eq!(embed.notice, None);
+        assert_eq!(embed.scenario, s);
+        assert_eq!(embed.outcome.digest, app.outcome.digest);
+        // "Open in the full app" carries JSON too, and the full app reads it.
+        let back = embed.link();
+        assert!(matches!(back.source, Source::Json { .. }));
+        let full = App::open_with(Codec::FULL, "01-two-services.toml").reduce(Action::OpenLink(
+            Link::from_fragment(&back.to_fragment()).unwrap(),
+        ));
+        assert_eq!(full.notice, None);
+        assert_eq!(full.scenario, s);
+        assert_eq!(
+            full.text,
+            s.to_toml_string(),
+            "the editor shows it as TOML"
+        );
+
+        // The sandbox's own reader refuses JSON, and the embed's refuses TOML, each saying
+        // where the link opens.
+        let sandbox = App::open("01-two-services.toml")
+            .reduce(Action::OpenLink(Link::from_fragment(&fragment).unwrap()));
+        assert!(sandbox.notice.unwrap().contains("full app"));
+        let embed = App::open_with(Codec::EMBED, "01-two-services.toml")
+            .reduce(Action::OpenLink(toml_link));
+        let notice = embed.notice.unwrap();
+        assert!(notice.contains("JSON (j=)") && notice.contains("full app"), "{notice}");
+        assert_eq!(embed.scenario, App::open("01-two-services.toml").scenario);
+    }
+}
