@@ -8,10 +8,10 @@ import { LOCKSTEP, SCENARIO_DIR } from '../lib/cli.mjs';
 
 const BUNDLES = ['app', 'course', 'embed'];
 
-/** Records which of the page's bundles' wasm files the browser fetches. */
-function watchBundles(ctx) {
+/** Records which of the page's bundles' wasm files the browser fetches (in `page`, or the test's). */
+function watchBundles(ctx, page = ctx.page) {
   const fetched = [];
-  ctx.page.on('request', (r) => {
+  page.on('request', (r) => {
     const m = /\/(\w+)_bg\.wasm$/.exec(new URL(r.url()).pathname);
     if (m && BUNDLES.includes(m[1])) fetched.push(m[1]);
   });
@@ -67,6 +67,46 @@ export const tests = [
       // A sandbox address typed into the embed's page loads the sandbox's bundle instead.
       await ctx.page.evaluate(() => { location.hash = '#/sandbox'; });
       await until(async () => fetched.includes('app') && (await ctx.exists('#editor')), 'the sandbox after the embed');
+    },
+  },
+  {
+    name: 'bundles::a_custom_scenario_embeds_as_json_and_opens_in_the_full_app',
+    async run(ctx) {
+      await ctx.open('#/sandbox');
+      await ctx.pickScenario('06-partition.toml');
+      const text = await ctx.value('#editor');
+      await ctx.setInputValue('#editor', text.replace(/^name\s*=.*$/m, 'name = "Our own partition"'));
+      await ctx.settle();
+      await ctx.unfold('share', '#embed-code');
+      const headline = await ctx.text('#verdict-headline');
+      const snippet = await ctx.value('#embed-code');
+      const src = /src="([^"]+)"/.exec(snippet)[1].replaceAll('&amp;', '&');
+      assert(/[?&]j=/.test(src) && !/[?&]c=/.test(src), `the embed carries the scenario as JSON: ${src}`);
+      const digest = new URL(src.replace('#/embed?', '?')).searchParams.get('d');
+
+      // Each address opens in a fresh page, as a reader's browser would open it.
+      const ready = (page) => page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      const embed = await ctx.context.newPage();
+      const fetchedEmbed = watchBundles(ctx, embed);
+      await embed.goto(`${ctx.baseURL}${src.slice(src.indexOf('#'))}`, { waitUntil: 'load' });
+      await ready(embed);
+      await embed.waitForSelector('#embed-headline');
+      assertEqual(await embed.$('#notice'), null, 'the embed opened it without a notice');
+      const strip = (t) => t.replace(/^[✓✗]\s*/, '').trim();
+      assertEqual(strip(await embed.textContent('#embed-headline')), strip(headline), 'the same verdict in the embed');
+      assertEqual(JSON.stringify(fetchedEmbed), '["embed"]', "the embed's bundle only");
+
+      const href = await embed.getAttribute('#open-full', 'href');
+      assert(/[?&]j=/.test(href) && href.includes(`d=${digest}`), href);
+      const full = await ctx.context.newPage();
+      const fetchedFull = watchBundles(ctx, full);
+      await full.goto(href, { waitUntil: 'load' });
+      await ready(full);
+      await full.waitForSelector('#verdict-headline');
+      assertEqual(JSON.stringify(fetchedFull), '["course"]', 'a JSON link opens in the course bundle');
+      assertEqual(await full.$('#notice'), null, 'the same run: no notice');
+      assertEqual(strip(await full.textContent('#verdict-headline')), strip(headline), 'the same verdict in the full app');
+      assert((await full.$eval('#editor', (e) => e.value)).includes('name = "Our own partition"'), 'the editor shows it as TOML');
     },
   },
 ];
