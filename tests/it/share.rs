@@ -589,9 +589,8 @@ mod codecs {
             toml_link.to_fragment().trim_start_matches("#/run?")
         ));
 
-        let embed = App::open_with(Codec::EMBED, "01-two-services.toml").reduce(
-            Action::OpenLink(Link::from_fragment(&fragment).unwrap()),
-        );
+        let embed = App::open_with(Codec::EMBED, "01-two-services.toml")
+            .reduce(Action::OpenLink(Link::from_fragment(&fragment).unwrap()));
         assert_eq!(embed.notice, None);
         assert_eq!(embed.scenario, s);
         assert_eq!(embed.outcome.digest, app.outcome.digest);
@@ -603,11 +602,7 @@ mod codecs {
         ));
         assert_eq!(full.notice, None);
         assert_eq!(full.scenario, s);
-        assert_eq!(
-            full.text,
-            s.to_toml_string(),
-            "the editor shows it as TOML"
-        );
+        assert_eq!(full.text, s.to_toml_string(), "the editor shows it as TOML");
 
         // The sandbox's own reader refuses JSON, and the embed's refuses TOML, each saying
         // where the link opens.
@@ -617,7 +612,10 @@ mod codecs {
         let embed = App::open_with(Codec::EMBED, "01-two-services.toml")
             .reduce(Action::OpenLink(toml_link));
         let notice = embed.notice.unwrap();
-        assert!(notice.contains("JSON (j=)") && notice.contains("full app"), "{notice}");
+        assert!(
+            notice.contains("JSON (j=)") && notice.contains("full app"),
+            "{notice}"
+        );
         assert_eq!(embed.scenario, App::open("01-two-services.toml").scenario);
     }
 }
