@@ -189,6 +189,12 @@ pub fn sandbox_shell() -> Html {
     if matches!(*route, Route::Embed(_)) {
         return reload();
     }
+    // What the course's bundle is being loaded for: a link's run, or the lessons.
+    let (what, it) = if matches!(*route, Route::Run(_)) {
+        ("full app, which opens this link,", "it")
+    } else {
+        ("lessons", "them")
+    };
     html! {
         <>
         <Defs />
@@ -197,11 +203,11 @@ pub fn sandbox_shell() -> Html {
             <main id="main">
                 if let Some(why) = &*failed {
                     <p id="course-error" class="errors has-errors" role="alert">
-                        { format!("The lessons could not be loaded ({why}). The sandbox works without them: ") }
+                        { format!("The {what} could not be loaded ({why}). The sandbox works without {it}: ") }
                         <a href="#/sandbox">{ "open the sandbox" }</a>{ "." }
                     </p>
                 } else {
-                    <p class="loading" role="status">{ "Loading the lessons…" }</p>
+                    <p class="loading" role="status">{ format!("Loading the {what}…") }</p>
                 }
             </main>
         } else {
