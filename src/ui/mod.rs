@@ -995,6 +995,21 @@ impl App {
         if saved.text != app.text {
             app = app.reduce(Action::Edit(saved.text.clone()));
         }
+        // A text with errors leaves the source's own run in place, but the run shown was the
+        // last valid scenario, which the view's link carries: that run goes on, with the text
+        // and its errors as they were.
+        if !app.errors.is_empty() {
+            if let Ok(last) = view.source.scenario_with(app.codec) {
+                if last != app.scenario {
+                    let text = std::mem::take(&mut app.text);
+                    let errors = std::mem::take(&mut app.errors);
+                    app.text = (app.codec.write)(&last);
+                    app.set_scenario(last);
+                    app.text = text;
+                    app.errors = errors;
+                }
+            }
+        }
         let mut app = app.with_view(view);
         app.linked = linked;
         app

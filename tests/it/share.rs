@@ -510,6 +510,42 @@ mod app {
         assert!(failed.notice.unwrap().contains("no trace digest"));
     }
 
+    /// The sandbox's bundle hands the page over to the course's with the saved source and text
+    /// and the view's link; the course's app goes on with the same run, seen the same way.
+    #[test]
+    fn a_resumed_app_goes_on_where_the_other_left_off() {
+        let left = App::open("05-fencing.toml")
+            .reduce(Action::NewSeed)
+            .reduce(Action::Zoom(4))
+            .reduce(Action::OwnOrder(true));
+        let left = left.reduce(Action::Seek(left.outcome.end / 3));
+        let resumed = App::resume(&left.saved(), &left.link(), false);
+        assert_eq!(resumed.scenario, left.scenario);
+        assert_eq!(resumed.outcome.events, left.outcome.events);
+        assert_eq!(resumed.text, left.text);
+        assert_eq!(
+            (
+                resumed.zoom,
+                resumed.own_order,
+                resumed.time,
+                resumed.linked
+            ),
+            (4, true, left.time, false)
+        );
+        assert_eq!(resumed.notice, None);
+
+        // A text with errors keeps showing the last valid run, not the source's own.
+        let broken = left.reduce(Action::Edit(format!("{}\nnot toml at all", left.text)));
+        assert!(!broken.errors.is_empty());
+        assert_eq!(broken.scenario, left.scenario);
+        let resumed = App::resume(&broken.saved(), &broken.link(), true);
+        assert_eq!(resumed.scenario, left.scenario);
+        assert_eq!(resumed.outcome.events, left.outcome.events);
+        assert_eq!(resumed.text, broken.text);
+        assert_eq!(resumed.errors, broken.errors);
+        assert!(resumed.linked);
+    }
+
     #[test]
     fn an_imported_scenario_replaces_the_run() {
         let app = App::open("05-fencing.toml");
