@@ -12,10 +12,14 @@
 // (d) gzip -9 size of the first load (the sandbox's app.js + app_bg.wasm), and of the bundles
 //     loaded on demand (the course's, the lesson checker's);
 // (e) navigation to the embed view -> its headline and timeline painted, median of 5;
-// (f) a sweep of 10,000 runs of a shipped scenario in the lab's worker.
+// (f) a sweep of 10,000 runs of a shipped scenario in the lab's worker;
+// (g) moving from one lesson step to the next through its link, for every step of every shipped
+//     lesson: from the address changing to the new step painted (its title set, two frames),
+//     the slowest and the median, against 100 ms.
 // Targets (interactive < 1 s, toggle < 100 ms, scrub < 16 ms a frame, < 400 KB gzipped, embed
 // < 500 ms, sweep < 3 s) can be changed with BENCH_READY_MS, BENCH_TOGGLE_MS,
-// BENCH_FRAME_MEDIAN_MS, BENCH_FRAME_P95_MS, BENCH_GZIP_KB, BENCH_EMBED_MS and BENCH_SWEEP_MS.
+// BENCH_FRAME_MEDIAN_MS, BENCH_FRAME_P95_MS, BENCH_GZIP_KB, BENCH_EMBED_MS, BENCH_SWEEP_MS and
+// BENCH_STEP_MS.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -31,6 +35,7 @@ const TARGET = {
   gzipKB: Number(process.env.BENCH_GZIP_KB || 400),
   embedMs: Number(process.env.BENCH_EMBED_MS || 500),
   sweepMs: Number(process.env.BENCH_SWEEP_MS || 3000),
+  stepMs: Number(process.env.BENCH_STEP_MS || 100),
 };
 const LOADS = 5;
 const TOGGLES = 10;
@@ -103,6 +108,44 @@ async function embedToReady(browser, url) {
  * length at five values, 2,000 seeds each. Time from the click to the worker's answer, and
  * the longest task the main thread ran meanwhile.
  */
+/**
+ * Every step of every shipped lesson, in course order, entered through its link from the step
+ * before it: the time until the new step is painted.
+ */
+async function stepTimes(browser, url) {
+  const lessons = JSON.parse(fs.readFileSync(path.join(dist, 'lessons.json'), 'utf8')).lessons;
+  const places = lessons.flatMap((l) => l.steps.map((s) => ({ hash: `#/lessons/${l.id}/${s.id}`, title: `${s.title} · ${l.title} · Lockstep` })));
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  try {
+    await page.goto(`${url}${places[0].hash}`);
+    await waitReady(page);
+    await page.waitForFunction((t) => document.title === t, places[0].title, { timeout: 30000 });
+    const times = [];
+    for (const p of places.slice(1)) {
+      const t = await page.evaluate(async ({ hash, title }) => {
+        const frame = () => new Promise((r) => requestAnimationFrame(r));
+        const macrotask = () => new Promise((r) => { const c = new MessageChannel(); c.port1.onmessage = () => r(); c.port2.postMessage(0); });
+        const t0 = performance.now();
+        location.hash = hash;
+        while (document.title !== title) {
+          if (performance.now() > t0 + 30000) return null;
+          await macrotask();
+        }
+        await frame();
+        await frame();
+        return performance.now() - t0;
+      }, p);
+      if (t === null) throw new Error(`${p.hash} did not open within 30 s`);
+      times.push({ hash: p.hash, ms: t });
+      await page.waitForTimeout(50);
+    }
+    return times;
+  } finally {
+    await context.close();
+  }
+}
+
 async function sweepTime(browser, url) {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -342,6 +385,13 @@ async function main() {
       report('(f) sweep of 10,000 runs (05-fencing) in the lab worker', ms(t), `<= ${TARGET.sweepMs} ms`, t <= TARGET.sweepMs, `longest main-thread task meanwhile ${ms(longest)}`);
     } catch (e) {
       report('(f) sweep of 10,000 runs', 'error', `<= ${TARGET.sweepMs} ms`, false, e.message.split('\n')[0]);
+    }
+    try {
+      const times = await stepTimes(browser, server.url);
+      const slowest = times.reduce((a, b) => (b.ms > a.ms ? b : a));
+      report(`(g) next lesson step painted, slowest of ${times.length}`, ms(slowest.ms), `<= ${TARGET.stepMs} ms`, slowest.ms <= TARGET.stepMs, `${slowest.hash}; median ${ms(median(times.map((t) => t.ms)))}`);
+    } catch (e) {
+      report('(g) next lesson step painted', 'error', `<= ${TARGET.stepMs} ms`, false, e.message.split('\n')[0]);
     }
     try {
       const { selector, times } = await toggleTimes(browser, server.url);
