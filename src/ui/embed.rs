@@ -70,6 +70,12 @@ pub fn valid_origin(origin: &str) -> bool {
 impl Embed {
     /// Reads an embed address's query (what follows `#/embed?`).
     pub fn from_query(query: &str) -> Result<Embed, LinkError> {
+        Embed::from_query_with(crate::ui::Codec::EMBED, query)
+    }
+
+    /// [`Embed::from_query`], checking the listed controls against the scenario as `codec`
+    /// reads it.
+    pub fn from_query_with(codec: crate::ui::Codec, query: &str) -> Result<Embed, LinkError> {
         let mut rest = Vec::new();
         let mut controls = Vec::new();
         let mut origins = Vec::new();
@@ -109,7 +115,7 @@ impl Embed {
             }
         }
         let link = Link::from_query(&rest.join("&"))?;
-        if let Ok(s) = link.source.scenario_with(crate::ui::Codec::EMBED) {
+        if let Ok(s) = link.source.scenario_with(codec) {
             if let Some(problem) = controls.iter().find_map(|c| c.problem(&s)) {
                 return Err(LinkError(format!("the embed's controls: {problem}")));
             }

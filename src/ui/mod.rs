@@ -83,7 +83,7 @@ pub struct Codec {
     /// Reads a link's scenario written as JSON (`j=`).
     pub json: fn(&str) -> Result<Scenario, ScenarioErrors>,
     /// A custom scenario as a link carries it: TOML (`c=`, the editor's form) or JSON (`j=`,
-    /// which every bundle reads).
+    /// the only form the embed view reads).
     pub custom: fn(&Scenario) -> share::Source,
     /// The codec's name, for debugging output.
     pub name: &'static str,
@@ -489,6 +489,19 @@ pub enum Action {
     },
     /// What only the lesson view does: open a place, check an exercise, reveal a hint.
     Lesson(LessonAction),
+}
+
+/// Where a copy of the app left off, for another copy to go on from ([`App::resume`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeftOff {
+    pub saved: Saved,
+    /// The last valid text, whose run is shown while the text has errors.
+    pub valid_text: String,
+    /// The view: scenario, playhead, zoom, each service's own order and the comparison.
+    pub view: share::Link,
+    pub linked: bool,
+    pub speed: f64,
+    pub legend: bool,
 }
 
 /// What the app saves between visits.
@@ -986,32 +999,34 @@ impl App {
         next
     }
 
-    /// The app as another copy of it left off: the same source and text (so the same run, and
-    /// the same Reset), seen the way `view` says, saved or not as that copy was. This is how
-    /// the page's small first bundle hands the page over to the full one without the user
-    /// noticing anything but the panel they opened.
-    pub fn resume(saved: &Saved, view: &share::Link, linked: bool) -> App {
-        let mut app = App::open(&saved.source);
-        if saved.text != app.text {
-            app = app.reduce(Action::Edit(saved.text.clone()));
+    /// What another copy of the app needs to go on where this one is ([`App::resume`]).
+    pub fn left_off(&self) -> LeftOff {
+        LeftOff {
+            saved: self.saved(),
+            valid_text: self.valid_text.clone(),
+            view: self.link(),
+            linked: self.linked,
+            speed: self.speed,
+            legend: self.legend,
         }
-        // A text with errors leaves the source's own run in place, but the run shown was the
-        // last valid scenario, which the view's link carries: that run goes on, with the text
-        // and its errors as they were.
-        if !app.errors.is_empty() {
-            if let Ok(last) = view.source.scenario_with(app.codec) {
-                if last != app.scenario {
-                    let text = std::mem::take(&mut app.text);
-                    let errors = std::mem::take(&mut app.errors);
-                    app.text = (app.codec.write)(&last);
-                    app.set_scenario(last);
-                    app.text = text;
-                    app.errors = errors;
-                }
+    }
+
+    /// The app as another copy of it left off: the same source, text and last valid text (so
+    /// the same run, errors and Reset), seen the way its view says, saved or not as that copy
+    /// was. This is how the page's small first bundle hands the page over to the full one.
+    pub fn resume(l: &LeftOff) -> App {
+        let mut app = App::open(&l.saved.source);
+        // The last valid text, then the text: a text with errors leaves the run of the last
+        // valid one, as it did in the copy that handed over.
+        for text in [&l.valid_text, &l.saved.text] {
+            if *text != app.text {
+                app = app.reduce(Action::Edit(text.clone()));
             }
         }
-        let mut app = app.with_view(view);
-        app.linked = linked;
+        let mut app = app.with_view(&l.view);
+        app.linked = l.linked;
+        app.speed = l.speed;
+        app.legend = l.legend;
         app
     }
 

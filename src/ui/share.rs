@@ -201,6 +201,12 @@ pub fn carries_json(query: &str) -> bool {
     query.split('&').any(|f| f.starts_with("j="))
 }
 
+/// Whether a link's query carries its scenario as TOML (`c=`), which the embed view's bundle
+/// does not read.
+pub fn carries_toml(query: &str) -> bool {
+    query.split('&').any(|f| f.starts_with("c="))
+}
+
 /// Percent-encodes everything but unreserved characters, so a value never carries `&`, `=`
 /// or `#` into the fragment.
 pub fn escape(text: &str) -> String {

@@ -51,14 +51,15 @@ fn summary(app: &ui::App) -> VerdictSummary {
 
 #[function_component(EmbedView)]
 pub fn embed_view(p: &EmbedProps) -> Html {
-    let parsed = use_memo(p.query.clone(), |q| Embed::from_query(q));
+    let codec = super::codec_or(ui::Codec::EMBED);
+    let parsed = use_memo(p.query.clone(), move |q| Embed::from_query_with(codec, q));
     // The run opens from the address before the first paint, so the first picture (and the
     // first message to the host) is already the linked run, at its end: many readers never
     // press anything.
     let app = {
         let parsed = Rc::clone(&parsed);
         use_reducer(move || {
-            let app = ui::App::open_with(ui::Codec::EMBED, ui::DEFAULT_SOURCE);
+            let app = ui::App::open_with(codec, ui::DEFAULT_SOURCE);
             let app = match &*parsed {
                 Ok(e) => app.reduce(Action::OpenLink(e.link.clone())),
                 Err(e) => app.reduce(Action::LinkFailed(e.0.clone())),

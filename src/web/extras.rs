@@ -87,24 +87,33 @@ const KEY: &str = "lockstepHandOver";
 /// What the course's bundle needs to go on where the sandbox's bundle stopped.
 pub struct HandOver {
     pub extra: Extra,
-    pub saved: ui::Saved,
-    pub view: Link,
-    pub linked: bool,
+    pub left: ui::LeftOff,
 }
 
+/// Leaves the hand-over for the course's bundle: written when a panel is unfolded, and again
+/// at every change while that bundle loads, so that nothing done meanwhile is lost.
 fn write(extra: Extra, app: &ui::App) {
-    let saved = app.saved();
+    let l = app.left_off();
     let parts = js_sys::Array::new();
     for s in [
         extra.id(),
-        saved.source.as_str(),
-        saved.text.as_str(),
-        if app.linked { "linked" } else { "" },
-        app.link().to_query().as_str(),
+        l.saved.source.as_str(),
+        l.saved.text.as_str(),
+        l.valid_text.as_str(),
+        if l.linked { "linked" } else { "" },
+        l.view.to_query().as_str(),
+        l.speed.to_string().as_str(),
+        if l.legend { "legend" } else { "" },
     ] {
         parts.push(&JsValue::from_str(s));
     }
     let _ = js_sys::Reflect::set(&gloo::utils::window(), &JsValue::from_str(KEY), &parts);
+}
+
+/// Drops a hand-over that no bundle will take (the course's failed to load), so that no later
+/// sandbox resumes from it.
+pub fn forget() {
+    let _ = js_sys::Reflect::delete_property(&gloo::utils::window(), &JsValue::from_str(KEY));
 }
 
 /// Takes the hand-over, if the sandbox's bundle left one; a second call finds none.
@@ -112,17 +121,22 @@ pub fn take() -> Option<HandOver> {
     let window = gloo::utils::window();
     let key = JsValue::from_str(KEY);
     let value = js_sys::Reflect::get(&window, &key).ok()?;
-    let _ = js_sys::Reflect::delete_property(&window, &key);
+    forget();
     let parts: js_sys::Array = value.dyn_into().ok()?;
     let part = |i: u32| parts.get(i).as_string();
     Some(HandOver {
         extra: Extra::from_id(&part(0)?)?,
-        saved: ui::Saved {
-            source: part(1)?,
-            text: part(2)?,
+        left: ui::LeftOff {
+            saved: ui::Saved {
+                source: part(1)?,
+                text: part(2)?,
+            },
+            valid_text: part(3)?,
+            linked: part(4)? == "linked",
+            view: Link::from_query(&part(5)?).ok()?,
+            speed: part(6)?.parse().ok()?,
+            legend: part(7)? == "legend",
         },
-        linked: part(3)? == "linked",
-        view: Link::from_query(&part(4)?).ok()?,
     })
 }
 
@@ -168,6 +182,10 @@ enum Fold {
 #[function_component(Folded)]
 fn folded(p: &FoldedProps) -> Html {
     let state = use_state(|| Fold::Folded);
+    // Whatever the user does while the course's bundle loads goes with the page.
+    if matches!(*state, Fold::Loading) {
+        write(p.extra, &p.app);
+    }
     let ontoggle = {
         let state = state.clone();
         let app = Rc::clone(&p.app);
@@ -184,6 +202,7 @@ fn folded(p: &FoldedProps) -> Html {
             let state = state.clone();
             yew::platform::spawn_local(async move {
                 if let Err(why) = super::load_course_bundle().await {
+                    forget();
                     state.set(Fold::Failed(why));
                 }
             });
@@ -195,7 +214,7 @@ fn folded(p: &FoldedProps) -> Html {
             { match &*state {
                 Fold::Folded | Fold::Loading => html! { <p class="loading" role="status">{ "Loading…" }</p> },
                 Fold::Failed(why) => html! {
-                    <p class="errors has-errors" role="alert">{ format!("This panel could not be loaded ({why}). Everything above works without it.") }</p>
+                    <p class="errors has-errors" role="alert">{ format!("This panel could not be loaded ({why}). The rest of the sandbox works without it.") }</p>
                 },
             } }
         </details>

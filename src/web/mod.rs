@@ -88,7 +88,12 @@ pub fn start_checker() {
 /// sandbox. It takes over `#app` from the sandbox's bundle if that one is running.
 pub fn start_course() {
     extras::register(full_extras);
-    CODEC.with(|c| c.set(ui::Codec::FULL));
+    // A hand-over is for the sandbox the user was in; if the address has moved on (to a lesson,
+    // while the bundle loaded), no later visit to the sandbox should resume from it.
+    if !matches!(current_route(), Route::Sandbox | Route::Run(_)) {
+        extras::forget();
+    }
+    CODEC.with(|c| c.set(Some(ui::Codec::FULL)));
     let document = gloo::utils::document();
     let root = document.create_element("div").expect("a div");
     root.set_id("course-app");
@@ -112,6 +117,12 @@ pub fn start_course() {
     }
 }
 
+/// The codec the bundle set, or the view's own. A view names its own default, so that a
+/// bundle links only the readers its views use.
+fn codec_or(own: ui::Codec) -> ui::Codec {
+    CODEC.with(std::cell::Cell::get).unwrap_or(own)
+}
+
 /// The sandbox's heavier panels, which only the course's bundle carries ([`extras`]).
 fn full_extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
     html! {
@@ -124,9 +135,10 @@ fn full_extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
 }
 
 thread_local! {
-    /// How the sandbox's app reads scenarios: the course's bundle also reads links whose
-    /// scenario is JSON ([`ui::Codec::FULL`]); the sandbox's leaves those to it.
-    static CODEC: std::cell::Cell<ui::Codec> = const { std::cell::Cell::new(ui::Codec::TOML) };
+    /// How the apps read scenarios, when the bundle says: the course's reads everything
+    /// ([`ui::Codec::FULL`]). Otherwise the sandbox reads TOML ([`codec_or`]) and leaves links
+    /// whose scenario is JSON to the course's bundle, and the embed view reads only JSON.
+    static CODEC: std::cell::Cell<Option<ui::Codec>> = const { std::cell::Cell::new(None) };
 
     /// The sandbox's bundle, while it owns the page.
     static SHELL: RefCell<Option<yew::AppHandle<SandboxShell>>> = const { RefCell::new(None) };
@@ -190,10 +202,13 @@ pub fn sandbox_shell() -> Html {
         return reload();
     }
     // What the course's bundle is being loaded for: a link's run, or the lessons.
-    let (what, it) = if matches!(*route, Route::Run(_)) {
-        ("full app, which opens this link,", "it")
+    let (loading, failed_what) = if matches!(*route, Route::Run(_)) {
+        (
+            "Loading the full app, which opens this link…",
+            "The full app, which opens this link, could not be loaded",
+        )
     } else {
-        ("lessons", "them")
+        ("Loading the lessons…", "The lessons could not be loaded")
     };
     html! {
         <>
@@ -203,11 +218,11 @@ pub fn sandbox_shell() -> Html {
             <main id="main">
                 if let Some(why) = &*failed {
                     <p id="course-error" class="errors has-errors" role="alert">
-                        { format!("The {what} could not be loaded ({why}). The sandbox works without {it}: ") }
+                        { format!("{failed_what} ({why}). The sandbox works without it: ") }
                         <a href="#/sandbox">{ "open the sandbox" }</a>{ "." }
                     </p>
                 } else {
-                    <p class="loading" role="status">{ format!("Loading the {what}…") }</p>
+                    <p class="loading" role="status">{ loading }</p>
                 }
             </main>
         } else {
@@ -233,7 +248,14 @@ fn embed_shell() -> Html {
     }
     use_effect_with((), |_| mark_ready());
     match &*route {
-        Route::Embed(query) => embed_page(query),
+        Route::Embed(query) if !ui::share::carries_toml(query) => embed_page(query),
+        // An address that reads as no view at all (too long, or misspelt) says so here rather
+        // than loading the page again, which would pick this bundle again.
+        Route::NotFound(_) => html! {
+            <main id="main" class="embed">
+                <p class="errors has-errors" role="alert">{ "This address names no view of Lockstep." }</p>
+            </main>
+        },
         _ => reload(),
     }
 }
@@ -439,10 +461,10 @@ pub fn sandbox(p: &SandboxProps) -> Html {
         let handed = Rc::clone(&handed);
         move || {
             let mut app = match &*handed {
-                Some(h) => ui::App::resume(&h.saved, &h.view, h.linked),
+                Some(h) => ui::App::resume(&h.left),
                 None => initial_state(),
             };
-            app.codec = CODEC.with(std::cell::Cell::get);
+            app.codec = codec_or(ui::Codec::TOML);
             app
         }
     });
@@ -727,8 +749,14 @@ pub fn root() -> Html {
         })
     };
 
-    if matches!(*route, Route::Embed(_)) {
-        return reload();
+    // An embed address whose scenario is TOML is this bundle's to draw (the embed's own bundle
+    // reads only JSON); any other embed address is the embed bundle's.
+    if let Route::Embed(query) = &*route {
+        return if ui::share::carries_toml(query) {
+            embed_page(query)
+        } else {
+            reload()
+        };
     }
     let view = match &*route {
         Route::Sandbox | Route::Run(_) => html! { <Sandbox route={(*route).clone()} /> },

@@ -104,11 +104,6 @@ async function embedToReady(browser, url) {
 }
 
 /**
- * A sweep of 10,000 runs of a shipped scenario in the lab's worker: 05-fencing, its pause's
- * length at five values, 2,000 seeds each. Time from the click to the worker's answer, and
- * the longest task the main thread ran meanwhile.
- */
-/**
  * Every step of every shipped lesson, in course order, entered through its link from the step
  * before it: the time until the new step is painted.
  */
@@ -146,6 +141,11 @@ async function stepTimes(browser, url) {
   }
 }
 
+/**
+ * A sweep of 10,000 runs of a shipped scenario in the lab's worker: 05-fencing, its pause's
+ * length at five values, 2,000 seeds each. Time from the click to the worker's answer, and
+ * the longest task the main thread ran meanwhile.
+ */
 async function sweepTime(browser, url) {
   const context = await browser.newContext();
   const page = await context.newPage();

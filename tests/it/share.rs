@@ -510,16 +510,20 @@ mod app {
         assert!(failed.notice.unwrap().contains("no trace digest"));
     }
 
-    /// The sandbox's bundle hands the page over to the course's with the saved source and text
-    /// and the view's link; the course's app goes on with the same run, seen the same way.
+    /// The sandbox's bundle hands the page over to the course's with where its app left off;
+    /// the course's app goes on with the same run, seen the same way.
     #[test]
     fn a_resumed_app_goes_on_where_the_other_left_off() {
         let left = App::open("05-fencing.toml")
             .reduce(Action::NewSeed)
             .reduce(Action::Zoom(4))
-            .reduce(Action::OwnOrder(true));
+            .reduce(Action::OwnOrder(true))
+            .reduce(Action::SpeedStep(1))
+            .reduce(Action::Legend(false));
+        let flip = lockstep::ui::toggles::flips(&left.scenario)[0].1.clone();
+        let left = left.reduce(Action::Compare(Some(flip.clone())));
         let left = left.reduce(Action::Seek(left.outcome.end / 3));
-        let resumed = App::resume(&left.saved(), &left.link(), false);
+        let resumed = App::resume(&left.left_off());
         assert_eq!(resumed.scenario, left.scenario);
         assert_eq!(resumed.outcome.events, left.outcome.events);
         assert_eq!(resumed.text, left.text);
@@ -532,18 +536,31 @@ mod app {
             ),
             (4, true, left.time, false)
         );
+        assert_eq!((resumed.speed, resumed.legend), (left.speed, false));
+        assert_eq!(
+            resumed.compare.as_ref().map(|c| c.toggle.clone()),
+            Some(flip),
+            "the comparison goes on"
+        );
         assert_eq!(resumed.notice, None);
 
-        // A text with errors keeps showing the last valid run, not the source's own.
-        let broken = left.reduce(Action::Edit(format!("{}\nnot toml at all", left.text)));
+        // The user's own valid text, comments and all, then a text with errors: the run of
+        // the valid one goes on, and discarding the broken edit gives the valid text back.
+        let commented = format!("# my notes\n{}", left.text);
+        let valid = left.reduce(Action::Edit(commented.clone()));
+        assert!(valid.errors.is_empty());
+        let broken = valid.reduce(Action::Edit(format!("{commented}\nnot toml at all")));
         assert!(!broken.errors.is_empty());
         assert_eq!(broken.scenario, left.scenario);
-        let resumed = App::resume(&broken.saved(), &broken.link(), true);
+        let mut l = broken.left_off();
+        l.linked = true;
+        let resumed = App::resume(&l);
         assert_eq!(resumed.scenario, left.scenario);
         assert_eq!(resumed.outcome.events, left.outcome.events);
         assert_eq!(resumed.text, broken.text);
         assert_eq!(resumed.errors, broken.errors);
         assert!(resumed.linked);
+        assert_eq!(resumed.reduce(Action::DiscardEdit).text, commented);
     }
 
     #[test]

@@ -28,7 +28,10 @@ export const tests = [
       await ctx.pickScenario('05-fencing.toml');
       // Move the playhead away from the end and change the scenario, so that the hand-over has
       // something to carry beyond the scenario's name.
-      for (let i = 0; i < 7; i++) await ctx.page.click('#step-back');
+      const max = Number(await ctx.attr('#scrub', 'max'));
+      await ctx.setInputValue('#scrub', String(Math.round(max / 3)));
+      await ctx.settle();
+      assert((await ctx.text('#playhead-verdict')).startsWith('At t='), await ctx.text('#playhead-verdict'));
       const text = await ctx.value('#editor');
       await ctx.setInputValue('#editor', text.replace(/^seed\s*=\s*\d+/m, 'seed = 4242'));
       await until(async () => (await ctx.value('#editor')).includes('seed = 4242'), 'the edit');
@@ -107,6 +110,20 @@ export const tests = [
       assertEqual(await full.$('#notice'), null, 'the same run: no notice');
       assertEqual(strip(await full.textContent('#verdict-headline')), strip(headline), 'the same verdict in the full app');
       assert((await full.$eval('#editor', (e) => e.value)).includes('name = "Our own partition"'), 'the editor shows it as TOML');
+
+      // An embed address with the scenario as TOML (the sandbox's own link form) still works:
+      // the course's bundle, which reads TOML, draws it.
+      const runLink = await ctx.value('#share-link');
+      assert(/[?&]c=/.test(runLink), runLink);
+      const older = await ctx.context.newPage();
+      const fetchedOlder = watchBundles(ctx, older);
+      await older.goto(runLink.replace('#/run?', '#/embed?'), { waitUntil: 'load' });
+      await ready(older);
+      await older.waitForSelector('#embed-headline');
+      assertEqual(await older.$('#notice'), null, 'a TOML embed opens without a notice');
+      assertEqual(strip(await older.textContent('#embed-headline')), strip(headline), 'the same verdict');
+      assertEqual(JSON.stringify(fetchedOlder), '["course"]', 'a TOML embed is drawn by the course bundle');
+      assertEqual(await older.$('header.top'), null, 'as the embed view, without the page header');
     },
   },
 ];
