@@ -11,8 +11,6 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use plotters::prelude::IntoDrawingArea;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
 use super::Dispatch;
@@ -21,31 +19,19 @@ use crate::sweep::{Param, SweepPoint};
 use crate::ui::lab::{self, LabReply, LabRequest};
 use crate::ui::{self, Action};
 
-/// What the worker says once it can take a request.
-const READY: &str = "ready";
 /// How many finished sweeps the page remembers.
 const CACHE_MAX: usize = 16;
 
 /// The worker's side: works each request posted to it through [`lab::work`], posting every
 /// reply as JSON.
 pub fn start_worker() {
-    let scope: web_sys::DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let reply_to = scope.clone();
-    let onmessage =
-        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
-            let text = e.data().as_string().unwrap_or_default();
-            let post = |reply: LabReply| {
-                let json = serde_json::to_string(&reply).unwrap_or_default();
-                let _ = reply_to.post_message(&JsValue::from_str(&json));
-            };
-            match serde_json::from_str::<LabRequest>(&text) {
-                Ok(request) => lab::work(&request, post),
-                Err(e) => post(LabReply::Failed { why: e.to_string() }),
-            }
-        });
-    scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-    onmessage.forget();
-    let _ = scope.post_message(&JsValue::from_str(READY));
+    super::serve_worker(|text, post| {
+        let post = |reply: LabReply| post(&serde_json::to_string(&reply).unwrap_or_default());
+        match serde_json::from_str::<LabRequest>(text) {
+            Ok(request) => lab::work(&request, post),
+            Err(e) => post(LabReply::Failed { why: e.to_string() }),
+        }
+    });
 }
 
 thread_local! {
@@ -89,16 +75,11 @@ impl Running {
 /// Starts a worker for one request; `on_reply` hears every reply. The worker ends with its
 /// last reply (a result or a failure), or when [`Running::cancel`] is called.
 fn spawn(request: String, on_reply: Callback<LabReply>) -> Result<Running, String> {
-    let worker = super::module_worker("./lab_loader.js")?;
-    let onmessage = {
-        let worker = worker.clone();
-        let on_reply = on_reply.clone();
-        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
-            let data = e.data().as_string().unwrap_or_default();
-            if data == READY {
-                let _ = worker.post_message(&JsValue::from_str(&request));
-                return;
-            }
+    let on_error = on_reply.clone();
+    let worker = super::ask_worker(
+        "./lab_loader.js",
+        request,
+        move |worker, data| {
             let reply = serde_json::from_str::<LabReply>(&data)
                 .unwrap_or_else(|e| LabReply::Failed { why: e.to_string() });
             if !matches!(
@@ -108,22 +89,14 @@ fn spawn(request: String, on_reply: Callback<LabReply>) -> Result<Running, Strin
                 worker.terminate();
             }
             on_reply.emit(reply);
-        })
-    };
-    let onerror = {
-        let worker = worker.clone();
-        Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
+        },
+        move |worker| {
             worker.terminate();
-            on_reply.emit(LabReply::Failed {
+            on_error.emit(LabReply::Failed {
                 why: "the lab's worker stopped with an error".into(),
             });
-        })
-    };
-    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-    // The handlers live as long as the worker, which ends when it answers or is cancelled.
-    onmessage.forget();
-    onerror.forget();
+        },
+    )?;
     Ok(Running { worker })
 }
 

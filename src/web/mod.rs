@@ -166,17 +166,8 @@ async fn load_course_bundle() -> Result<(), String> {
 /// other view.
 #[function_component(SandboxShell)]
 pub fn sandbox_shell() -> Html {
-    let route = use_state(current_route);
+    let route = use_route();
     let failed = use_state(|| None::<String>);
-    {
-        let route = route.clone();
-        use_effect_with((), move |_| {
-            let listener = EventListener::new(&gloo::utils::window(), "hashchange", move |_| {
-                route.set(current_route());
-            });
-            move || drop(listener)
-        });
-    }
     // The sandbox and a permalink's run are this bundle's (the embed view reloads the page for
     // its own); everything else is the course's, including a link whose scenario is JSON,
     // which only the course's bundle reads.
@@ -236,16 +227,7 @@ pub fn sandbox_shell() -> Html {
 /// another bundle's, so the page loads again and `index.html` picks that one.
 #[function_component(EmbedShell)]
 fn embed_shell() -> Html {
-    let route = use_state(current_route);
-    {
-        let route = route.clone();
-        use_effect_with((), move |_| {
-            let listener = EventListener::new(&gloo::utils::window(), "hashchange", move |_| {
-                route.set(current_route());
-            });
-            move || drop(listener)
-        });
-    }
+    let route = use_route();
     use_effect_with((), |_| mark_ready());
     match &*route {
         Route::Embed(query) if !ui::share::carries_toml(query) => embed_page(query),
@@ -407,6 +389,22 @@ const LESSONS_URL: &str = "lessons.json";
 /// The route the address bar names now.
 fn current_route() -> Route {
     Route::parse(&gloo::utils::window().location().hash().unwrap_or_default())
+}
+
+/// The route the address names, followed as links, Back and Forward change the fragment.
+#[hook]
+fn use_route() -> UseStateHandle<Route> {
+    let route = use_state(current_route);
+    {
+        let route = route.clone();
+        use_effect_with((), move |_| {
+            let listener = EventListener::new(&gloo::utils::window(), "hashchange", move |_| {
+                route.set(current_route());
+            });
+            move || drop(listener)
+        });
+    }
+    route
 }
 
 /// Goes to a route: the browser records it in its history, so Back returns here.
@@ -607,6 +605,61 @@ pub(crate) fn module_worker(loader: &str) -> Result<web_sys::Worker, String> {
     web_sys::Worker::new_with_options(&url, &options).map_err(|e| format!("{e:?}"))
 }
 
+/// What a worker says once it can take a request.
+const WORKER_READY: &str = "ready";
+
+/// The worker's side of a page worker: answers each request posted to it with `answer`, which
+/// may post any number of replies through the function it is given, then says it is ready.
+pub(crate) fn serve_worker(mut answer: impl FnMut(&str, &dyn Fn(&str)) + 'static) {
+    use wasm_bindgen::closure::Closure;
+    let scope: web_sys::DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let reply_to = scope.clone();
+    let onmessage =
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            let text = e.data().as_string().unwrap_or_default();
+            let post = |reply: &str| {
+                let _ = reply_to.post_message(&wasm_bindgen::JsValue::from_str(reply));
+            };
+            answer(&text, &post);
+        });
+    scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+    onmessage.forget();
+    let _ = scope.post_message(&wasm_bindgen::JsValue::from_str(WORKER_READY));
+}
+
+/// The page's side: starts a worker from `loader`, posts `request` once it is ready, and hands
+/// each reply's text to `on_reply` and a crash to `on_error` (each given the worker, to end
+/// it). The handlers live as long as the worker.
+pub(crate) fn ask_worker(
+    loader: &str,
+    request: String,
+    mut on_reply: impl FnMut(&web_sys::Worker, String) + 'static,
+    mut on_error: impl FnMut(&web_sys::Worker) + 'static,
+) -> Result<web_sys::Worker, String> {
+    use wasm_bindgen::closure::Closure;
+    let worker = module_worker(loader)?;
+    let onmessage = {
+        let worker = worker.clone();
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            let data = e.data().as_string().unwrap_or_default();
+            if data == WORKER_READY {
+                let _ = worker.post_message(&wasm_bindgen::JsValue::from_str(&request));
+            } else {
+                on_reply(&worker, data);
+            }
+        })
+    };
+    let onerror = {
+        let worker = worker.clone();
+        Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| on_error(&worker))
+    };
+    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+    onmessage.forget();
+    onerror.forget();
+    Ok(worker)
+}
+
 /// While playing, advances the playhead by the real time that passed.
 #[hook]
 pub(crate) fn use_ticks(dispatch: Dispatch, playing: bool) {
@@ -627,7 +680,7 @@ pub(crate) fn use_ticks(dispatch: Dispatch, playing: bool) {
 /// the address names.
 #[function_component(Root)]
 pub fn root() -> Html {
-    let route = use_state(current_route);
+    let route = use_route();
     let section = route.section();
     let course = use_state(|| CourseState::Idle);
     let progress = use_state(|| Rc::new(read_progress()));
@@ -641,17 +694,6 @@ pub fn root() -> Html {
         )
     });
     let open_status = use_state(|| course::OpenStatus::Idle);
-
-    // Follow the address bar: links, Back and Forward all change the fragment.
-    {
-        let route = route.clone();
-        use_effect_with((), move |_| {
-            let listener = EventListener::new(&gloo::utils::window(), "hashchange", move |_| {
-                route.set(current_route());
-            });
-            move || drop(listener)
-        });
-    }
 
     // The lessons are fetched the first time a view needs them, never for the sandbox alone.
     {
