@@ -6,6 +6,8 @@
 //! stated in the JSON Schema. Durations are whole milliseconds; the engine works in microseconds
 //! internally.
 
+mod canonical;
+
 use std::collections::BTreeSet;
 
 use schemars::JsonSchema;
@@ -91,7 +93,7 @@ pub struct Scenario {
     #[serde(default)]
     pub seed: u64,
     /// The most events the run may record before it stops early (default 200000, at most 500000).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = limits::EVENTS_MAX))]
     pub max_events: Option<u64>,
     /// Region names. Replicas, clients and resources are placed in regions.
@@ -174,10 +176,10 @@ pub struct Service {
     pub replicas: Vec<String>,
     /// If set, this service is subordinate to the named authority: it grants only to a request
     /// carrying that authority's token, and only if the token is the highest it has seen.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subordinate_to: Option<String>,
     /// Lease length in milliseconds. Without it, a lock is held until released.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = limits::SPAN_MS_MAX))]
     pub lease_ms: Option<u64>,
     /// The first token this service hands out (default 1). Services of different ages have
@@ -240,7 +242,7 @@ pub struct Resource {
     #[schemars(length(min = 1, max = limits::NAME_LEN_MAX))]
     pub name: String,
     /// The region the resource lives in (default: the first region).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     /// Row names (at most 32).
     #[schemars(length(min = 1, max = limits::ROWS_MAX))]
@@ -252,7 +254,7 @@ pub struct Resource {
     #[serde(default)]
     pub fencing: Fencing,
     /// The one service whose tokens are accepted when `fencing = "one_source"`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fencing_source: Option<String>,
     #[serde(default)]
     pub fencing_checks: FencingChecks,
@@ -323,7 +325,7 @@ pub struct ClientClass {
     #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub start_ms: u64,
     /// After this time no new operation starts (default: the end of the run).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub stop_ms: Option<u64>,
     /// Think time between the end of one operation and the start of the next.
@@ -337,7 +339,7 @@ pub struct ClientClass {
     #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub work_ms: u64,
     /// How long to wait for a service before giving up (default: wait forever).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = limits::SPAN_MS_MAX))]
     pub acquire_timeout_ms: Option<u64>,
     /// How many times an operation retries after a timeout or refusal (default 3).
@@ -355,7 +357,7 @@ pub struct ClientClass {
     #[schemars(range(max = limits::SPAN_MS_MAX))]
     pub lease_margin_ms: u64,
     /// Stop after this many operations per client (default: no limit).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_operations: Option<u32>,
 }
 
@@ -434,7 +436,7 @@ pub enum MigrationMode {
 }
 
 /// A located, human-readable problem with a scenario.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScenarioError {
     /// Where the problem is, e.g. `client "batch"`, or `line 4, column 2` for syntax errors.
     pub location: String,
@@ -522,8 +524,11 @@ impl Scenario {
         Scenario::from_json_str(utf8(bytes)?)
     }
 
+    /// The scenario in canonical TOML: fields in the order of the format's types, comments and
+    /// layout gone.
     pub fn to_toml_string(&self) -> String {
-        toml::to_string(self).expect("a scenario always serializes to TOML")
+        canonical::toml_from_json(&self.to_json_string())
+            .expect("a scenario's JSON is a table of TOML values")
     }
 
     pub fn to_json_string(&self) -> String {

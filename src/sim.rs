@@ -87,6 +87,7 @@ impl Choices for SeededChoices {
 }
 
 /// A finished run: the world, the trace and the final state.
+#[derive(Clone, Debug)]
 pub struct Run {
     pub world: World,
     pub seed: u64,

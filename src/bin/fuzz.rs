@@ -1560,6 +1560,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                 0 => serde_json::to_string(&Saved {
                     source: "05-fencing.toml".to_string(),
                     text: case.text.clone(),
+                    ran: None,
                 })
                 .unwrap_or_default(),
                 1 => case.text.clone(),

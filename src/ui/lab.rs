@@ -165,6 +165,30 @@ pub fn replay(
     Ok(run)
 }
 
+/// A counterexample replayed against the scenario it was found in, carried by
+/// [`crate::ui::Action::ShowCounterexample`]. The panel that found it replays it, so the
+/// explorer is linked only into the bundle that has the panel, not into every app's reducer.
+#[derive(Clone, Debug)]
+pub struct Replayed(pub std::sync::Arc<(Scenario, Result<crate::sim::Run, String>)>);
+
+impl PartialEq for Replayed {
+    fn eq(&self, other: &Replayed) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The action that shows a counterexample's path in `scenario` as the run.
+pub fn counterexample(scenario: &Scenario, property: &str, steps: &[u64]) -> crate::ui::Action {
+    crate::ui::Action::ShowCounterexample {
+        property: property.to_string(),
+        steps: steps.to_vec(),
+        replayed: Replayed(std::sync::Arc::new((
+            scenario.clone(),
+            replay(scenario, property, steps),
+        ))),
+    }
+}
+
 /// Values worth trying for a parameter, around what the scenario has now.
 pub fn suggested_values(param: Param, s: &Scenario) -> Vec<u64> {
     let lease = s

@@ -69,77 +69,94 @@ work_ms = 30
 pub const DEFAULT_SOURCE: &str = "01-two-services.toml";
 
 /// How an app reads and writes scenarios as text. The app calls these through the codec it was
-/// opened with rather than directly, so that a bundle whose view has no editor (the embed's)
-/// links no TOML reader: the reader's code for the scenario's types is the largest single part
-/// of a bundle after the view framework.
+/// opened with rather than directly, so that a bundle links only the readers its views need:
+/// the TOML reader's code for the scenario's types is the largest single part of a bundle after
+/// the view framework, and the sandbox's first download leaves it to a worker.
 #[derive(Clone, Copy)]
 pub struct Codec {
     /// Reads the editor's text, or a link's scenario written as TOML.
     pub read: fn(&str) -> Result<Scenario, ScenarioErrors>,
+    /// Whether the editor's text is read outside the app: an edit then waits
+    /// ([`App::reading`]) until the page's reader answers with [`Action::Read`], and `read`
+    /// only says why a link written as TOML opens elsewhere.
+    pub deferred: bool,
     /// Writes a scenario as the editor's text, in canonical form.
     pub write: fn(&Scenario) -> String,
     /// Reads a picker source: a built-in scenario's file name, or [`BLANK`].
     pub source: fn(&str) -> Option<Scenario>,
-    /// Reads a link's scenario written as JSON (`j=`).
+    /// Reads a link's scenario written as JSON (`j=`), and the scenario a saved state ran.
     pub json: fn(&str) -> Result<Scenario, ScenarioErrors>,
-    /// A custom scenario as a link carries it: TOML (`c=`, the editor's form) or JSON (`j=`,
-    /// the only form the embed view reads).
+    /// A custom scenario as a link carries it.
     pub custom: fn(&Scenario) -> share::Source,
     /// The codec's name, for debugging output.
     pub name: &'static str,
 }
 
+/// The error of a codec that does not read a form in this bundle.
+fn unread(message: &str) -> ScenarioErrors {
+    ScenarioErrors(vec![ScenarioError {
+        location: "line 1, column 1".to_string(),
+        message: message.to_string(),
+    }])
+}
+
+/// A shipped scenario (or the blank one) read from its JSON form, which needs no TOML reader.
+fn source_from_json(source: &str) -> Option<Scenario> {
+    let json = if source == BLANK {
+        BLANK_JSON
+    } else {
+        builtin::find(source)?.json
+    };
+    Scenario::from_json_str(json).ok()
+}
+
+/// A custom scenario as links carry it: JSON (`j=`), the one form every bundle of the page
+/// reads (the editor's TOML, `c=`, is read only where the whole app is loaded).
+fn custom_as_json(s: &Scenario) -> share::Source {
+    share::Source::Json {
+        json: s.to_json_string(),
+    }
+}
+
 impl Codec {
-    /// The editor's codec: TOML, comments and all. A link whose scenario is JSON (which only
-    /// the embed view writes) is not read: the sandbox's bundle leaves such links to the
-    /// course's bundle, which reads both with [`Codec::FULL`], so that the sandbox's first
-    /// download carries one scenario reader rather than two.
-    pub const TOML: Codec = Codec {
+    /// Reads and writes everything, synchronously: the course's bundle, the command line and
+    /// the tests.
+    pub const FULL: Codec = Codec {
         read: Scenario::from_toml_str,
+        deferred: false,
         write: Scenario::to_toml_string,
         source: |source| source_text(source).and_then(|t| Scenario::from_toml_str(t).ok()),
-        json: |_| {
-            Err(ScenarioErrors(vec![ScenarioError {
-                location: "line 1, column 1".to_string(),
-                message: "this page reads a scenario written as JSON (j=) only after loading the full app; reload the page to open the link".to_string(),
-            }]))
-        },
-        custom: |s| share::Source::Custom {
-            toml: s.to_toml_string(),
-        },
-        name: "TOML",
+        json: Scenario::from_json_str,
+        custom: custom_as_json,
+        name: "FULL",
     };
 
-    /// [`Codec::TOML`] that also reads links whose scenario is JSON: the course's bundle, the
-    /// command line and the tests.
-    pub const FULL: Codec = Codec {
+    /// The sandbox's first bundle: it writes the editor's TOML (a toggle rewrites the text)
+    /// but reads it in a worker (`src/bin/reader.rs`), and reads shipped scenarios, links and
+    /// saved runs as JSON. A link written as TOML (`c=`) is the course's bundle's to open.
+    pub const SANDBOX: Codec = Codec {
+        read: |_| {
+            Err(unread("this page opens a link whose scenario is written as TOML (c=) in the full app; reload the page to open it"))
+        },
+        deferred: true,
+        write: Scenario::to_toml_string,
+        source: source_from_json,
         json: Scenario::from_json_str,
-        name: "FULL",
-        ..Codec::TOML
+        custom: custom_as_json,
+        name: "SANDBOX",
     };
 
     /// The embed view's codec: no editor, so no text to read or write; shipped scenarios are
     /// read from their JSON form, and links carry custom scenarios as JSON.
     pub const EMBED: Codec = Codec {
         read: |_| {
-            Err(ScenarioErrors(vec![ScenarioError {
-                location: "line 1, column 1".to_string(),
-                message: "the embed view reads a scenario in its address only as JSON (j=); this one is TOML (c=), which the full app reads".to_string(),
-            }]))
+            Err(unread("the embed view reads a scenario in its address only as JSON (j=); this one is TOML (c=), which the full app reads"))
         },
+        deferred: false,
         write: |_| String::new(),
-        source: |source| {
-            let json = if source == BLANK {
-                BLANK_JSON
-            } else {
-                builtin::find(source)?.json
-            };
-            Scenario::from_json_str(json).ok()
-        },
+        source: source_from_json,
         json: Scenario::from_json_str,
-        custom: |s| share::Source::Json {
-            json: s.to_json_string(),
-        },
+        custom: custom_as_json,
         name: "EMBED",
     };
 }
@@ -411,6 +428,9 @@ pub struct App {
     /// Set while the app shows a run opened from a link and the user has not changed it: such a
     /// state is not saved, so a link never overwrites what the user typed before.
     pub linked: bool,
+    /// Set while the editor's text waits for the page's reader ([`Codec::deferred`]); the run
+    /// shown is still the last valid text's.
+    pub reading: bool,
     /// How this app reads and writes scenario text.
     pub codec: Codec,
 }
@@ -430,6 +450,12 @@ pub enum Action {
     Pick(String),
     Toggle(Toggle),
     Edit(String),
+    /// What the page's reader made of a text the app waits for ([`Codec::deferred`]): the
+    /// scenario, or the text's errors. An answer about any other text is stale and ignored.
+    Read {
+        text: String,
+        result: Result<Box<Scenario>, Vec<ScenarioError>>,
+    },
     /// Puts back the text a toggle rewrote (which also undoes that toggle).
     RestoreText,
     /// Drops an invalid edit: the editor shows the scenario that ran.
@@ -476,10 +502,12 @@ pub enum Action {
         what: String,
     },
     /// Shows the explorer's shortest counterexample as the run: its steps replayed (a path, not
-    /// a seed). Any change to the scenario runs it normally again.
+    /// a seed), made by [`lab::counterexample`]. Any change to the scenario runs it normally
+    /// again.
     ShowCounterexample {
         property: String,
         steps: Vec<u64>,
+        replayed: lab::Replayed,
     },
     /// Runs another scenario picked from a result (a sweep's broken seed), saying where it came
     /// from.
@@ -497,8 +525,9 @@ pub struct LeftOff {
     pub saved: Saved,
     /// The last valid text, whose run is shown while the text has errors.
     pub valid_text: String,
-    /// The view: scenario, playhead, zoom, each service's own order and the comparison.
-    pub view: share::Link,
+    /// The view: playhead, zoom, each service's own order and the comparison (the scenario is
+    /// the text's).
+    pub view: share::View,
     pub linked: bool,
     pub speed: f64,
     pub legend: bool,
@@ -510,6 +539,76 @@ pub struct LeftOff {
 pub struct Saved {
     pub source: String,
     pub text: String,
+    /// The scenario that ran, so that a page whose text is read in a worker shows the same run
+    /// at once; older saved states have none and are read from the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<Ran>,
+}
+
+/// The run a saved state showed: its scenario as JSON and, when the text had errors, the last
+/// valid text (whose scenario it is).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ran {
+    pub json: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_text: Option<String>,
+}
+
+/// What the page's reader (a worker with the TOML reader, `src/bin/reader.rs`) answers about
+/// one text: the scenario as JSON, or the text's located errors. The text comes back with it,
+/// so the app can tell an answer about what it shows from a stale one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reading {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ScenarioError>,
+}
+
+impl Reading {
+    /// Reads a text as the editor's, in full: what the reader does.
+    pub fn of(text: String) -> Reading {
+        match Scenario::from_toml_str(&text) {
+            Ok(s) => Reading {
+                json: Some(s.to_json_string()),
+                errors: Vec::new(),
+                text,
+            },
+            Err(e) => Reading {
+                json: None,
+                errors: e.0,
+                text,
+            },
+        }
+    }
+
+    /// The answer that a reader could not give, e.g. because it failed to load.
+    pub fn failed(text: String, why: &str) -> Reading {
+        Reading {
+            text,
+            json: None,
+            errors: vec![ScenarioError {
+                location: "the editor".to_string(),
+                message: format!("the text could not be read ({why}); it is saved in this browser, and reloading the page reads it again"),
+            }],
+        }
+    }
+
+    /// The action that gives this answer to an app reading with `codec`.
+    pub fn into_action(self, codec: Codec) -> Action {
+        let result = match self.json {
+            _ if !self.errors.is_empty() => Err(self.errors),
+            Some(json) => (codec.json)(&json).map(Box::new).map_err(|e| e.0),
+            None => Err(Reading::failed(String::new(), "the reader gave no answer").errors),
+        };
+        Action::Read {
+            text: self.text,
+            result,
+        }
+    }
 }
 
 /// The text of a picker source: a built-in scenario's TOML, or the blank scenario.
@@ -527,7 +626,7 @@ pub fn picker() -> Vec<toggles::Choice> {
         .iter()
         .map(|b| toggles::Choice {
             value: b.file.to_string(),
-            label: Scenario::from_toml_str(b.toml)
+            label: Scenario::from_json_str(b.json)
                 .map(|s| s.name)
                 .unwrap_or_else(|_| b.file.to_string()),
         })
@@ -539,9 +638,9 @@ pub fn picker() -> Vec<toggles::Choice> {
 }
 
 impl App {
-    /// The app showing a picker source, with the editor's codec.
+    /// The app showing a picker source, reading everything ([`Codec::FULL`]).
     pub fn open(source: &str) -> App {
-        App::open_with(Codec::TOML, source)
+        App::open_with(Codec::FULL, source)
     }
 
     /// The app showing a picker source.
@@ -564,7 +663,7 @@ impl App {
     /// The app running a valid scenario, under a source's name. The editor's text is the
     /// scenario in canonical form.
     pub fn from_scenario(scenario: Scenario, source: String) -> App {
-        App::from_scenario_with(Codec::TOML, scenario, source)
+        App::from_scenario_with(Codec::FULL, scenario, source)
     }
 
     /// The app running a valid scenario under a source's name, with a codec.
@@ -598,6 +697,7 @@ impl App {
             legend: true,
             lesson: None,
             linked: false,
+            reading: false,
             codec,
         }
     }
@@ -606,19 +706,41 @@ impl App {
     /// is reported in the notice and the default scenario opens instead; the caller sets the
     /// value aside so that nothing the user wrote is lost.
     pub fn restore(stored: Option<&str>) -> App {
+        App::restore_with(Codec::FULL, stored)
+    }
+
+    /// [`App::restore`] with a codec. The run the state saved is shown as it was when the
+    /// codec reads it; only a text with errors then waits for a reader, for its errors.
+    pub fn restore_with(codec: Codec, stored: Option<&str>) -> App {
         let Some(stored) = stored else {
-            return App::open(DEFAULT_SOURCE);
+            return App::open_with(codec, DEFAULT_SOURCE);
         };
         match serde_json::from_str::<Saved>(stored) {
             Ok(saved) => {
-                let mut app = App::open(&saved.source);
+                let mut app = App::open_with(codec, &saved.source);
+                if saved.text == app.text {
+                    return app;
+                }
+                // A codec that reads the text reads it rather than trust a copy of its run.
+                let ran = saved.ran.as_ref().filter(|_| codec.deferred).and_then(|r| {
+                    let scenario = (codec.json)(&r.json).ok()?;
+                    scenario.validate().ok()?;
+                    Some((scenario, r.valid_text.as_deref().unwrap_or(&saved.text)))
+                });
+                if let Some((scenario, valid_text)) = ran {
+                    if scenario != app.scenario {
+                        app.set_scenario(scenario);
+                    }
+                    app.text = valid_text.to_string();
+                    app.valid_text = valid_text.to_string();
+                }
                 if saved.text != app.text {
                     app = app.reduce(Action::Edit(saved.text));
                 }
                 app
             }
             Err(e) => {
-                let mut app = App::open(DEFAULT_SOURCE);
+                let mut app = App::open_with(codec, DEFAULT_SOURCE);
                 app.notice = Some(format!(
                     "Your saved scenario could not be read ({e}), so it was set aside under \"{STORAGE_SET_ASIDE_KEY}\" in this browser's local storage and the first scenario was opened."
                 ));
@@ -632,11 +754,16 @@ impl App {
         source_text(&self.source) != Some(self.text.as_str())
     }
 
-    /// What to save: the picker source and the editor text, even if the text is invalid.
+    /// What to save: the picker source and the editor text, even if the text is invalid, and
+    /// the scenario that ran (but nothing for a picked scenario left as shipped).
     pub fn saved(&self) -> Saved {
         Saved {
             source: self.source.clone(),
             text: self.text.clone(),
+            ran: self.edited().then(|| Ran {
+                json: self.scenario.to_json_string(),
+                valid_text: (self.valid_text != self.text).then(|| self.valid_text.clone()),
+            }),
         }
     }
 
@@ -649,6 +776,7 @@ impl App {
             Action::Pick(_)
                 | Action::Toggle(_)
                 | Action::Edit(_)
+                | Action::Read { .. }
                 | Action::RestoreText
                 | Action::DiscardEdit
                 | Action::NewSeed
@@ -696,7 +824,8 @@ impl App {
                 }
                 // Toggles act on the scenario that ran. While the text has errors they would
                 // overwrite the user's unfinished edit, so they wait until it is fixed or
-                // discarded (the page disables them and says why).
+                // discarded (the page disables them and says why). An edit still being read is
+                // replaced like any other text, and can be restored.
                 if !next.errors.is_empty() {
                     return next;
                 }
@@ -716,6 +845,7 @@ impl App {
                     next.replaced_text = Some(std::mem::take(&mut next.text));
                 }
                 next.text = (next.codec.write)(&scenario);
+                next.reading = false;
                 next.set_scenario(scenario);
                 if let Some(run) = next.lesson.take() {
                     let mut run = (*run).clone();
@@ -727,9 +857,29 @@ impl App {
                 next.text = text;
                 next.replaced_text = None;
                 next.toggle_errors.clear();
-                match (next.codec.read)(&next.text) {
-                    Ok(scenario) => next.set_scenario(scenario),
-                    Err(e) => next.errors = e.0,
+                next.reading = false;
+                if next.codec.deferred {
+                    // The last valid text is the scenario that runs; any other waits for the
+                    // reader, and the run stays as it is until then.
+                    if next.text == next.valid_text {
+                        next.errors.clear();
+                    } else {
+                        next.reading = true;
+                    }
+                } else {
+                    match (next.codec.read)(&next.text) {
+                        Ok(scenario) => next.set_scenario(scenario),
+                        Err(e) => next.errors = e.0,
+                    }
+                }
+            }
+            Action::Read { text, result } => {
+                if next.reading && text == next.text {
+                    next.reading = false;
+                    match result {
+                        Ok(scenario) => next.set_scenario(*scenario),
+                        Err(e) => next.errors = e,
+                    }
                 }
             }
             Action::RestoreText => {
@@ -740,6 +890,7 @@ impl App {
             Action::DiscardEdit => {
                 next.text = next.valid_text.clone();
                 next.errors.clear();
+                next.reading = false;
             }
             Action::NewSeed => {
                 let seed = toggles::next_seed(next.scenario.seed);
@@ -869,11 +1020,19 @@ impl App {
                 next.set_scenario(*scenario);
                 next.notice = Some(format!("Imported a {what}."));
             }
-            Action::ShowCounterexample { property, steps } => {
-                match lab::replay(&next.scenario, &property, &steps) {
+            Action::ShowCounterexample {
+                property,
+                steps,
+                replayed,
+            } => {
+                let run = if replayed.0 .0 != next.scenario {
+                    Err("the scenario changed since it was found".to_string())
+                } else {
+                    replayed.0 .1.clone()
+                };
+                match run {
                     Ok(run) => {
-                        let outcome = Outcome::of_run(&next.scenario, run, None);
-                        next.outcome = Rc::new(outcome);
+                        next.outcome = Rc::new(Outcome::of_run(&next.scenario, run, None));
                         next.compare = None;
                         next.selected = None;
                         next.selected_flipped = None;
@@ -955,7 +1114,7 @@ impl App {
                 "its scenario does not run here".to_string(),
             ));
         }
-        next = next.with_view(link);
+        next = next.with_view(&link.view());
         let digest = next.outcome.digest;
         next.notice = if link.version != share::LINK_VERSION {
             Some(format!(
@@ -985,16 +1144,16 @@ impl App {
 
     /// The app with a link's view of the run (zoom, each service's own order, the comparison
     /// and the playhead), leaving the scenario as it is.
-    fn with_view(self, link: &share::Link) -> App {
+    fn with_view(self, view: &share::View) -> App {
         let mut next = self;
-        next.zoom = link.zoom.clamp(1, ZOOM_MAX);
-        next.own_order = link.own_order;
-        if let Some(edit) = &link.compare {
+        next.zoom = view.zoom.clamp(1, ZOOM_MAX);
+        next.own_order = view.own_order;
+        if let Some(edit) = &view.compare {
             if edit.problem(&next.scenario).is_none() {
                 next = next.reduce_inner(Action::Compare(Some(edit.toggle(&next.scenario))));
             }
         }
-        next.seek(link.playhead_us.min(next.outcome.end));
+        next.seek(view.playhead_us.min(next.outcome.end));
         next.follow();
         next
     }
@@ -1004,7 +1163,15 @@ impl App {
         LeftOff {
             saved: self.saved(),
             valid_text: self.valid_text.clone(),
-            view: self.link(),
+            view: share::View {
+                playhead_us: self.time,
+                zoom: self.zoom,
+                own_order: self.own_order,
+                compare: self
+                    .compare
+                    .as_ref()
+                    .map(|c| crate::lesson::Edit::from_toggle(&c.toggle)),
+            },
             linked: self.linked,
             speed: self.speed,
             legend: self.legend,
@@ -1015,7 +1182,12 @@ impl App {
     /// the same run, errors and Reset), seen the way its view says, saved or not as that copy
     /// was. This is how the page's small first bundle hands the page over to the full one.
     pub fn resume(l: &LeftOff) -> App {
-        let mut app = App::open(&l.saved.source);
+        App::resume_with(Codec::FULL, l)
+    }
+
+    /// [`App::resume`] with a codec.
+    pub fn resume_with(codec: Codec, l: &LeftOff) -> App {
+        let mut app = App::open_with(codec, &l.saved.source);
         // The last valid text, then the text: a text with errors leaves the run of the last
         // valid one, as it did in the copy that handed over.
         for text in [&l.valid_text, &l.saved.text] {
@@ -1072,6 +1244,8 @@ impl App {
 
     /// Runs a new valid scenario, keeping the playhead's time and the comparison's flip.
     fn set_scenario(&mut self, scenario: Scenario) {
+        // The text is settled either way: it ran, or it has errors to show.
+        self.reading = false;
         match Outcome::compute(&scenario) {
             Ok(outcome) => {
                 self.errors.clear();

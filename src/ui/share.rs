@@ -4,8 +4,10 @@
 //! and bounded before use. A built-in scenario travels as its file name plus the control
 //! changes made to it (the same edit lines a lesson writes, such as `fencing accounts
 //! one_source`); any other scenario travels in canonical form, deflated and encoded in
-//! URL-safe base64: as TOML from the app, as JSON from the embed view (which reads no TOML). Every link carries the format version and the digest of the trace it was
-//! made from, so that opening it can tell "the same run, event for event" from "made by another
+//! URL-safe base64, as JSON, the one form every bundle of the page reads. (Links that carry a
+//! scenario as TOML, which earlier versions wrote, still open: the page loads its full bundle
+//! for them.) Every link carries the format version and the digest of the trace it was made
+//! from, so that opening it can tell "the same run, event for event" from "made by another
 //! version, and here is what differs".
 //!
 //! Fields:
@@ -50,10 +52,22 @@ pub const LINK_EDITS_MAX: usize = 64;
 pub enum Source {
     /// A built-in scenario and the control changes made to it, in order.
     Builtin { file: String, edits: Vec<Edit> },
-    /// Any other scenario, as TOML.
+    /// Any other scenario, as TOML: what earlier versions wrote, read where the whole app is
+    /// loaded.
     Custom { toml: String },
-    /// Any other scenario, as JSON: what the embed view writes and reads.
+    /// Any other scenario, as JSON: what every view writes, and the one form all read.
     Json { json: String },
+}
+
+/// How a link's run is seen, apart from its scenario: where the playhead is, the zoom, each
+/// service's own order and the comparison.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct View {
+    pub playhead_us: u64,
+    pub zoom: u32,
+    pub own_order: bool,
+    /// The toggle flipped for the compared run, as an edit line.
+    pub compare: Option<Edit>,
 }
 
 /// Everything a permalink says.
@@ -134,7 +148,7 @@ pub fn edits_from(start: &Scenario, current: &Scenario) -> Option<Vec<Edit>> {
 /// The source a link should carry for a scenario the user picked from `picked` (a built-in
 /// file name, or anything else for a custom scenario).
 pub fn source_of(picked: &str, current: &Scenario) -> Source {
-    source_of_with(Codec::TOML, picked, current)
+    source_of_with(Codec::FULL, picked, current)
 }
 
 /// [`source_of`], reading the built-in scenario with `codec`, and writing a custom scenario in
@@ -195,14 +209,8 @@ impl Source {
     }
 }
 
-/// Whether a link's query carries its scenario as JSON (`j=`), which only the course's bundle
-/// of the page reads (see [`Codec::TOML`]).
-pub fn carries_json(query: &str) -> bool {
-    query.split('&').any(|f| f.starts_with("j="))
-}
-
-/// Whether a link's query carries its scenario as TOML (`c=`), which the embed view's bundle
-/// does not read.
+/// Whether a link's query carries its scenario as TOML (`c=`), which only the course's bundle
+/// of the page reads (see [`Codec::SANDBOX`]).
 pub fn carries_toml(query: &str) -> bool {
     query.split('&').any(|f| f.starts_with("c="))
 }
@@ -272,6 +280,16 @@ pub fn unpack(packed: &str) -> Result<String, LinkError> {
 }
 
 impl Link {
+    /// How the link's run is seen.
+    pub fn view(&self) -> View {
+        View {
+            playhead_us: self.playhead_us,
+            zoom: self.zoom,
+            own_order: self.own_order,
+            compare: self.compare.clone(),
+        }
+    }
+
     /// The fragment's query, without the leading `#/run?`.
     pub fn to_query(&self) -> String {
         let mut fields: Vec<String> = vec![format!("v={}", self.version)];

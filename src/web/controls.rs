@@ -451,6 +451,7 @@ pub fn editor(p: &EditorProps) -> Html {
             super::save(&crate::ui::Saved {
                 source: source.clone(),
                 text: text.clone(),
+                ran: None,
             });
             // A small run re-runs on every keystroke; a heavy one waits for a pause in the
             // typing, so that typing stays responsive.

@@ -14,7 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
 use super::Dispatch;
-use crate::ui::{self, share::Link};
+use crate::ui;
 
 /// A panel that only the course's bundle draws.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,9 +101,17 @@ fn write(extra: Extra, app: &ui::App) {
         l.saved.text.as_str(),
         l.valid_text.as_str(),
         if l.linked { "linked" } else { "" },
-        l.view.to_query().as_str(),
         l.speed.to_string().as_str(),
         if l.legend { "legend" } else { "" },
+        l.view.playhead_us.to_string().as_str(),
+        l.view.zoom.to_string().as_str(),
+        if l.view.own_order { "own-order" } else { "" },
+        l.view
+            .compare
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default()
+            .as_str(),
     ] {
         parts.push(&JsValue::from_str(s));
     }
@@ -130,12 +138,22 @@ pub fn take() -> Option<HandOver> {
             saved: ui::Saved {
                 source: part(1)?,
                 text: part(2)?,
+                // The full bundle reads the text itself.
+                ran: None,
             },
             valid_text: part(3)?,
             linked: part(4)? == "linked",
-            view: Link::from_query(&part(5)?).ok()?,
-            speed: part(6)?.parse().ok()?,
-            legend: part(7)? == "legend",
+            speed: part(5)?.parse().ok()?,
+            legend: part(6)? == "legend",
+            view: ui::share::View {
+                playhead_us: part(7)?.parse().ok()?,
+                zoom: part(8)?.parse().ok()?,
+                own_order: part(9)? == "own-order",
+                compare: match part(10)? {
+                    line if line.is_empty() => None,
+                    line => Some(line.parse().ok()?),
+                },
+            },
         },
     })
 }

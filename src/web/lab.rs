@@ -468,6 +468,8 @@ pub fn explore_panel(p: &LabProps) -> Html {
         let search = search.clone();
         let running = Rc::clone(&running);
         let scenario = p.app.scenario.to_toml_string();
+        // A path found is replayed against the scenario it was searched in.
+        let current = p.app.scenario.clone();
         let dispatch = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| {
             let request = serde_json::to_string(&LabRequest::Explore {
@@ -489,10 +491,7 @@ pub fn explore_panel(p: &LabProps) -> Html {
                     },
                 ) = (open, &answer)
                 {
-                    dispatch.dispatch(Action::ShowCounterexample {
-                        property: property.clone(),
-                        steps: steps.clone(),
-                    });
+                    dispatch.dispatch(crate::ui::lab::counterexample(&current, property, steps));
                 }
                 mark_answer();
                 search.set(answer);
@@ -503,6 +502,7 @@ pub fn explore_panel(p: &LabProps) -> Html {
                 depth: 0,
             });
             let on_reply = {
+                let scenario = current.clone();
                 let search = search.clone();
                 let running = Rc::clone(&running);
                 let dispatch = dispatch.clone();
@@ -529,10 +529,9 @@ pub fn explore_panel(p: &LabProps) -> Html {
                             states,
                         } => {
                             if open {
-                                dispatch.dispatch(Action::ShowCounterexample {
-                                    property: property.clone(),
-                                    steps: steps.clone(),
-                                });
+                                dispatch.dispatch(crate::ui::lab::counterexample(
+                                    &scenario, &property, &steps,
+                                ));
                             }
                             Search::Broken {
                                 property,
@@ -606,13 +605,14 @@ pub fn explore_panel(p: &LabProps) -> Html {
         } => {
             let dispatch = p.dispatch.clone();
             let (property, steps) = (property.clone(), steps.clone());
+            let current = p.app.scenario.clone();
             let n = steps.len();
             html! {
                 <div>
                     <p id="explore-status" role="status" class="broken">{
                         format!("Not safe: {property} breaks in {n} steps, the fewest possible ({states} states searched): {broken}.")
                     }</p>
-                    <button id="explore-open" type="button" onclick={move |_| dispatch.dispatch(Action::ShowCounterexample { property: property.clone(), steps: steps.clone() })}>
+                    <button id="explore-open" type="button" onclick={move |_| dispatch.dispatch(crate::ui::lab::counterexample(&current, &property, &steps))}>
                         { "Show it on the timeline" }
                     </button>
                 </div>

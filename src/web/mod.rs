@@ -8,6 +8,7 @@ mod embed;
 mod extras;
 mod lab;
 mod panels;
+mod reader;
 mod share;
 mod timeline;
 
@@ -84,6 +85,11 @@ pub fn start_checker() {
     checker::start_worker();
 }
 
+/// Starts the editor's reader worker (`src/bin/reader.rs`).
+pub fn start_reader() {
+    reader::start_worker();
+}
+
 /// Mounts the whole app (the course's bundle): the course, lessons, facilitator view and
 /// sandbox. It takes over `#app` from the sandbox's bundle if that one is running.
 pub fn start_course() {
@@ -136,8 +142,9 @@ fn full_extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
 
 thread_local! {
     /// How the apps read scenarios, when the bundle says: the course's reads everything
-    /// ([`ui::Codec::FULL`]). Otherwise the sandbox reads TOML ([`codec_or`]) and leaves links
-    /// whose scenario is JSON to the course's bundle, and the embed view reads only JSON.
+    /// ([`ui::Codec::FULL`]). Otherwise the sandbox reads its editor's TOML in a worker and
+    /// leaves links whose scenario is TOML to the course's bundle ([`ui::Codec::SANDBOX`]),
+    /// and the embed view reads only JSON.
     static CODEC: std::cell::Cell<Option<ui::Codec>> = const { std::cell::Cell::new(None) };
 
     /// The sandbox's bundle, while it owns the page.
@@ -169,11 +176,11 @@ pub fn sandbox_shell() -> Html {
     let route = use_route();
     let failed = use_state(|| None::<String>);
     // The sandbox and a permalink's run are this bundle's (the embed view reloads the page for
-    // its own); everything else is the course's, including a link whose scenario is JSON,
+    // its own); everything else is the course's, including a link whose scenario is TOML,
     // which only the course's bundle reads.
     let wants_course = match &*route {
         Route::Sandbox | Route::Embed(_) => false,
-        Route::Run(query) => ui::share::carries_json(query),
+        Route::Run(query) => ui::share::carries_toml(query),
         _ => true,
     };
     {
@@ -298,16 +305,16 @@ fn mark_ready() {
 
 /// Reads the saved state. A value that cannot be read is copied aside so that the user's text
 /// is never lost, and the app opens the default scenario with a notice.
-fn initial_state() -> ui::App {
+fn initial_state(codec: ui::Codec) -> ui::App {
     // The embed view keeps nothing and reads nothing: it opens its own run from its address.
     if matches!(current_route(), Route::Embed(_)) {
-        return ui::App::open(ui::DEFAULT_SOURCE);
+        return ui::App::open_with(codec, ui::DEFAULT_SOURCE);
     }
     let Some(storage) = storage() else {
-        return ui::App::open(ui::DEFAULT_SOURCE);
+        return ui::App::open_with(codec, ui::DEFAULT_SOURCE);
     };
     let stored = storage.get_item(STORAGE_KEY).ok().flatten();
-    let app = ui::App::restore(stored.as_deref());
+    let app = ui::App::restore_with(codec, stored.as_deref());
     if app.notice.is_some() {
         if let Some(raw) = &stored {
             let _ = storage.set_item(STORAGE_SET_ASIDE_KEY, raw);
@@ -458,12 +465,11 @@ pub fn sandbox(p: &SandboxProps) -> Html {
     let app = use_reducer({
         let handed = Rc::clone(&handed);
         move || {
-            let mut app = match &*handed {
-                Some(h) => ui::App::resume(&h.left),
-                None => initial_state(),
-            };
-            app.codec = codec_or(ui::Codec::TOML);
-            app
+            let codec = codec_or(ui::Codec::SANDBOX);
+            match &*handed {
+                Some(h) => ui::App::resume_with(codec, &h.left),
+                None => initial_state(codec),
+            }
         }
     });
     let dispatch = app.dispatcher();
@@ -495,13 +501,30 @@ pub fn sandbox(p: &SandboxProps) -> Html {
         });
     }
 
-    // Save the source and the text whenever they change, even when the text is invalid; a
-    // run opened from a link is not saved until the user changes it, so a link never
-    // overwrites the user's own work.
+    // A text the bundle does not read itself goes to the editor's reader, whose answer comes
+    // back as an action.
+    {
+        let dispatch = dispatch.clone();
+        let codec = app.codec;
+        use_effect_with((app.reading, app.text.clone()), move |(reading, text)| {
+            if *reading {
+                reader::read(text.clone(), dispatch, codec);
+            }
+        });
+    }
+
+    // Save the source and the text whenever they change, even when the text is invalid, and
+    // the run with them; a run opened from a link is not saved until the user changes it, so
+    // a link never overwrites the user's own work.
     {
         let app = app.clone();
         use_effect_with(
-            (app.source.clone(), app.text.clone(), app.linked),
+            (
+                app.source.clone(),
+                app.text.clone(),
+                app.valid_text.clone(),
+                app.linked,
+            ),
             move |_| {
                 if !app.linked {
                     save(&app.saved());
@@ -983,6 +1006,10 @@ fn open_in_sandbox(app: &ui::App) {
     save(&ui::Saved {
         source,
         text: app.text.clone(),
+        ran: Some(ui::Ran {
+            json: app.scenario.to_json_string(),
+            valid_text: (app.valid_text != app.text).then(|| app.valid_text.clone()),
+        }),
     });
 }
 

@@ -1047,6 +1047,8 @@ proptest! {
         let from_toml = Scenario::from_toml_str(&toml)
             .map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
         prop_assert_eq!(&from_toml, &case.0);
+        // The canonical text is laid out as the `toml` crate's own serializer does it.
+        prop_assert_eq!(&toml, &toml::to_string(&case.0).expect("serializes"));
         let json = case.0.to_json_string();
         let from_json = Scenario::from_json_str(&json)
             .map_err(|e| TestCaseError::fail(format!("{e}\n{json}")))?;

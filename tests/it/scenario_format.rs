@@ -34,6 +34,11 @@ fn assert_round_trips(label: &str, scenario: &Scenario) {
     let from_toml = Scenario::from_toml_str(&toml)
         .unwrap_or_else(|e| panic!("{label}: its own TOML does not parse: {e}\n{toml}"));
     assert_eq!(&from_toml, scenario, "{label}: TOML round trip changed it");
+    assert_eq!(
+        toml,
+        toml::to_string(scenario).expect("serializes"),
+        "{label}: the canonical text is laid out as the toml crate's serializer does it"
+    );
     let json = scenario.to_json_string();
     let from_json = Scenario::from_json_str(&json)
         .unwrap_or_else(|e| panic!("{label}: its own JSON does not parse: {e}\n{json}"));
@@ -41,6 +46,26 @@ fn assert_round_trips(label: &str, scenario: &Scenario) {
     // Across the two forms too: what a file says and what a URL says are the same scenario.
     let across = Scenario::from_json_str(&from_toml.to_json_string()).expect("JSON of TOML");
     assert_eq!(&across, scenario, "{label}: TOML then JSON changed it");
+}
+
+/// Any text a user may put in a string (quotes, backslashes, line breaks, control characters,
+/// DEL, characters beyond ASCII) survives the canonical TOML, which a toggle writes.
+#[test]
+fn strings_with_any_character_survive_the_canonical_text() {
+    let mut s = Scenario::from_toml_str(lockstep::ui::BLANK_TOML).expect("valid");
+    for text in [
+        "say \"hi\"",
+        "back\\slash and 'single'",
+        "two\nlines\tand a tab\r",
+        "bell \u{7} escape \u{1b} delete \u{7f}",
+        "naïve — 漢字 🙂",
+        "'''triple''' \"\"\"quotes\"\"\"",
+    ] {
+        s.description = text.to_string();
+        let toml = s.to_toml_string();
+        let back = Scenario::from_toml_str(&toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+        assert_eq!(back.description, text, "{toml}");
+    }
 }
 
 #[test]

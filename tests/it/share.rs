@@ -99,13 +99,13 @@ fn an_edited_scenario_travels_whole_and_compressed() {
     s.duration_ms += 500;
     s.name = "My & <own> scenario #1".into();
     let link = link_for("07-three-services.toml", &s);
-    assert!(matches!(link.source, Source::Custom { .. }));
+    assert!(matches!(link.source, Source::Json { .. }));
     let fragment = link.to_fragment();
     assert!(
-        fragment.len() < s.to_toml_string().len(),
+        fragment.len() < s.to_json_string().len(),
         "compressed: {} < {}",
         fragment.len(),
-        s.to_toml_string().len()
+        s.to_json_string().len()
     );
     assert!(
         fragment.bytes().all(|b| b.is_ascii_graphic()),
@@ -576,14 +576,27 @@ mod app {
     }
 }
 
-/// The embed view reads no TOML: it opens the shipped scenarios from their JSON form, and a
-/// custom scenario travels to and from it as JSON (`j=`). The sandbox's own bundle leaves such
-/// links to the full app; everything else opens the same run whichever reader it goes through.
+/// Each bundle of the page reads scenarios through its own codec: the course's reads
+/// everything, the embed view's only JSON, and the sandbox's first bundle reads JSON itself and
+/// its editor's TOML through a worker (`Codec::SANDBOX`, answered with `Action::Read`). Links
+/// carry custom scenarios as JSON, so every bundle opens every link it makes; the same scenario
+/// runs the same whichever reader it went through.
 mod codecs {
     use lockstep::builtin;
     use lockstep::ui::share::{self, Link, Source};
-    use lockstep::ui::{Action, App, Codec, BLANK, BLANK_JSON, BLANK_TOML};
+    use lockstep::ui::{Action, App, Codec, Reading, Saved, BLANK, BLANK_JSON, BLANK_TOML};
     use lockstep::Scenario;
+
+    const FENCING: &str = "05-fencing.toml";
+
+    /// The reader's answer for the text an app waits for, as the page's worker gives it.
+    fn answer(app: &App) -> App {
+        assert!(app.reading, "the app waits for a reader");
+        let reading: Reading =
+            serde_json::from_str(&serde_json::to_string(&Reading::of(app.text.clone())).unwrap())
+                .unwrap();
+        app.reduce(reading.into_action(app.codec))
+    }
 
     #[test]
     fn every_shipped_scenario_reads_the_same_from_its_json() {
@@ -600,12 +613,17 @@ mod codecs {
             Scenario::from_toml_str(BLANK_TOML).unwrap()
         );
         for source in builtin::ALL.iter().map(|b| b.file).chain([BLANK]) {
-            let (a, b) = (
-                App::open_with(Codec::TOML, source),
-                App::open_with(Codec::EMBED, source),
-            );
-            assert_eq!(a.scenario, b.scenario, "{source}");
-            assert_eq!(a.outcome.digest, b.outcome.digest, "{source}");
+            let full = App::open_with(Codec::FULL, source);
+            for codec in [Codec::SANDBOX, Codec::EMBED] {
+                let other = App::open_with(codec, source);
+                assert_eq!(full.scenario, other.scenario, "{source} {codec:?}");
+                assert_eq!(
+                    full.outcome.digest, other.outcome.digest,
+                    "{source} {codec:?}"
+                );
+            }
+            // The sandbox shows the shipped file as written, comments and all.
+            assert_eq!(App::open_with(Codec::SANDBOX, source).text, full.text);
         }
     }
 
@@ -614,61 +632,199 @@ mod codecs {
         let app = App::open("05-fencing.toml").reduce(Action::NewSeed);
         let link = Link::from_fragment(&app.link().to_fragment()).unwrap();
         assert!(matches!(link.source, Source::Builtin { .. }));
-        let embed =
-            App::open_with(Codec::EMBED, "01-two-services.toml").reduce(Action::OpenLink(link));
-        assert_eq!(embed.notice, None);
-        assert_eq!(embed.outcome.digest, app.outcome.digest);
-        // And back: the embed's own link for it is the same built-in with the same change.
-        assert_eq!(embed.link().source, app.link().source);
+        for codec in [Codec::EMBED, Codec::SANDBOX] {
+            let other = App::open_with(codec, "01-two-services.toml")
+                .reduce(Action::OpenLink(link.clone()));
+            assert_eq!(other.notice, None);
+            assert_eq!(other.outcome.digest, app.outcome.digest);
+            // And back: its own link for it is the same built-in with the same change.
+            assert_eq!(other.link().source, app.link().source);
+        }
     }
 
     #[test]
-    fn a_custom_scenario_travels_as_json_between_the_embed_and_the_full_app() {
+    fn a_custom_scenario_travels_as_json_between_every_bundle() {
         let mut s = crate::scenario("06");
         s.name = "Our own partition".into();
         let app = App::open("06-partition.toml").reduce(Action::Show {
             scenario: Box::new(s.clone()),
             notice: String::new(),
         });
-        // The app's link carries TOML; the embed code turns it into JSON.
-        let toml_link = app.link();
-        assert!(matches!(toml_link.source, Source::Custom { .. }));
-        let mut json_link = toml_link.clone();
-        json_link.source = json_link.source.for_embed(&app.scenario);
-        let fragment = json_link.to_fragment();
+        let link = app.link();
+        assert!(matches!(link.source, Source::Json { .. }));
+        let fragment = link.to_fragment();
         assert!(fragment.contains("&j="), "{fragment}");
-        assert!(share::carries_json(fragment.trim_start_matches("#/run?")));
-        assert!(!share::carries_json(
-            toml_link.to_fragment().trim_start_matches("#/run?")
-        ));
+        assert!(!share::carries_toml(fragment.trim_start_matches("#/run?")));
 
-        let embed = App::open_with(Codec::EMBED, "01-two-services.toml")
+        for codec in [Codec::EMBED, Codec::SANDBOX, Codec::FULL] {
+            let other = App::open_with(codec, "01-two-services.toml")
+                .reduce(Action::OpenLink(Link::from_fragment(&fragment).unwrap()));
+            assert_eq!(other.notice, None, "{codec:?}");
+            assert_eq!(other.scenario, s, "{codec:?}");
+            assert_eq!(other.outcome.digest, app.outcome.digest, "{codec:?}");
+            assert!(!other.reading, "{codec:?}: a link's JSON needs no reader");
+            if codec.name != "EMBED" {
+                assert_eq!(
+                    other.text,
+                    s.to_toml_string(),
+                    "the editor shows it as TOML"
+                );
+            }
+            // And its own link is the same JSON.
+            assert_eq!(other.link().source, link.source, "{codec:?}");
+        }
+    }
+
+    /// Earlier versions wrote a custom scenario as TOML (`c=`): the full app opens such a link,
+    /// and the two bundles without a TOML reader refuse it and say where it opens.
+    #[test]
+    fn a_link_written_as_toml_opens_in_the_full_app_only() {
+        let s = crate::scenario("06");
+        let mut link = App::open("06-partition.toml").link();
+        link.source = Source::Custom {
+            toml: s.to_toml_string(),
+        };
+        link.digest = App::open("06-partition.toml").outcome.digest;
+        let fragment = link.to_fragment();
+        assert!(share::carries_toml(fragment.trim_start_matches("#/run?")));
+        let full = App::open_with(Codec::FULL, "01-two-services.toml")
             .reduce(Action::OpenLink(Link::from_fragment(&fragment).unwrap()));
-        assert_eq!(embed.notice, None);
-        assert_eq!(embed.scenario, s);
-        assert_eq!(embed.outcome.digest, app.outcome.digest);
-        // "Open in the full app" carries JSON too, and the full app reads it.
-        let back = embed.link();
-        assert!(matches!(back.source, Source::Json { .. }));
-        let full = App::open_with(Codec::FULL, "01-two-services.toml").reduce(Action::OpenLink(
-            Link::from_fragment(&back.to_fragment()).unwrap(),
-        ));
         assert_eq!(full.notice, None);
         assert_eq!(full.scenario, s);
-        assert_eq!(full.text, s.to_toml_string(), "the editor shows it as TOML");
+        for (codec, says) in [(Codec::SANDBOX, "full app"), (Codec::EMBED, "JSON (j=)")] {
+            let other = App::open_with(codec, "01-two-services.toml")
+                .reduce(Action::OpenLink(Link::from_fragment(&fragment).unwrap()));
+            let notice = other.notice.unwrap();
+            assert!(
+                notice.contains(says) && notice.contains("full app"),
+                "{notice}"
+            );
+            assert_eq!(other.scenario, App::open("01-two-services.toml").scenario);
+        }
+    }
 
-        // The sandbox's own reader refuses JSON, and the embed's refuses TOML, each saying
-        // where the link opens.
-        let sandbox = App::open("01-two-services.toml")
-            .reduce(Action::OpenLink(Link::from_fragment(&fragment).unwrap()));
-        assert!(sandbox.notice.unwrap().contains("full app"));
-        let embed = App::open_with(Codec::EMBED, "01-two-services.toml")
-            .reduce(Action::OpenLink(toml_link));
-        let notice = embed.notice.unwrap();
-        assert!(
-            notice.contains("JSON (j=)") && notice.contains("full app"),
-            "{notice}"
+    /// In the sandbox's first bundle an edit waits for the reader; the answer about the text
+    /// shown runs it (or shows its errors) exactly as the full app's own reading does, and an
+    /// answer about an older text changes nothing.
+    #[test]
+    fn an_edit_waits_for_the_reader_and_its_answer_runs_as_the_full_app_would() {
+        let sandbox = App::open_with(Codec::SANDBOX, FENCING);
+        let full = App::open(FENCING);
+        let edited = full.text.replace("seed = 1", "seed = 7");
+        assert_ne!(edited, full.text);
+
+        let waiting = sandbox.reduce(Action::Edit(edited.clone()));
+        assert!(waiting.reading);
+        assert_eq!(waiting.text, edited);
+        assert_eq!(
+            waiting.outcome.digest, sandbox.outcome.digest,
+            "the last valid run stays on screen until the answer"
         );
-        assert_eq!(embed.scenario, App::open("01-two-services.toml").scenario);
+        let stale = Reading::of(full.text.clone()).into_action(Codec::SANDBOX);
+        let still = waiting.reduce(stale);
+        assert!(still.reading, "an answer about another text is ignored");
+        assert_eq!(still.outcome.digest, sandbox.outcome.digest);
+
+        let read = answer(&waiting);
+        let expected = full.reduce(Action::Edit(edited.clone()));
+        assert!(!read.reading);
+        assert_eq!(read.scenario, expected.scenario);
+        assert_eq!(read.outcome.digest, expected.outcome.digest);
+        assert_eq!(
+            (read.text.as_str(), read.valid_text.as_str()),
+            (edited.as_str(), edited.as_str())
+        );
+
+        // A text with errors: the same located errors, over the last valid run.
+        let broken = format!("{edited}\nnot toml at all");
+        let read = answer(&read.reduce(Action::Edit(broken.clone())));
+        let expected = expected.reduce(Action::Edit(broken));
+        assert!(!read.errors.is_empty());
+        assert_eq!(read.errors, expected.errors);
+        assert_eq!(read.outcome.digest, expected.outcome.digest);
+
+        // Going back to the text that ran needs no reader; discarding ends the wait.
+        let back = read.reduce(Action::Edit(edited.clone()));
+        assert!(!back.reading && back.errors.is_empty());
+        let discarded = back
+            .reduce(Action::Edit("x = ".into()))
+            .reduce(Action::DiscardEdit);
+        assert!(!discarded.reading);
+        assert_eq!(discarded.text, edited);
+    }
+
+    /// A toggle while an edit is being read replaces the text as it replaces any text it
+    /// rewrites: the edit can be restored, and the reader's late answer about it is ignored.
+    #[test]
+    fn a_toggle_while_reading_keeps_the_edit_to_restore() {
+        let sandbox = App::open_with(Codec::SANDBOX, FENCING);
+        let edited = format!("# mine\n{}", sandbox.text);
+        let waiting = sandbox.reduce(Action::Edit(edited.clone()));
+        let toggled = waiting.reduce(Action::NewSeed);
+        assert!(!toggled.reading);
+        assert_ne!(toggled.scenario.seed, sandbox.scenario.seed);
+        assert_eq!(toggled.replaced_text.as_deref(), Some(edited.as_str()));
+        let late = toggled.reduce(Reading::of(edited.clone()).into_action(Codec::SANDBOX));
+        assert_eq!(
+            late.text, toggled.text,
+            "the late answer is about a text no longer shown"
+        );
+        let restored = toggled.reduce(Action::RestoreText);
+        assert_eq!(restored.text, edited);
+        let restored = answer(&restored);
+        assert_eq!(restored.scenario, sandbox.scenario);
+    }
+
+    /// A reader that could not load answers with why, so the editor never waits forever.
+    #[test]
+    fn a_reader_that_failed_says_so_in_the_editor() {
+        let sandbox = App::open_with(Codec::SANDBOX, FENCING);
+        let waiting = sandbox.reduce(Action::Edit(format!("{}\n# more", sandbox.text)));
+        let failed = waiting.reduce(
+            Reading::failed(waiting.text.clone(), "the network is down")
+                .into_action(Codec::SANDBOX),
+        );
+        assert!(!failed.reading);
+        assert!(failed.errors[0].message.contains("the network is down"));
+        assert_eq!(failed.outcome.digest, sandbox.outcome.digest);
+    }
+
+    /// What the full app saves, the sandbox's first bundle restores without reading it: the
+    /// same text and the same run at once. Only a text with errors waits for the reader (for its
+    /// errors), and a state saved without its run is read from its text.
+    #[test]
+    fn a_saved_state_restores_at_once_in_the_sandbox() {
+        let full = App::open(FENCING).reduce(Action::NewSeed);
+        let commented = format!("# my notes\n{}", full.text);
+        let full = full.reduce(Action::Edit(commented.clone()));
+        let stored = serde_json::to_string(&full.saved()).unwrap();
+        let back = App::restore_with(Codec::SANDBOX, Some(&stored));
+        assert!(!back.reading);
+        assert_eq!(back.text, commented);
+        assert_eq!(back.scenario, full.scenario);
+        assert_eq!(back.outcome.digest, full.outcome.digest);
+
+        // With errors: the last valid run now, the errors once read.
+        let broken = full.reduce(Action::Edit(format!("{commented}\n[[oops")));
+        let stored = serde_json::to_string(&broken.saved()).unwrap();
+        let back = App::restore_with(Codec::SANDBOX, Some(&stored));
+        assert!(back.reading);
+        assert_eq!(back.text, broken.text);
+        assert_eq!(back.outcome.digest, full.outcome.digest);
+        let back = answer(&back);
+        assert_eq!(back.errors, broken.errors);
+        assert_eq!(back.valid_text, commented);
+
+        // Saved without its run (as the editor saves before running, or an older version).
+        let bare = Saved {
+            ran: None,
+            ..full.saved()
+        };
+        let back = App::restore_with(Codec::SANDBOX, Some(&serde_json::to_string(&bare).unwrap()));
+        assert!(back.reading);
+        let back = answer(&back);
+        assert_eq!(back.outcome.digest, full.outcome.digest);
+        // A shipped scenario left as shipped saves no run at all.
+        assert_eq!(App::open(FENCING).saved().ran, None);
     }
 }

@@ -271,27 +271,38 @@ mod explore_in_the_page {
         };
         assert_eq!(property, "exclusion");
         assert_eq!(steps.len(), 6, "the same shortest path as lockstep explore");
-        let app = App::open("01-two-services.toml").reduce(Action::ShowCounterexample {
-            property: property.clone(),
-            steps: steps.clone(),
-        });
+        let app = App::open("01-two-services.toml");
+        let app = app.reduce(lockstep::ui::lab::counterexample(
+            &app.scenario,
+            property,
+            steps,
+        ));
         assert_eq!(
             app.outcome.verdict.exclusion,
             Exclusion::Broken,
             "the replay shows the overlap"
         );
-        assert!(app.notice.unwrap().contains("6 steps"));
+        assert!(app.notice.as_deref().unwrap().contains("6 steps"));
         assert_eq!(
             app.cursor,
             app.outcome.events.len(),
             "it opens at its end, on the violation"
         );
         // A path for another scenario is refused, not replayed.
-        let other = App::open("05-fencing.toml").reduce(Action::ShowCounterexample {
-            property: "exclusion".into(),
-            steps: vec![999_999],
-        });
+        let fencing = App::open("05-fencing.toml");
+        let other = fencing.reduce(lockstep::ui::lab::counterexample(
+            &fencing.scenario,
+            "exclusion",
+            &[999_999],
+        ));
         assert!(other.notice.unwrap().contains("cannot be shown"));
+        // A path found before the scenario changed is not replayed on the new one.
+        let found = lockstep::ui::lab::counterexample(&app.scenario, property, steps);
+        let changed = app.reduce(Action::NewSeed).reduce(found);
+        assert!(changed
+            .notice
+            .unwrap()
+            .contains("the scenario changed since it was found"));
     }
 
     #[test]

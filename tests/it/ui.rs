@@ -864,10 +864,12 @@ fn restore_reopens_what_was_saved_and_sets_aside_what_cannot_be_read() {
     let saved = Saved {
         source: FENCING.into(),
         text: MALFORMED.into(),
+        ran: None,
     };
     let json = serde_json::to_string(&saved).expect("serializes");
     let back = App::restore(Some(&json));
-    assert_eq!(back.saved(), saved);
+    let again = back.saved();
+    assert_eq!((again.source, again.text), (saved.source, saved.text));
     assert!(!back.errors.is_empty());
     assert!(back.errors.iter().all(|e| !e.location.is_empty()));
     let source = App::open(FENCING);
