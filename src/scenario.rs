@@ -272,8 +272,9 @@ pub struct RowShare {
     pub rows: Vec<String>,
 }
 
+// Read by hand (below), written by the derived code.
 /// How a client obtains the right to access the resource.
-#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Protocol {
     /// Lock in one service.
@@ -301,6 +302,111 @@ pub enum Protocol {
     },
     /// No lock at all: read-modify-write and let the last writer win.
     NoLock,
+}
+
+/// A protocol's `kind`, read where it is written, so that an unknown kind is located at its
+/// value.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum ProtocolKind {
+    Single,
+    AllUnordered,
+    AllOrdered,
+    TokenChain,
+    NoLock,
+}
+
+impl ProtocolKind {
+    /// The fields a protocol of this kind takes besides `kind`.
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            ProtocolKind::Single => &["service"],
+            ProtocolKind::AllUnordered | ProtocolKind::AllOrdered => {
+                &["services", "skip_unreachable"]
+            }
+            ProtocolKind::TokenChain => &["authority", "subordinate"],
+            ProtocolKind::NoLock => &[],
+        }
+    }
+}
+
+// Written by hand rather than derived: the derived reader of a table tagged by `kind` buffers
+// the whole table in a generic form first, and that code, compiled once for each reader of the
+// format, was among the largest parts of the browser's bundles. This reads the fields as they
+// come and then checks them against the kind, with the derived reader's messages.
+impl<'de> Deserialize<'de> for Protocol {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(ProtocolVisitor)
+    }
+}
+
+struct ProtocolVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ProtocolVisitor {
+    type Value = Protocol;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a protocol table with a `kind`")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Protocol, A::Error> {
+        use serde::de::Error;
+        let mut kind: Option<ProtocolKind> = None;
+        let mut service: Option<String> = None;
+        let mut services: Option<Vec<String>> = None;
+        let mut skip_unreachable: Option<bool> = None;
+        let mut authority: Option<String> = None;
+        let mut subordinate: Option<String> = None;
+        // Which fields a table may have depends on its kind, which may come after them.
+        let mut keys: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if keys.contains(&key) {
+                return Err(A::Error::custom(format_args!("duplicate field `{key}`")));
+            }
+            match key.as_str() {
+                "kind" => kind = Some(map.next_value()?),
+                "service" => service = Some(map.next_value()?),
+                "services" => services = Some(map.next_value()?),
+                "skip_unreachable" => skip_unreachable = Some(map.next_value()?),
+                "authority" => authority = Some(map.next_value()?),
+                "subordinate" => subordinate = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            keys.push(key);
+        }
+        let kind = kind.ok_or_else(|| A::Error::missing_field("kind"))?;
+        let fields = kind.fields();
+        if let Some(key) = keys
+            .iter()
+            .find(|k| *k != "kind" && !fields.contains(&k.as_str()))
+        {
+            return Err(A::Error::unknown_field(key, fields));
+        }
+        let need =
+            |v: Option<String>, name: &'static str| v.ok_or_else(|| A::Error::missing_field(name));
+        let listed = |v: Option<Vec<String>>| v.ok_or_else(|| A::Error::missing_field("services"));
+        let skip_unreachable = skip_unreachable.unwrap_or(false);
+        Ok(match kind {
+            ProtocolKind::Single => Protocol::Single {
+                service: need(service, "service")?,
+            },
+            ProtocolKind::AllUnordered => Protocol::AllUnordered {
+                services: listed(services)?,
+                skip_unreachable,
+            },
+            ProtocolKind::AllOrdered => Protocol::AllOrdered {
+                services: listed(services)?,
+                skip_unreachable,
+            },
+            ProtocolKind::TokenChain => Protocol::TokenChain {
+                authority: need(authority, "authority")?,
+                subordinate: need(subordinate, "subordinate")?,
+            },
+            ProtocolKind::NoLock => Protocol::NoLock,
+        })
+    }
 }
 
 /// A class of identical clients, each doing repeated read-modify-write operations.

@@ -423,6 +423,10 @@ pub struct EditorProps {
     pub can_restore: bool,
     /// True when the current run is large enough that re-running on every keystroke would lag.
     pub heavy: bool,
+    /// True while the text waits for the page's reader (the sandbox's first bundle reads TOML
+    /// in a worker).
+    #[prop_or_default]
+    pub reading: bool,
     pub dispatch: Dispatch,
 }
 
@@ -470,7 +474,12 @@ pub fn editor(p: &EditorProps) -> Html {
             <h2 id="editor-h">{ "Everything else" }</h2>
             <label for="editor">{ "Scenario (TOML): counts, timings, rows, leases" }</label>
             <textarea id="editor" spellcheck="false" rows="16" aria-describedby="editor-errors editor-help"
-                value={p.text.clone()} {oninput} />
+                aria-busy={p.reading.then_some("true")} value={p.text.clone()} {oninput} />
+            // Shown only when reading takes long enough to notice (the first text waits for the
+            // reader to load); the stylesheet delays it, so fast answers never flash it.
+            if p.reading {
+                <p id="editor-reading" class="hint reading">{ "Reading the text…" }</p>
+            }
             if p.can_restore {
                 <p class="hint">
                     { "A toggle rewrote your text in canonical form, without its comments and layout. " }

@@ -1115,7 +1115,7 @@ fn sandbox_view(
             </section>
             <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} />
             { extras::extras(&shared, &dispatch) }
-            <Editor source={app.source.clone()} text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} dispatch={dispatch.clone()} />
+            <Editor source={app.source.clone()} text={app.text.clone()} errors={app.errors.clone()} can_restore={app.replaced_text.is_some()} heavy={app.outcome.events.len() > 20_000} reading={app.reading} dispatch={dispatch.clone()} />
         </main>
         </>
     }

@@ -337,7 +337,7 @@ async function scrubFrames(browser, url) {
 /**
  * The gzip -9 size of one bundle's files: `app` is the sandbox's first load and `embed` the
  * embed view's; `course` is what a lesson link or the sandbox's heavier panels load (plus
- * lessons.json); `checker` and `lab` are workers started on demand.
+ * lessons.json); `checker`, `reader` and `lab` are workers started on demand.
  */
 function gzipSizes(bundle, extra = []) {
   const files = fs
@@ -441,6 +441,7 @@ async function main() {
   for (const [label, bundle, extra] of [
     ['(d) a lesson link, or the sandbox\'s sweep, explorer or exports: course bundle + lessons.json', 'course', ['lessons.json']],
     ['(d) opening a lesson file: the checker worker', 'checker', []],
+    ["(d) the sandbox's first edit: the editor's reader worker", 'reader', []],
     ['(d) running a sweep or an exploration: the lab worker', 'lab', []],
   ]) {
     const b = gzipSizes(bundle, extra);

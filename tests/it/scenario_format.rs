@@ -604,6 +604,31 @@ fn bad_inputs_give_located_errors() {
             "line 26, column 12: unknown field `order`, expected `service`",
         ),
         (
+            "protocol without a kind",
+            edit("kind = \"single\", service = \"s1\"", "service = \"s1\""),
+            "line 26, column 12: missing field `kind`",
+        ),
+        (
+            "protocol with the kind last and a field of another kind",
+            edit("kind = \"single\", service = \"s1\"", "authority = \"s1\", kind = \"single\""),
+            "line 26, column 12: unknown field `authority`, expected `service`",
+        ),
+        (
+            "no lock with a service",
+            edit("kind = \"single\", service = \"s1\"", "kind = \"no_lock\", service = \"s1\""),
+            "line 26, column 12: unknown field `service`, there are no fields",
+        ),
+        (
+            "token chain without its subordinate",
+            edit("kind = \"single\", service = \"s1\"", "kind = \"token_chain\", authority = \"s1\""),
+            "line 26, column 12: missing field `subordinate`",
+        ),
+        (
+            "protocol service of the wrong type",
+            edit("kind = \"single\", service = \"s1\"", "kind = \"single\", service = 1"),
+            "line 26, column 41: invalid type: integer `1`, expected a string",
+        ),
+        (
             "unknown fencing mode",
             edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"count\"]\nfencing = \"strict\""),
             "line 21, column 11: unknown variant `strict`, expected one of `off`, `any_source`, `one_source`",
@@ -1489,4 +1514,25 @@ fn the_worst_case_scenarios_stay_valid() {
     for r in &s.resources {
         assert_eq!(r.rows.len(), limits::ROWS_MAX, "{path}");
     }
+}
+
+/// A protocol's fields may come in any order in JSON, `kind` last included; a field given
+/// twice is refused, as TOML refuses it.
+#[test]
+fn a_protocol_reads_the_same_whatever_the_order_of_its_json_fields() {
+    let s = Scenario::from_toml_str(lockstep::ui::BLANK_TOML).expect("valid");
+    let json = s.to_json_string();
+    let shipped = r#""protocol":{"kind":"single","service":"locks"}"#;
+    assert!(json.contains(shipped), "{json}");
+    let reordered = json.replace(shipped, r#""protocol":{"service":"locks","kind":"single"}"#);
+    assert_eq!(Scenario::from_json_str(&reordered).expect("reads"), s);
+    let twice = json.replace(
+        shipped,
+        r#""protocol":{"kind":"single","service":"locks","service":"other"}"#,
+    );
+    let errors = Scenario::from_json_str(&twice).unwrap_err();
+    assert!(
+        errors.to_string().contains("duplicate field `service`"),
+        "{errors}"
+    );
 }

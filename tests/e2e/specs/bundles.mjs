@@ -1,12 +1,14 @@
 // The page's bundles: the sandbox, a permalink and the embed view each download only their own
-// bundle; the sandbox's heavier panels (the sweep, the explorer, sharing and exports) hand the
-// page over to the course's bundle, which goes on with the same run at the same place.
+// bundle; the sandbox's editor reads its TOML in a worker loaded with the first edit; the
+// sandbox's heavier panels (the sweep, the explorer, sharing and exports) hand the page over to
+// the course's bundle, which goes on with the same run at the same place.
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { spawnSync } from 'node:child_process';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { LOCKSTEP, SCENARIO_DIR } from '../lib/cli.mjs';
 
-const BUNDLES = ['app', 'course', 'embed'];
+const BUNDLES = ['app', 'course', 'embed', 'reader'];
 
 /** Records which of the page's bundles' wasm files the browser fetches (in `page`, or the test's). */
 function watchBundles(ctx, page = ctx.page) {
@@ -32,15 +34,19 @@ export const tests = [
       await ctx.setInputValue('#scrub', String(Math.round(max / 3)));
       await ctx.settle();
       assert((await ctx.text('#playhead-verdict')).startsWith('At t='), await ctx.text('#playhead-verdict'));
+      assertEqual(JSON.stringify(fetched), '["app"]', 'no reader before the first edit');
       const text = await ctx.value('#editor');
       await ctx.setInputValue('#editor', text.replace(/^seed\s*=\s*\d+/m, 'seed = 4242'));
       await until(async () => (await ctx.value('#editor')).includes('seed = 4242'), 'the edit');
+      // The edit is read in the reader's worker, loaded now, and then runs.
+      await until(async () => (await ctx.attr('#editor', 'aria-busy')) === null, 'the edit was read');
+      assertEqual(JSON.stringify(fetched), '["app","reader"]', 'the first edit fetched the reader');
       await ctx.frames(2);
       const before = await ctx.snapshot();
       const hash = await ctx.page.evaluate(() => location.hash);
 
       await ctx.unfold('share', '#share-link');
-      assertEqual(JSON.stringify(fetched), '["app","course"]', 'unfolding the panel fetched the course bundle');
+      assertEqual(JSON.stringify(fetched), '["app","reader","course"]', 'unfolding the panel fetched the course bundle');
       const after = await ctx.snapshot();
       for (const key of Object.keys(before)) {
         assertEqual(after[key], before[key], `${key} after the hand-over`);
@@ -51,7 +57,7 @@ export const tests = [
       // Once the course's bundle has the page, the other panels unfold without another download.
       await ctx.unfold('lab', '#sweep-param');
       await ctx.unfold('explore', '#explore-run');
-      assertEqual(JSON.stringify(fetched), '["app","course"]', 'no other download');
+      assertEqual(JSON.stringify(fetched), '["app","reader","course"]', 'no other download');
       // The user's own work is still saved: a reload restores the edited scenario.
       await ctx.reload();
       assert((await ctx.value('#editor')).includes('seed = 4242'), 'the edit survives a reload');
@@ -73,7 +79,7 @@ export const tests = [
     },
   },
   {
-    name: 'bundles::a_custom_scenario_embeds_as_json_and_opens_in_the_full_app',
+    name: 'bundles::a_custom_scenario_travels_as_json_and_a_toml_link_opens_in_the_course_bundle',
     async run(ctx) {
       await ctx.open('#/sandbox');
       await ctx.pickScenario('06-partition.toml');
@@ -106,24 +112,55 @@ export const tests = [
       await full.goto(href, { waitUntil: 'load' });
       await ready(full);
       await full.waitForSelector('#verdict-headline');
-      assertEqual(JSON.stringify(fetchedFull), '["course"]', 'a JSON link opens in the course bundle');
+      assertEqual(JSON.stringify(fetchedFull), '["app"]', "a JSON link opens in the sandbox's own bundle");
       assertEqual(await full.$('#notice'), null, 'the same run: no notice');
       assertEqual(strip(await full.textContent('#verdict-headline')), strip(headline), 'the same verdict in the full app');
       assert((await full.$eval('#editor', (e) => e.value)).includes('name = "Our own partition"'), 'the editor shows it as TOML');
 
-      // An embed address with the scenario as TOML (the sandbox's own link form) still works:
-      // the course's bundle, which reads TOML, draws it.
+      // The sandbox's own link carries the scenario as JSON too.
       const runLink = await ctx.value('#share-link');
-      assert(/[?&]c=/.test(runLink), runLink);
-      const older = await ctx.context.newPage();
-      const fetchedOlder = watchBundles(ctx, older);
-      await older.goto(runLink.replace('#/run?', '#/embed?'), { waitUntil: 'load' });
-      await ready(older);
-      await older.waitForSelector('#embed-headline');
-      assertEqual(await older.$('#notice'), null, 'a TOML embed opens without a notice');
-      assertEqual(strip(await older.textContent('#embed-headline')), strip(headline), 'the same verdict');
-      assertEqual(JSON.stringify(fetchedOlder), '["course"]', 'a TOML embed is drawn by the course bundle');
-      assertEqual(await older.$('header.top'), null, 'as the embed view, without the page header');
+      assert(/[?&]j=/.test(runLink) && !/[?&]c=/.test(runLink), runLink);
+      // Addresses with the scenario as TOML (c=, the form earlier versions wrote) still open,
+      // the run and the embed view alike: the course's bundle, which reads TOML, draws them.
+      const toml = await ctx.value('#editor');
+      const packed = zlib.deflateRawSync(Buffer.from(toml), { level: 9 }).toString('base64url');
+      const tomlQuery = `v=1&c=${packed}&d=${digest}`;
+      for (const [view, selector] of [['run', '#verdict-headline'], ['embed', '#embed-headline']]) {
+        const older = await ctx.context.newPage();
+        const fetchedOlder = watchBundles(ctx, older);
+        await older.goto(`${ctx.baseURL}#/${view}?${tomlQuery}`, { waitUntil: 'load' });
+        await ready(older);
+        await older.waitForSelector(selector);
+        assertEqual(await older.$('#notice'), null, `a TOML ${view} link opens without a notice`);
+        assertEqual(strip(await older.textContent(selector)), strip(headline), 'the same verdict');
+        assertEqual(JSON.stringify(fetchedOlder), '["course"]', `a TOML ${view} link is drawn by the course bundle`);
+        if (view === 'embed') assertEqual(await older.$('header.top'), null, 'as the embed view, without the page header');
+        await older.close();
+      }
+    },
+  },
+  {
+    name: 'bundles::a_reader_that_cannot_load_says_so_and_keeps_the_text',
+    async run(ctx) {
+      // The reader's wasm cannot be fetched (offline, a blocked file): the edit is refused with
+      // the reason, the last valid run stays, and nothing typed is lost.
+      await ctx.page.route('**/reader_bg.wasm', (route) => route.abort());
+      await ctx.open('#/sandbox');
+      await ctx.pickScenario('05-fencing.toml');
+      const headline = await ctx.text('#verdict-headline');
+      const text = await ctx.value('#editor');
+      const edited = text.replace(/^seed\s*=\s*\d+/m, 'seed = 777');
+      await ctx.setInputValue('#editor', edited);
+      await until(async () => (await ctx.text('#editor-errors')).includes('could not be read'), 'the reason');
+      assertEqual(await ctx.attr('#editor', 'aria-busy'), null, 'the editor no longer waits');
+      assertEqual(await ctx.text('#verdict-headline'), headline, 'the last valid run stays');
+      assertEqual(await ctx.value('#editor'), edited, 'the text stays as typed');
+      // Once the reader can load, a reload reads the saved text and runs it.
+      await ctx.page.unroute('**/reader_bg.wasm');
+      await ctx.reload();
+      assertEqual(await ctx.value('#editor'), edited, 'the text was saved');
+      await until(async () => (await ctx.attr('#editor', 'aria-busy')) === null, 'read after the reload');
+      assertEqual(await ctx.text('#editor-errors'), '', 'no errors once read');
     },
   },
 ];
