@@ -1075,9 +1075,22 @@ impl App {
     /// (finding a built-in's changes parses the built-in, which a view does once per run rather
     /// than at every step of the playhead).
     pub fn link_from(&self, source: share::Source) -> share::Link {
+        let view = self.view();
         share::Link {
             version: share::LINK_VERSION,
             source,
+            playhead_us: view.playhead_us,
+            zoom: view.zoom,
+            own_order: view.own_order,
+            compare: view.compare,
+            digest: self.outcome.digest,
+        }
+    }
+
+    /// How the run is seen: the playhead, the zoom, each service's own order and the
+    /// comparison.
+    pub fn view(&self) -> share::View {
+        share::View {
             playhead_us: self.time,
             zoom: self.zoom,
             own_order: self.own_order,
@@ -1085,7 +1098,6 @@ impl App {
                 .compare
                 .as_ref()
                 .map(|c| crate::lesson::Edit::from_toggle(&c.toggle)),
-            digest: self.outcome.digest,
         }
     }
 
@@ -1163,15 +1175,7 @@ impl App {
         LeftOff {
             saved: self.saved(),
             valid_text: self.valid_text.clone(),
-            view: share::View {
-                playhead_us: self.time,
-                zoom: self.zoom,
-                own_order: self.own_order,
-                compare: self
-                    .compare
-                    .as_ref()
-                    .map(|c| crate::lesson::Edit::from_toggle(&c.toggle)),
-            },
+            view: self.view(),
             linked: self.linked,
             speed: self.speed,
             legend: self.legend,
