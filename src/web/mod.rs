@@ -99,7 +99,6 @@ pub fn start_course() {
     if !matches!(current_route(), Route::Sandbox | Route::Run(_)) {
         extras::forget();
     }
-    CODEC.with(|c| c.set(Some(ui::Codec::FULL)));
     let document = gloo::utils::document();
     let root = document.create_element("div").expect("a div");
     root.set_id("course-app");
@@ -703,6 +702,8 @@ pub(crate) fn use_ticks(dispatch: Dispatch, playing: bool) {
 /// the address names.
 #[function_component(Root)]
 pub fn root() -> Html {
+    // The whole app reads every scenario form itself, wherever it is mounted.
+    CODEC.with(|c| c.set(Some(ui::Codec::FULL)));
     let route = use_route();
     let section = route.section();
     let course = use_state(|| CourseState::Idle);
