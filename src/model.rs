@@ -1832,6 +1832,34 @@ impl Cx<'_> {
 }
 
 /// The indices of the rows in a row set, in ascending order.
-pub fn row_indices(rows: u64) -> impl Iterator<Item = usize> {
-    (0..64).filter(move |i| rows & (1u64 << i) != 0)
+pub fn row_indices(rows: u64) -> RowIndices {
+    RowIndices(rows)
 }
+
+/// The iterator of [`row_indices`]. It clears the lowest set bit at each step, so it costs one
+/// step per row in the set rather than one per possible row: row sets are read on every access
+/// and by several monitors for each event that touches the resource.
+#[derive(Clone, Copy, Debug)]
+pub struct RowIndices(u64);
+
+impl Iterator for RowIndices {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(i)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.0.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for RowIndices {}

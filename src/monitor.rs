@@ -8,6 +8,7 @@
 // guards would hide side effects (set removals) inside patterns.
 #![allow(clippy::collapsible_match)]
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -254,18 +255,25 @@ fn row_names(world: &World, resource: u32, rows: u64) -> Vec<String> {
 /// A belief interval of one client: from the moment it entered its critical section (with the
 /// grants it held, or with none for a client that takes no lock) to the moment it let go.
 #[derive(Clone, Debug)]
-struct BeliefSpan {
+struct BeliefSpan<'a> {
     client: u32,
     resource: u32,
     rows: u64,
     start: Micros,
     end: Micros,
-    grants: Vec<GrantRef>,
+    /// The grants as the trace announced them, copied only if a transfer changes them.
+    grants: Cow<'a, [GrantRef]>,
 }
 
-fn belief_spans(events: &[Event], until: Micros) -> Vec<BeliefSpan> {
-    let mut open: BTreeMap<u32, BeliefSpan> = BTreeMap::new();
-    let mut spans = Vec::new();
+fn belief_spans(events: &[Event], until: Micros) -> Vec<BeliefSpan<'_>> {
+    // Spans are listed as they start, so they come out in order of their start already but for
+    // simultaneous starts, and the sort below has little to do. Each client has at most one
+    // open span: `open` holds its position in `spans`.
+    const CLOSED: usize = usize::MAX;
+    let mut open: Vec<usize> = Vec::new();
+    let mut spans: Vec<BeliefSpan> = Vec::new();
+    // Spans whose client started another before ending them: they are not spans at all.
+    let mut abandoned: Vec<usize> = Vec::new();
     for e in events {
         match &e.what {
             What::BeliefStarted {
@@ -274,17 +282,22 @@ fn belief_spans(events: &[Event], until: Micros) -> Vec<BeliefSpan> {
                 rows,
                 grants,
             } => {
-                open.insert(
-                    *client,
-                    BeliefSpan {
-                        client: *client,
-                        resource: *resource,
-                        rows: *rows,
-                        start: e.at,
-                        end: until,
-                        grants: grants.clone(),
-                    },
-                );
+                let c = *client as usize;
+                if open.len() <= c {
+                    open.resize(c + 1, CLOSED);
+                }
+                if open[c] != CLOSED {
+                    abandoned.push(open[c]);
+                }
+                open[c] = spans.len();
+                spans.push(BeliefSpan {
+                    client: *client,
+                    resource: *resource,
+                    rows: *rows,
+                    start: e.at,
+                    end: until,
+                    grants: Cow::Borrowed(grants),
+                });
             }
             What::LockTransferred {
                 client,
@@ -292,24 +305,39 @@ fn belief_spans(events: &[Event], until: Micros) -> Vec<BeliefSpan> {
                 to,
                 token,
             } => {
-                if let Some(span) = open.get_mut(client) {
-                    for g in span.grants.iter_mut().filter(|g| g.service == *from) {
+                if let Some(&i) = open.get(*client as usize).filter(|i| **i != CLOSED) {
+                    for g in spans[i]
+                        .grants
+                        .to_mut()
+                        .iter_mut()
+                        .filter(|g| g.service == *from)
+                    {
                         g.service = *to;
                         g.token = *token;
                     }
                 }
             }
             What::BeliefEnded { client, .. } => {
-                if let Some(mut span) = open.remove(client) {
-                    span.end = e.at;
-                    spans.push(span);
+                if let Some(i) = open.get_mut(*client as usize).filter(|i| **i != CLOSED) {
+                    spans[*i].end = e.at;
+                    *i = CLOSED;
                 }
             }
             _ => {}
         }
     }
-    spans.extend(open.into_values());
-    spans.sort_by_key(|s| (s.start, s.client));
+    if !abandoned.is_empty() {
+        abandoned.sort_unstable();
+        let mut i = 0;
+        spans.retain(|_| {
+            i += 1;
+            abandoned.binary_search(&(i - 1)).is_err()
+        });
+    }
+    // Stable, so one client's spans that start at one instant stay in the order they ended.
+    if !spans.is_sorted_by_key(|s| (s.start, s.client)) {
+        spans.sort_by_key(|s| (s.start, s.client));
+    }
     spans
 }
 
@@ -380,11 +408,14 @@ pub fn verdict_from(
 ) -> Verdict {
     let scan = &analysis.overlaps;
     let lost = &analysis.lost;
+    // Overlaps that follow each other quote the same service log lines, so each line is
+    // rendered once and copied after that.
+    let mut lines = BTreeMap::new();
     let violations = scan
         .first
         .iter()
         .take(VIOLATIONS_DETAILED_MAX)
-        .map(|o| violation(world, events, o))
+        .map(|o| violation(world, events, o, &mut lines))
         .collect();
     // One pass over the trace feeds every monitor: a long trace is larger than the processor's
     // caches, so reading it once instead of once per monitor is most of the verdict's speed.
@@ -565,11 +596,15 @@ pub fn scan_overlaps(world: &World, events: &[Event], end: Micros, keep: usize) 
         max_unrelated: u32::from(spans.iter().any(|s| !s.grants.is_empty())),
     };
     let mut active: Vec<usize> = Vec::new();
+    // The pairs of services behind incomparable overlaps, as bits `8 * lower + higher` (services
+    // have indices below eight): a bit is cheaper to set than a set's entry for every overlap.
+    let mut pairs = 0u64;
+    // Sections whose grants share no order domain with the current one, on common rows: the
+    // candidates for a larger group of mutually unrelated holders.
+    let mut unrelated: Vec<usize> = Vec::new();
     for (i, span) in spans.iter().enumerate() {
         active.retain(|a| spans[*a].end > span.start);
-        // Sections whose grants share no order domain with this one, on common rows: the
-        // candidates for a larger group of mutually unrelated holders.
-        let mut unrelated: Vec<usize> = Vec::new();
+        unrelated.clear();
         for &a in &active {
             let other = &spans[a];
             if other.client == span.client
@@ -590,10 +625,10 @@ pub fn scan_overlaps(world: &World, events: &[Event], end: Micros, keep: usize) 
             if masks[a] != 0 && masks[i] != 0 && !related {
                 scan.incomparable += 1;
                 unrelated.push(a);
-                for g in &other.grants {
-                    for h in &span.grants {
+                for g in other.grants.iter() {
+                    for h in span.grants.iter() {
                         let (x, y) = (g.service.min(h.service), g.service.max(h.service));
-                        scan.service_pairs.insert((x, y));
+                        pairs |= 1u64 << (x * 8 + y);
                     }
                 }
             }
@@ -605,7 +640,7 @@ pub fn scan_overlaps(world: &World, events: &[Event], end: Micros, keep: usize) 
                     to,
                     clients: [other.client, span.client],
                     since: [other.start, span.start],
-                    grants: [other.grants.clone(), span.grants.clone()],
+                    grants: [other.grants.to_vec(), span.grants.to_vec()],
                 });
             }
             let services = masks_of_services(&other.grants) | masks_of_services(&span.grants);
@@ -631,19 +666,24 @@ pub fn scan_overlaps(world: &World, events: &[Event], end: Micros, keep: usize) 
             band.resources |= 1 << span.resource;
         }
         if !unrelated.is_empty() {
-            let distinct: BTreeSet<u8> = unrelated.iter().map(|a| masks[*a]).collect();
-            let union = distinct.iter().fold(0u8, |u, m| u | m);
+            let distinct = unrelated.iter().fold(MaskSet::default(), |mut d, a| {
+                d.insert(masks[*a]);
+                d
+            });
+            let union = unrelated.iter().fold(0u8, |u, a| u | masks[*a]);
             // No group can be larger than the distinct domains on offer; skip the exact count
             // when even that could not beat the best so far.
-            let bound = 1 + (distinct.len() as u32).min(union.count_ones());
+            let bound = 1 + distinct.len().min(union.count_ones());
             if bound > scan.max_unrelated {
                 let best = row_indices(span.rows)
                     .map(|row| {
-                        let on_row: BTreeSet<u8> = unrelated
+                        let on_row = unrelated
                             .iter()
                             .filter(|a| spans[**a].rows & (1u64 << row) != 0)
-                            .map(|a| masks[*a])
-                            .collect();
+                            .fold(MaskSet::default(), |mut d, a| {
+                                d.insert(masks[*a]);
+                                d
+                            });
                         1 + most_disjoint(&on_row)
                     })
                     .max()
@@ -653,7 +693,40 @@ pub fn scan_overlaps(world: &World, events: &[Event], end: Micros, keep: usize) 
         }
         active.push(i);
     }
+    scan.service_pairs = (0..64u32)
+        .filter(|bit| pairs & (1u64 << bit) != 0)
+        .map(|bit| (bit / 8, bit % 8))
+        .collect();
     scan
+}
+
+/// A set of eight-bit masks, as a 256-bit set: building one per critical section is then free
+/// of allocation. It iterates in ascending order, like a `BTreeSet<u8>`.
+#[derive(Clone, Copy, Default)]
+struct MaskSet([u64; 4]);
+
+impl MaskSet {
+    fn insert(&mut self, m: u8) {
+        self.0[usize::from(m / 64)] |= 1u64 << (m % 64);
+    }
+
+    fn len(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..4u8).flat_map(move |w| {
+            let mut bits = self.0[usize::from(w)];
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let b = bits.trailing_zeros() as u8;
+                bits &= bits - 1;
+                Some(w * 64 + b)
+            })
+        })
+    }
 }
 
 fn masks_of_services(grants: &[GrantRef]) -> u8 {
@@ -662,13 +735,13 @@ fn masks_of_services(grants: &[GrantRef]) -> u8 {
 
 /// The most masks of a set that are pairwise disjoint. Masks have eight bits, so this is a
 /// small dynamic programme over the 256 unions: at most 256 steps per mask.
-fn most_disjoint(masks: &BTreeSet<u8>) -> u32 {
+fn most_disjoint(masks: &MaskSet) -> u32 {
     if masks.iter().all(|m| m.count_ones() == 1) {
-        return masks.len() as u32;
+        return masks.len();
     }
     let mut best = [u32::MAX; 256];
     best[0] = 0;
-    for &m in masks {
+    for m in masks.iter() {
         // Downwards, so that a union built with this mask is not extended by it again.
         for u in (0..256usize).rev() {
             if best[u] != u32::MAX && u as u8 & m == 0 {
@@ -686,7 +759,10 @@ fn most_disjoint(masks: &BTreeSet<u8>) -> u32 {
         .unwrap_or(0)
 }
 
-fn violation(world: &World, events: &[Event], o: &Overlap) -> Violation {
+/// The rendered lines of the trace, by index, as far as they have been needed.
+type Lines = BTreeMap<usize, String>;
+
+fn violation(world: &World, events: &[Event], o: &Overlap, lines: &mut Lines) -> Violation {
     let services: BTreeSet<u32> = o.grants.iter().flatten().map(|g| g.service).collect();
     let since = o.since[0].min(o.since[1]);
     Violation {
@@ -703,7 +779,7 @@ fn violation(world: &World, events: &[Event], o: &Overlap) -> Violation {
             .iter()
             .map(|s| ServiceExcerpt {
                 service: world.services[*s as usize].name.clone(),
-                lines: service_excerpt(world, events, *s, o.resource, since, o.to),
+                lines: service_excerpt(world, events, *s, o.resource, (since, o.to), lines),
             })
             .collect(),
     }
@@ -715,8 +791,8 @@ fn service_excerpt(
     events: &[Event],
     service: u32,
     resource: u32,
-    from: Micros,
-    to: Micros,
+    (from, to): (Micros, Micros),
+    lines: &mut Lines,
 ) -> Vec<String> {
     const LINES_MAX: usize = 12;
     // Start a second before the first belief so the grants that caused it are included.
@@ -725,18 +801,24 @@ fn service_excerpt(
     // kept are rendered.
     let first = events.partition_point(|e| e.at < lead_in);
     let last = events.partition_point(|e| e.at <= to);
-    let mut kept: Vec<&Event> = events[first..last]
-        .iter()
+    let mut kept: Vec<usize> = (first..last)
         .rev()
-        .filter(|e| {
-            matches!(&e.what, What::Service { service: s, resource: r, op, .. }
+        .filter(|i| {
+            matches!(&events[*i].what, What::Service { service: s, resource: r, op, .. }
                 if *s == service && *r == resource
                     && !matches!(op, ServiceOp::Queued { .. } | ServiceOp::Cancelled { .. }))
         })
         .take(LINES_MAX)
         .collect();
     kept.reverse();
-    kept.into_iter().map(|e| e.render(world)).collect()
+    kept.into_iter()
+        .map(|i| {
+            lines
+                .entry(i)
+                .or_insert_with(|| events[i].render(world))
+                .clone()
+        })
+        .collect()
 }
 
 /// Counts of what the resource saw.
