@@ -1099,6 +1099,12 @@ struct WaitGraph {
     /// Search scratch: the visit mark of each client, valid when it equals `stamp`.
     seen: Vec<u32>,
     stamp: u32,
+    /// Search scratch, kept between searches because a search runs for most queued clients:
+    /// the clients on the path with where their untaken out-edges start in `pending`, and
+    /// those edges, the latest client's last.
+    path_clients: Vec<(u32, usize)>,
+    pending: Vec<(u32, (u32, u32))>,
+    path: Cycle,
 }
 
 const NOBODY: u32 = u32::MAX;
@@ -1120,6 +1126,9 @@ impl WaitGraph {
             waits_on: vec![Vec::new(); world.clients.len()],
             seen: vec![0; world.clients.len()],
             stamp: 0,
+            path_clients: Vec::new(),
+            pending: Vec::new(),
+            path: Vec::new(),
         }
     }
 
@@ -1219,33 +1228,41 @@ impl WaitGraph {
             return None;
         }
         self.new_search();
-        // Each stack entry is a client and its remaining out-edges; `path` holds the edge from
-        // each entry to the next.
-        let mut stack: SearchStack = vec![(from, self.edges(from).collect())];
-        let mut path: Cycle = Vec::new();
+        // Each client on the path owns the tail of `pending` above its start: its out-edges not
+        // yet taken, taken last first. `path` holds the edge from each client to the next.
+        let mut clients = std::mem::take(&mut self.path_clients);
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut path = std::mem::take(&mut self.path);
+        clients.clear();
+        pending.clear();
+        path.clear();
+        clients.push((from, 0));
+        pending.extend(self.edges(from));
         self.seen[from as usize] = self.stamp;
-        while let Some((at, pending)) = stack.last_mut() {
-            let at = *at;
-            match pending.pop() {
-                Some((next, key)) => {
-                    if target(next) {
-                        path.push((at, key));
-                        return Some(path);
-                    }
-                    if self.seen[next as usize] != self.stamp {
-                        self.seen[next as usize] = self.stamp;
-                        path.push((at, key));
-                        let edges = self.edges(next).collect();
-                        stack.push((next, edges));
-                    }
+        let mut found = None;
+        while let Some(&(at, start)) = clients.last() {
+            if pending.len() > start {
+                let (next, key) = pending.pop().expect("longer than its start");
+                if target(next) {
+                    path.push((at, key));
+                    found = Some(path.clone());
+                    break;
                 }
-                None => {
-                    stack.pop();
-                    path.pop();
+                if self.seen[next as usize] != self.stamp {
+                    self.seen[next as usize] = self.stamp;
+                    path.push((at, key));
+                    clients.push((next, pending.len()));
+                    pending.extend(self.edges(next));
                 }
+            } else {
+                clients.pop();
+                path.pop();
             }
         }
-        None
+        self.path_clients = clients;
+        self.pending = pending;
+        self.path = path;
+        found
     }
 
     /// A cycle through new edges `waiter -> holder` (one per waiter), if the holder already
