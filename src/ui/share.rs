@@ -17,8 +17,8 @@
 //! | `v`   | the link format version, [`LINK_VERSION`] |
 //! | `b`   | a built-in scenario's file name |
 //! | `e`   | one edit applied to it, in order (repeated) |
-//! | `c`   | a custom scenario: base64url(deflate(canonical TOML)) |
 //! | `j`   | a custom scenario: base64url(deflate(canonical JSON)) |
+//! | `c`   | a custom scenario as earlier versions wrote it: base64url(deflate(canonical TOML)) |
 //! | `t`   | the playhead, in microseconds |
 //! | `z`   | the timeline's zoom |
 //! | `o`   | `1` when each service's own order is shown |
