@@ -3,8 +3,11 @@
 //! A scenario's JSON and TOML forms hold the same values (tables, arrays, strings, integers and
 //! booleans: no floats, no nulls, no dates), so the TOML is a rewriting of the JSON's tokens.
 //! Writing it here rather than with the `toml` crate's serializer keeps that serializer, which
-//! is compiled for every type of the format, out of the sandbox's first download; the text is
-//! the same as the serializer's, which a test checks for every shipped and generated scenario.
+//! is compiled for every type of the format, out of the sandbox's first download. The layout
+//! is the serializer's (a test checks it for every shipped and generated scenario); strings are
+//! always basic strings with escapes, where the serializer picks a literal or multi-line string
+//! for text with quotes, backslashes or line breaks, so such text is written differently but
+//! reads back the same (a test checks that too).
 //! The input is always `serde_json`'s output for a [`super::Scenario`], so anything else is a
 //! bug, reported as an error rather than a panic.
 

@@ -771,12 +771,17 @@ impl App {
     pub fn reduce(&self, action: Action) -> App {
         // Any change the user makes to the scenario ends the "opened from a link" state, so
         // from then on the app saves as usual.
-        let changes_scenario = matches!(
+        // A reader's answer changes it only when it is about the text shown; a stale one is
+        // ignored, and must not end a link's state either (the link's run would be saved over
+        // the user's own text).
+        let changes_scenario = match &action {
+            Action::Read { text, .. } => self.reading && *text == self.text,
+            _ => false,
+        } || matches!(
             action,
             Action::Pick(_)
                 | Action::Toggle(_)
                 | Action::Edit(_)
-                | Action::Read { .. }
                 | Action::RestoreText
                 | Action::DiscardEdit
                 | Action::NewSeed

@@ -84,10 +84,23 @@ fn start() -> Result<(), String> {
             });
             return;
         }
-        let to = READER.with(|r| r.borrow().as_ref().and_then(|r| r.to.clone()));
+        let (to, latest) = READER.with(|r| {
+            let r = r.borrow();
+            let r = r.as_ref();
+            (
+                r.and_then(|r| r.to.clone()),
+                r.and_then(|r| r.latest.as_ref().map(|(t, _)| t.clone())),
+            )
+        });
         if let Some((dispatch, codec)) = to {
-            let reading = serde_json::from_str::<Reading>(&data)
-                .unwrap_or_else(|e| Reading::failed(String::new(), &e.to_string()));
+            // An answer that does not read (a reader from another build, say) is about the
+            // latest text, so the editor says why rather than wait for it forever.
+            let reading = serde_json::from_str::<Reading>(&data).unwrap_or_else(|e| {
+                Reading::failed(
+                    latest.unwrap_or_default(),
+                    &format!("the reader's answer could not be read: {e}"),
+                )
+            });
             dispatch.dispatch(reading.into_action(codec));
         }
     });

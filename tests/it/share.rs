@@ -775,6 +775,22 @@ mod codecs {
         assert_eq!(restored.scenario, sandbox.scenario);
     }
 
+    /// A link opened while a text is being read (the saved text of a returning visitor, say)
+    /// stays a link's run when the late answer comes: it is ignored and does not make the link's
+    /// run the user's own, which would be saved over their text.
+    #[test]
+    fn a_late_answer_leaves_a_links_run_a_link() {
+        let sandbox = App::open_with(Codec::SANDBOX, FENCING);
+        let waiting = sandbox.reduce(Action::Edit(format!("{}\n# mine", sandbox.text)));
+        let link = App::open("06-partition.toml").link();
+        let linked = waiting.reduce(Action::OpenLink(link));
+        assert!(linked.linked && !linked.reading);
+        let late = linked.reduce(Reading::of(waiting.text.clone()).into_action(Codec::SANDBOX));
+        assert!(late.linked, "the late answer does not end the link's state");
+        assert_eq!(late.outcome.digest, linked.outcome.digest);
+        assert_eq!(late.text, linked.text);
+    }
+
     /// A reader that could not load answers with why, so the editor never waits forever.
     #[test]
     fn a_reader_that_failed_says_so_in_the_editor() {
