@@ -357,10 +357,18 @@ impl<'de> serde::de::Visitor<'de> for ProtocolVisitor {
         let mut skip_unreachable: Option<bool> = None;
         let mut authority: Option<String> = None;
         let mut subordinate: Option<String> = None;
-        // Which fields a table may have depends on its kind, which may come after them.
+        // Which fields a table may have depends on its kind, which may come after them, so the
+        // keys are kept to check at the end: the six names (each at most once) and the first
+        // other key, which is an error whatever the kind. Later other keys cannot be the first
+        // error, so they are passed over unkept, and a table of any size costs linear time.
         let mut keys: Vec<String> = Vec::new();
+        let mut other = false;
         while let Some(key) = map.next_key::<String>()? {
-            if keys.contains(&key) {
+            let known = matches!(
+                key.as_str(),
+                "kind" | "service" | "services" | "skip_unreachable" | "authority" | "subordinate"
+            );
+            if known && keys.contains(&key) {
                 return Err(A::Error::custom(format_args!("duplicate field `{key}`")));
             }
             match key.as_str() {
@@ -374,7 +382,10 @@ impl<'de> serde::de::Visitor<'de> for ProtocolVisitor {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
             }
-            keys.push(key);
+            if known || !other {
+                other |= !known;
+                keys.push(key);
+            }
         }
         let kind = kind.ok_or_else(|| A::Error::missing_field("kind"))?;
         let fields = kind.fields();

@@ -760,10 +760,15 @@ impl App {
         Saved {
             source: self.source.clone(),
             text: self.text.clone(),
-            ran: self.edited().then(|| Ran {
-                json: self.scenario.to_json_string(),
-                valid_text: (self.valid_text != self.text).then(|| self.valid_text.clone()),
-            }),
+            ran: self.edited().then(|| self.ran()),
+        }
+    }
+
+    /// The run shown, as a saved state keeps it.
+    pub fn ran(&self) -> Ran {
+        Ran {
+            json: self.scenario.to_json_string(),
+            valid_text: (self.valid_text != self.text).then(|| self.valid_text.clone()),
         }
     }
 

@@ -1007,10 +1007,7 @@ fn open_in_sandbox(app: &ui::App) {
     save(&ui::Saved {
         source,
         text: app.text.clone(),
-        ran: Some(ui::Ran {
-            json: app.scenario.to_json_string(),
-            valid_text: (app.valid_text != app.text).then(|| app.valid_text.clone()),
-        }),
+        ran: Some(app.ran()),
     });
 }
 

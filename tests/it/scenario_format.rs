@@ -1535,4 +1535,17 @@ fn a_protocol_reads_the_same_whatever_the_order_of_its_json_fields() {
         errors.to_string().contains("duplicate field `service`"),
         "{errors}"
     );
+    // Any number of unknown fields: the first is the one named, wherever the kind comes.
+    let many: String = (0..5000).map(|i| format!(r#""x{i}":{i},"#)).collect();
+    let unknown = json.replace(
+        shipped,
+        &format!(r#""protocol":{{"service":"locks",{many}"kind":"single"}}"#),
+    );
+    let errors = Scenario::from_json_str(&unknown).unwrap_err();
+    assert!(
+        errors
+            .to_string()
+            .contains("unknown field `x0`, expected `service`"),
+        "{errors}"
+    );
 }
