@@ -588,18 +588,10 @@ impl Cx<'_> {
             }
             Step::Deliver { to, from, message } => match to {
                 Endpoint::Service(s) => {
-                    if self.world.outage_until(s, self.state.now).is_some() {
-                        self.emit(What::MessageLost {
-                            from,
-                            to,
-                            reason: LossReason::Outage,
-                        });
-                        return;
-                    }
                     let Endpoint::Client(c) = from else {
                         unreachable!("only clients send to services")
                     };
-                    self.service_message(s, c, message);
+                    self.deliver_to_service(s, c, message, false);
                 }
                 Endpoint::Client(c) => {
                     if let Some(end) = self.world.paused_until(c, self.state.now) {
@@ -624,11 +616,21 @@ impl Cx<'_> {
     #[cold]
     #[inline(never)]
     fn forward(&mut self, to: u32, client: u32, message: Message) {
-        self.step(Step::Deliver {
-            to: Endpoint::Service(to),
-            from: Endpoint::Client(client),
-            message,
-        });
+        self.deliver_to_service(to, client, message, true);
+    }
+
+    /// A client's message reaches a service, unless the service is down. `forwarded` says it
+    /// was passed on by a service the lock moved away from.
+    fn deliver_to_service(&mut self, service: u32, client: u32, message: Message, forwarded: bool) {
+        if self.world.outage_until(service, self.state.now).is_some() {
+            self.emit(What::MessageLost {
+                from: Endpoint::Client(client),
+                to: Endpoint::Service(service),
+                reason: LossReason::Outage,
+            });
+            return;
+        }
+        self.service_message(service, client, message, forwarded);
     }
 
     fn fault(&mut self, fault: Fault) {
@@ -671,7 +673,7 @@ impl Cx<'_> {
         &mut self.state.services[service as usize].locks[resource as usize]
     }
 
-    fn service_message(&mut self, service: u32, client: u32, message: Message) {
+    fn service_message(&mut self, service: u32, client: u32, message: Message, forwarded: bool) {
         let resource_of = |m: &Message| match m {
             Message::Acquire { resource, .. }
             | Message::Release { resource, .. }
@@ -738,14 +740,20 @@ impl Cx<'_> {
                 token,
                 attempt,
             } => {
-                let holds = self
+                // A release passed on after a transfer names the token of the service the hold
+                // was taken over from, which this service replaced with one of its own: the
+                // client and its attempt identify the hold, as they do for a cancel.
+                let held = self
                     .lock(service, resource)
                     .holder
                     .as_ref()
-                    .is_some_and(|h| {
-                        h.client == client && h.token == token && h.attempt == attempt
-                    });
-                if holds {
+                    .filter(|h| {
+                        h.client == client
+                            && h.attempt == attempt
+                            && (h.token == token || forwarded)
+                    })
+                    .map(|h| h.token);
+                if let Some(token) = held {
                     self.lock(service, resource).holder = None;
                     self.log(service, resource, ServiceOp::Released { client, token });
                     self.lock_freed(service, resource);
@@ -830,6 +838,10 @@ impl Cx<'_> {
                         token: h.token,
                     },
                 );
+                // The lock is free now: serve the queue first, as a release would. Its waiters
+                // came with lower numbers or equal ones; the lower are refused as stale, and an
+                // equal one is granted ahead of this request, which then waits behind it.
+                self.grant_next(service, resource);
             }
         }
         let lock = self.lock(service, resource);

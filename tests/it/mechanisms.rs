@@ -295,6 +295,87 @@ fn a_subordinate_orders_requests_by_the_authority_number_alone() {
     assert_eq!(v.operations.completed, 2);
 }
 
+#[test]
+fn a_request_that_supersedes_the_holder_serves_the_queue_at_once() {
+    // As above, y waits at the subordinate behind x with an equal number. Then the spare's
+    // lease on y runs out and z gets the next number, 6: z supersedes x. The lock has no holder
+    // now, so the subordinate must serve its queue then and there: y's 5 has become stale and
+    // is refused, and z is granted. Left waiting behind y instead, z and y would wait for ever,
+    // for a holder that is gone.
+    let (run, v) = run(r#"
+        name = "a superseded holder and a queue"
+        duration_ms = 3000
+        regions = ["east"]
+        resources = [{ name = "orders", rows = ["total"] }]
+        migrations = [{ at_ms = 100, resource = "orders", from = "authority", to = "spare" }]
+        [[services]]
+        name = "authority"
+        replicas = ["east"]
+        first_token = 5
+        [[services]]
+        name = "spare"
+        replicas = ["east"]
+        first_token = 5
+        lease_ms = 300
+        [[services]]
+        name = "sub"
+        replicas = ["east"]
+        subordinate_to = "authority"
+        first_token = 900
+        [[clients]]
+        name = "x"
+        region = "east"
+        protocol = { kind = "token_chain", authority = "authority", subordinate = "sub" }
+        resource = "orders"
+        period_ms = 100
+        work_ms = 1000
+        max_operations = 1
+        [[clients]]
+        name = "y"
+        region = "east"
+        start_ms = 200
+        protocol = { kind = "token_chain", authority = "authority", subordinate = "sub" }
+        resource = "orders"
+        period_ms = 100
+        work_ms = 10
+        max_retries = 0
+        max_operations = 1
+        [[clients]]
+        name = "z"
+        region = "east"
+        start_ms = 300
+        protocol = { kind = "token_chain", authority = "authority", subordinate = "sub" }
+        resource = "orders"
+        period_ms = 100
+        work_ms = 10
+        max_operations = 1
+    "#);
+    let log = service_log(&run, "sub");
+    assert_eq!(
+        log[..5],
+        [
+            "sub#1 grant orders to x-1 token 900",
+            "sub#2 queue y-1 for orders behind x-1",
+            "sub#3 supersede x-1's hold of orders token 900",
+            "sub#4 refuse orders to y-1 (stale authority token)",
+            "sub#5 grant orders to z-1 token 901",
+        ],
+        "{}",
+        text(&run)
+    );
+    assert_eq!(
+        first(&run, "sub#5 grant orders to z-1"),
+        first(&run, "sub#3 supersede x-1's hold"),
+        "z is granted as it supersedes x"
+    );
+    // y gives up; z works and finishes. x was not told it lost the lock and goes on believing
+    // it holds it, so z's critical section lies inside x's: the table, unfenced, sees both.
+    assert_eq!(count(&run, "y-1 gives up"), 1, "{}", text(&run));
+    assert_eq!(count(&run, "z-1 HOLDS"), 1, "{}", text(&run));
+    assert_eq!(v.operations.completed, 2, "{:?}", v.operations);
+    assert_eq!(v.exclusion, Exclusion::Broken);
+}
+
 // ----- Migrations ----------------------------------------------------------------------------
 
 /// The lock of `profile` moves from `old` to `new` at 400 ms, while `writer` holds it in `old`
@@ -553,6 +634,65 @@ fn a_cancel_that_reaches_the_old_service_after_a_transfer_is_passed_on() {
     assert!(cancel[0].1.starts_with("new#"), "{cancel:?}");
     assert_eq!(count(&run, "grant profile to waiter-1"), 0);
     assert_eq!(count(&run, "releases stale grant"), 0);
+}
+
+#[test]
+fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the_new_one() {
+    // The writer is 40 ms from the old service and releases at about 420 ms: after the move
+    // (400 ms), before the news of it reaches the writer (440 ms). Its release names the old
+    // service's token; the old service passes it on, and the new service, which took the hold
+    // over under a token of its own, must free the lock all the same. Otherwise nobody holds
+    // the lock and nobody can take it: the waiter, moved into the new service's queue, would
+    // wait for ever.
+    let (run, v) = run(r#"
+        name = "a release after a transfer"
+        duration_ms = 3000
+        regions = ["east", "west"]
+        network = { remote_latency_ms = 40 }
+        resources = [{ name = "profile", region = "east", rows = ["version"] }]
+        migrations = [{ at_ms = 400, resource = "profile", from = "old", to = "new", mode = "transfer" }]
+        [[services]]
+        name = "old"
+        replicas = ["east"]
+        [[services]]
+        name = "new"
+        replicas = ["east"]
+        first_token = 100
+        [[clients]]
+        name = "writer"
+        region = "west"
+        protocol = { kind = "single", service = "old" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 180
+        max_operations = 1
+        [[clients]]
+        name = "waiter"
+        region = "east"
+        start_ms = 100
+        protocol = { kind = "single", service = "old" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 100
+        max_operations = 1
+    "#);
+    let sent = first(&run, "writer-1 lets go");
+    assert!(
+        (400_000..440_000).contains(&sent),
+        "the release leaves between the move and the news of it, at {sent} us:\n{}",
+        text(&run)
+    );
+    assert_eq!(count(&run, "ignore release"), 0, "{}", text(&run));
+    let released = lines_with(&run, "release profile by writer-1 token 100");
+    assert_eq!(released.len(), 1, "{}", text(&run));
+    assert!(released[0].1.starts_with("new#"), "{released:?}");
+    assert_eq!(
+        first(&run, "grant profile to waiter-1 token 101"),
+        released[0].0,
+        "the waiter is granted as the forwarded release frees the lock"
+    );
+    assert_eq!(v.operations.completed, 2);
+    assert_eq!(v.exclusion, Exclusion::Holds);
 }
 
 // ----- A client's requests and answers -------------------------------------------------------
