@@ -408,17 +408,11 @@ pub fn verdict_from(
 ) -> Verdict {
     let scan = &analysis.overlaps;
     let lost = &analysis.lost;
-    // Overlaps that follow each other quote the same service log lines, so each line is
-    // rendered once and copied after that.
-    let mut lines = BTreeMap::new();
-    let violations = scan
-        .first
-        .iter()
-        .take(VIOLATIONS_DETAILED_MAX)
-        .map(|o| violation(world, events, o, &mut lines))
-        .collect();
+    let detailed = &scan.first[..scan.first.len().min(VIOLATIONS_DETAILED_MAX)];
     // One pass over the trace feeds every monitor: a long trace is larger than the processor's
     // caches, so reading it once instead of once per monitor is most of the verdict's speed.
+    // The same pass lists the log lines of the locks that the detailed violations quote.
+    let mut quoted = LockLines::new(world, detailed);
     let mut data = DataCounter::new(world);
     let mut tally = ResourceTally::new(world);
     let mut operations = Operations::default();
@@ -426,7 +420,8 @@ pub fn verdict_from(
     let mut stalls = StallWatch::new();
     let mut logs = LogCheck::new(world);
     let mut unprotected = vec![false; world.clients.len()];
-    for e in events {
+    for (i, e) in events.iter().enumerate() {
+        quoted.on(i, e);
         data.on(e);
         tally.on(world, e);
         operations.on(e);
@@ -439,6 +434,13 @@ pub fn verdict_from(
             }
         }
     }
+    // Overlaps that follow each other quote the same service log lines, so each line is
+    // rendered once and copied after that.
+    let mut lines = BTreeMap::new();
+    let violations = detailed
+        .iter()
+        .map(|o| violation(world, events, o, &quoted, &mut lines))
+        .collect();
     let data = data.counts;
     let resources = tally.finish(world, end);
     let mut wait_cycles = watch.finish(world);
@@ -762,7 +764,58 @@ fn most_disjoint(masks: &MaskSet) -> u32 {
 /// The rendered lines of the trace, by index, as far as they have been needed.
 type Lines = BTreeMap<usize, String>;
 
-fn violation(world: &World, events: &[Event], o: &Overlap, lines: &mut Lines) -> Violation {
+/// The positions in the trace of the log lines a violation quotes (a service's entries for one
+/// lock, but for queue and cancel entries), for the locks the detailed violations involve.
+struct LockLines {
+    resources: usize,
+    /// By lock (service × resources + resource): `None` for a lock no violation quotes.
+    lines: Vec<Option<Vec<usize>>>,
+}
+
+impl LockLines {
+    fn new(world: &World, overlaps: &[Overlap]) -> LockLines {
+        let resources = world.resources.len();
+        let mut lines = vec![None; world.services.len() * resources];
+        for o in overlaps {
+            for g in o.grants.iter().flatten() {
+                lines[g.service as usize * resources + o.resource as usize] = Some(Vec::new());
+            }
+        }
+        LockLines { resources, lines }
+    }
+
+    fn on(&mut self, i: usize, e: &Event) {
+        if let What::Service {
+            service,
+            resource,
+            op,
+            ..
+        } = &e.what
+        {
+            if matches!(op, ServiceOp::Queued { .. } | ServiceOp::Cancelled { .. }) {
+                return;
+            }
+            let lock = *service as usize * self.resources + *resource as usize;
+            if let Some(list) = &mut self.lines[lock] {
+                list.push(i);
+            }
+        }
+    }
+
+    fn of(&self, service: u32, resource: u32) -> &[usize] {
+        self.lines[service as usize * self.resources + resource as usize]
+            .as_deref()
+            .unwrap_or_default()
+    }
+}
+
+fn violation(
+    world: &World,
+    events: &[Event],
+    o: &Overlap,
+    quoted: &LockLines,
+    lines: &mut Lines,
+) -> Violation {
     let services: BTreeSet<u32> = o.grants.iter().flatten().map(|g| g.service).collect();
     let since = o.since[0].min(o.since[1]);
     Violation {
@@ -779,18 +832,24 @@ fn violation(world: &World, events: &[Event], o: &Overlap, lines: &mut Lines) ->
             .iter()
             .map(|s| ServiceExcerpt {
                 service: world.services[*s as usize].name.clone(),
-                lines: service_excerpt(world, events, *s, o.resource, (since, o.to), lines),
+                lines: service_excerpt(
+                    world,
+                    events,
+                    quoted.of(*s, o.resource),
+                    (since, o.to),
+                    lines,
+                ),
             })
             .collect(),
     }
 }
 
-/// A service's log lines for one lock between two times, including the grants that led in.
+/// A service's log lines for one lock between two times, including the grants that led in:
+/// the last of `lock_lines` (that lock's quotable lines, by position in the trace) in the window.
 fn service_excerpt(
     world: &World,
     events: &[Event],
-    service: u32,
-    resource: u32,
+    lock_lines: &[usize],
     (from, to): (Micros, Micros),
     lines: &mut Lines,
 ) -> Vec<String> {
@@ -801,18 +860,11 @@ fn service_excerpt(
     // kept are rendered.
     let first = events.partition_point(|e| e.at < lead_in);
     let last = events.partition_point(|e| e.at <= to);
-    let mut kept: Vec<usize> = (first..last)
-        .rev()
-        .filter(|i| {
-            matches!(&events[*i].what, What::Service { service: s, resource: r, op, .. }
-                if *s == service && *r == resource
-                    && !matches!(op, ServiceOp::Queued { .. } | ServiceOp::Cancelled { .. }))
-        })
-        .take(LINES_MAX)
-        .collect();
-    kept.reverse();
-    kept.into_iter()
-        .map(|i| {
+    let start = lock_lines.partition_point(|i| *i < first);
+    let stop = lock_lines.partition_point(|i| *i < last);
+    lock_lines[start.max(stop.saturating_sub(LINES_MAX))..stop]
+        .iter()
+        .map(|&i| {
             lines
                 .entry(i)
                 .or_insert_with(|| events[i].render(world))
