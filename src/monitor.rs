@@ -452,11 +452,17 @@ pub fn verdict_from(
         .iter()
         .any(|c| c.broken_us.is_none() && c.unbreakable);
     // Keep the verdict's size bounded: the first cycles and livelocks in detail, all counted.
-    // An unbroken cycle is always the last one, and always kept.
+    // The cycles still standing at the end (at most one per resource) come last, and are always
+    // kept.
     if wait_cycles.len() > VIOLATIONS_DETAILED_MAX {
-        let last = wait_cycles.pop().expect("longer than the bound");
-        wait_cycles.truncate(VIOLATIONS_DETAILED_MAX - 1);
-        wait_cycles.push(last);
+        let standing = wait_cycles
+            .iter()
+            .rev()
+            .take_while(|c| c.broken_us.is_none())
+            .count();
+        let last = wait_cycles.split_off(wait_cycles.len() - standing);
+        wait_cycles.truncate(VIOLATIONS_DETAILED_MAX - standing);
+        wait_cycles.extend(last);
     }
     livelocks.truncate(VIOLATIONS_DETAILED_MAX);
     Verdict {
@@ -1148,6 +1154,10 @@ struct WaitGraph {
     /// The locks each client waits for, as (service, resource) in ascending order, so that
     /// searches take edges in a fixed order and report the same cycle on every run.
     waits_on: Vec<Vec<(u32, u32)>>,
+    /// When each of those waits began, in the same places.
+    wait_since: Vec<Vec<Micros>>,
+    /// When each lock's holder took it.
+    held_since: Vec<Micros>,
     /// Search scratch: the visit mark of each client, valid when it equals `stamp`.
     seen: Vec<u32>,
     stamp: u32,
@@ -1176,6 +1186,8 @@ impl WaitGraph {
             holder: vec![NOBODY; locks],
             waiters: vec![Vec::new(); locks],
             waits_on: vec![Vec::new(); world.clients.len()],
+            wait_since: vec![Vec::new(); world.clients.len()],
+            held_since: vec![0; locks],
             seen: vec![0; world.clients.len()],
             stamp: 0,
             path_clients: Vec::new(),
@@ -1198,6 +1210,7 @@ impl WaitGraph {
         let on = &mut self.waits_on[client as usize];
         if let Ok(at) = on.binary_search(&key) {
             on.remove(at);
+            self.wait_since[client as usize].remove(at);
         }
     }
 
@@ -1208,12 +1221,16 @@ impl WaitGraph {
         }
     }
 
-    fn apply(&mut self, service: u32, resource: u32, op: &ServiceOp) {
+    fn apply(&mut self, service: u32, resource: u32, op: &ServiceOp, now: Micros) {
         let key = (service, resource);
         let lock = self.lock(key);
         match *op {
             ServiceOp::Granted { client, .. } | ServiceOp::TransferredIn { client, .. } => {
-                self.holder[lock] = client;
+                // A grant confirmed to its holder again does not start a new hold.
+                if self.holder[lock] != client {
+                    self.holder[lock] = client;
+                    self.held_since[lock] = now;
+                }
                 self.stop_waiting(key, client);
             }
             ServiceOp::Queued { client, .. } => {
@@ -1223,6 +1240,7 @@ impl WaitGraph {
                 let on = &mut self.waits_on[client as usize];
                 if let Err(at) = on.binary_search(&key) {
                     on.insert(at, key);
+                    self.wait_since[client as usize].insert(at, now);
                 }
             }
             ServiceOp::Released { client, .. }
@@ -1251,6 +1269,22 @@ impl WaitGraph {
                     .filter(|h| *h != client)
                     .map(|h| (h, *key))
             })
+    }
+
+    /// When a standing cycle closed: when the last of its waits began, or the last of the holds
+    /// it waits on was taken, whichever came later.
+    fn formed(&self, cycle: &Cycle) -> Micros {
+        cycle
+            .iter()
+            .map(|(c, key)| {
+                let on = &self.waits_on[*c as usize];
+                let wait = on
+                    .binary_search(key)
+                    .map_or(0, |at| self.wait_since[*c as usize][at]);
+                wait.max(self.held_since[self.lock(*key)])
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// Whether every edge of a cycle is still there.
@@ -1343,14 +1377,17 @@ impl WaitGraph {
         cycle
     }
 
-    /// Any cycle in the graph, by one depth-first search over every client that waits: a client
-    /// still on the search's stack that is reached again closes a cycle.
-    fn any_cycle(&self) -> Option<Cycle> {
+    /// Any cycle among one resource's locks, by one depth-first search over every client that
+    /// waits for one of them: a client still on the search's stack that is reached again closes
+    /// a cycle. (A client waits for and holds locks of its own resource only, so the waits of
+    /// different resources never meet.)
+    fn any_cycle(&self, resource: u32) -> Option<Cycle> {
         let n = self.waits_on.len();
         // 0: not visited, 1: on the stack, 2: finished.
         let mut color = vec![0u8; n];
         for root in 0..n as u32 {
-            if color[root as usize] != 0 || self.waits_on[root as usize].is_empty() {
+            let waits = &self.waits_on[root as usize];
+            if color[root as usize] != 0 || waits.first().is_none_or(|k| k.1 != resource) {
                 continue;
             }
             color[root as usize] = 1;
@@ -1406,13 +1443,21 @@ fn broke_by(op: &ServiceOp, aborts: &[Option<&'static str>]) -> &'static str {
 
 /// Wait-for cycles across services, each with when it formed, when and by what it broke.
 ///
+/// A client waits for and holds locks of its own resource only, so each resource's waits form
+/// a graph of their own, and one loop per resource is followed at a time, from the moment it
+/// closes to the moment it opens. With two services on a resource that is every loop: two
+/// locks make one loop at most. With three or more, loops can stand side by side: when the one
+/// followed opens, another still standing is followed from when it closed, but a loop that
+/// closes and opens while another is followed is not seen.
+///
 /// Cost per service event: a new edge is checked with one search from its holder (linear in the
 /// graph, which has at most one edge per client and lock); a standing cycle is re-checked edge
-/// by edge; a full search runs only after a cycle breaks.
+/// by edge; a full search of the resource's waits runs only after a cycle breaks.
 struct CycleWatch {
     graph: WaitGraph,
     cycles: Vec<WaitCycle>,
-    current: Option<(Cycle, Micros)>,
+    /// The loop followed on each resource, and when it closed.
+    current: Vec<Option<(Cycle, Micros)>>,
     /// Why each client last let go of its locks: its own timeout, a refusal elsewhere, giving
     /// up on an unreachable service, or the end of its operation. A release or cancel that
     /// breaks a cycle is named after the cause, not the message that carried it.
@@ -1424,7 +1469,7 @@ impl CycleWatch {
         CycleWatch {
             graph: WaitGraph::new(world),
             cycles: Vec::new(),
-            current: None,
+            current: vec![None; world.resources.len()],
             aborts: vec![None; world.clients.len()],
         }
     }
@@ -1463,8 +1508,9 @@ impl CycleWatch {
         };
         let key = (service, resource);
         let graph = &mut self.graph;
-        graph.apply(service, resource, op);
-        match &self.current {
+        graph.apply(service, resource, op, e.at);
+        let current = &mut self.current[resource as usize];
+        match current {
             None => {
                 // A new cycle needs a new edge, and it passes through that edge.
                 let found = match *op {
@@ -1481,7 +1527,7 @@ impl CycleWatch {
                     _ => None,
                 };
                 if let Some(cycle) = found {
-                    self.current = Some((cycle, e.at));
+                    *current = Some((cycle, e.at));
                 }
             }
             Some((cycle, formed)) => {
@@ -1492,14 +1538,21 @@ impl CycleWatch {
                         *formed,
                         Some((e.at, broke_by(op, &self.aborts))),
                     ));
-                    self.current = graph.any_cycle().map(|c| (c, e.at));
+                    // Another loop may still stand: it is followed from when it closed.
+                    *current = graph.any_cycle(resource).map(|c| {
+                        let formed = graph.formed(&c);
+                        (c, formed)
+                    });
                 }
             }
         }
     }
 
     fn finish(mut self, world: &World) -> Vec<WaitCycle> {
-        if let Some((cycle, formed)) = self.current {
+        // The cycles still standing come last, in the order they closed.
+        let mut standing: Vec<(Cycle, Micros)> = self.current.into_iter().flatten().collect();
+        standing.sort_by_key(|(_, formed)| *formed);
+        for (cycle, formed) in standing {
             self.cycles.push(make_cycle(world, &cycle, formed, None));
         }
         self.cycles
@@ -2158,9 +2211,12 @@ impl Verdict {
                 "  ... and {} more cycle(s)\n",
                 self.wait_cycle_count as usize - CYCLES_LISTED
             ));
-            // A cycle that never broke is the one that matters most: always name it.
-            if let Some(last) = self.wait_cycles.last().filter(|c| c.broken_us.is_none()) {
-                out.push_str(&cycle_line(last));
+            // A cycle that never broke is the one that matters most: always name it. The
+            // standing ones come last, at most one per resource.
+            for c in self.wait_cycles.iter().skip(CYCLES_LISTED) {
+                if c.broken_us.is_none() {
+                    out.push_str(&cycle_line(c));
+                }
             }
         }
         out.push_str(&format!(

@@ -22,7 +22,7 @@ use lockstep::scenario::{
     PartitionMode, Pause, Protocol, Resource, Service, Window,
 };
 use lockstep::trace;
-use lockstep::trace::{BeliefEnd, Event, GrantRef, What};
+use lockstep::trace::{BeliefEnd, Event, GrantRef, ServiceOp, What};
 use lockstep::{Exclusion, Integrity, Run, Scenario, Verdict};
 
 // ----- Generated scenarios -----------------------------------------------------------------------
@@ -1722,6 +1722,206 @@ fn check_max_holders_brute_force(s: &Scenario) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Every client locks every service at once, so that waits cross services and close loops.
+fn cycle_prone() -> impl Strategy<Value = Case> {
+    raw_scenario().prop_map(|raw| {
+        let mut s = build(&raw);
+        for service in &mut s.services {
+            service.subordinate_to = None;
+        }
+        let all: Vec<String> = s.services.iter().map(|x| x.name.clone()).collect();
+        for (i, c) in s.clients.iter_mut().enumerate() {
+            let mut services = all.clone();
+            services.rotate_left(i % all.len());
+            c.protocol = Protocol::AllUnordered {
+                services,
+                skip_unreachable: false,
+            };
+        }
+        Case(s)
+    })
+}
+
+/// A wait-for loop as the verdict lists it: (client, service it waits in for the next client),
+/// turned to start at its least pair, so that the same loop compares equal however it was found.
+type Loop = Vec<(String, String)>;
+
+fn normalized(mut pairs: Loop) -> Loop {
+    if let Some(least) = (0..pairs.len()).min_by_key(|i| pairs[*i].clone()) {
+        pairs.rotate_left(least);
+    }
+    pairs
+}
+
+/// Every loop of waits among one resource's locks, found by brute force: a lock leads to another
+/// when its holder waits for that one, held by someone else. Each loop is listed once, from its
+/// least lock.
+fn loops_of(
+    world: &lockstep::world::World,
+    resource: u32,
+    holder: &BTreeMap<(u32, u32), u32>,
+    waits: &BTreeSet<(u32, (u32, u32))>,
+) -> BTreeSet<Loop> {
+    let locks: Vec<u32> = holder
+        .keys()
+        .filter(|k| k.1 == resource)
+        .map(|k| k.0)
+        .collect();
+    let next = |a: u32| -> Vec<u32> {
+        let h = holder[&(a, resource)];
+        locks
+            .iter()
+            .copied()
+            .filter(|b| holder[&(*b, resource)] != h && waits.contains(&(h, (*b, resource))))
+            .collect()
+    };
+    let mut found = BTreeSet::new();
+    for &start in &locks {
+        // Paths of distinct locks above `start`, back to `start`.
+        let mut stack: Vec<Vec<u32>> = vec![vec![start]];
+        while let Some(path) = stack.pop() {
+            for b in next(*path.last().expect("never empty")) {
+                if b == start {
+                    let pairs = path
+                        .iter()
+                        .enumerate()
+                        .map(|(i, lock)| {
+                            let waits_in = path[(i + 1) % path.len()];
+                            (
+                                world.clients[holder[&(*lock, resource)] as usize]
+                                    .name
+                                    .clone(),
+                                world.services[waits_in as usize].name.clone(),
+                            )
+                        })
+                        .collect();
+                    found.insert(normalized(pairs));
+                } else if b > start && !path.contains(&b) {
+                    let mut longer = path.clone();
+                    longer.push(b);
+                    stack.push(longer);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Wait-for cycles recounted from the services' log lines alone: the waits and holds they
+/// record are replayed, every loop among each resource's locks is listed after each line, and
+/// each loop's life (from the line that closed it to the line that opened it) is one cycle.
+///
+/// Every cycle the verdict details must be one of those lives, with the same times. Where no
+/// resource ever had two loops at once (always so with at most two services on a resource), the
+/// verdict's count and list must be exactly those lives, in the order they ended.
+fn check_wait_cycles_recount(s: &Scenario) -> Result<(), TestCaseError> {
+    let run = run(s)?;
+    let world = &run.world;
+    let verdict = monitor::verdict(&run);
+    let mut holder: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+    let mut waits: BTreeSet<(u32, (u32, u32))> = BTreeSet::new();
+    let mut standing: Vec<BTreeMap<Loop, u64>> = vec![BTreeMap::new(); world.resources.len()];
+    // (loop, formed, broken, resource), in the order the lives ended.
+    let mut lives: Vec<(Loop, u64, Option<u64>, u32)> = Vec::new();
+    let mut side_by_side = false;
+    for e in &run.events {
+        let What::Service {
+            service,
+            resource,
+            op,
+            ..
+        } = &e.what
+        else {
+            continue;
+        };
+        let key = (*service, *resource);
+        let let_go = |holder: &mut BTreeMap<(u32, u32), u32>, client: u32| {
+            if holder.get(&key) == Some(&client) {
+                holder.remove(&key);
+            }
+        };
+        match *op {
+            ServiceOp::Granted { client, .. } | ServiceOp::TransferredIn { client, .. } => {
+                holder.insert(key, client);
+                waits.remove(&(client, key));
+            }
+            ServiceOp::Queued { client, .. } => {
+                waits.insert((client, key));
+            }
+            ServiceOp::Released { client, .. }
+            | ServiceOp::Expired { client, .. }
+            | ServiceOp::Superseded { client, .. }
+            | ServiceOp::MovedOut {
+                client, held: true, ..
+            } => let_go(&mut holder, client),
+            ServiceOp::Cancelled { client }
+            | ServiceOp::Refused { client, .. }
+            | ServiceOp::MovedOut {
+                client,
+                held: false,
+                ..
+            } => {
+                waits.remove(&(client, key));
+            }
+            ServiceOp::ReleaseIgnored { .. } | ServiceOp::Drained { .. } => {}
+        }
+        let now = loops_of(world, *resource, &holder, &waits);
+        side_by_side |= now.len() > 1;
+        let before = std::mem::take(&mut standing[*resource as usize]);
+        for (l, formed) in before {
+            if now.contains(&l) {
+                standing[*resource as usize].insert(l, formed);
+            } else {
+                lives.push((l, formed, Some(e.at), *resource));
+            }
+        }
+        for l in now {
+            standing[*resource as usize].entry(l).or_insert(e.at);
+        }
+    }
+    let mut left: Vec<(Loop, u64, Option<u64>, u32)> = standing
+        .into_iter()
+        .enumerate()
+        .flat_map(|(r, m)| m.into_iter().map(move |(l, f)| (l, f, None, r as u32)))
+        .collect();
+    left.sort_by_key(|(_, formed, _, r)| (*formed, *r));
+    lives.extend(left);
+
+    let reported: Vec<(Loop, u64, Option<u64>)> = verdict
+        .wait_cycles
+        .iter()
+        .map(|c| {
+            let pairs = c
+                .clients
+                .iter()
+                .cloned()
+                .zip(c.services.iter().cloned())
+                .collect();
+            (normalized(pairs), c.formed_us, c.broken_us)
+        })
+        .collect();
+    let all: BTreeSet<(Loop, u64, Option<u64>)> = lives
+        .iter()
+        .map(|(l, f, b, _)| (l.clone(), *f, *b))
+        .collect();
+    for cycle in &reported {
+        prop_assert!(
+            all.contains(cycle),
+            "the verdict's cycle {cycle:?} is not a loop of the services' logs with those times; \
+             the loops were {lives:?}"
+        );
+    }
+    if !side_by_side {
+        prop_assert_eq!(verdict.wait_cycle_count, lives.len() as u64);
+        if lives.len() <= 100 {
+            let expected: Vec<(Loop, u64, Option<u64>)> =
+                lives.into_iter().map(|(l, f, b, _)| (l, f, b)).collect();
+            prop_assert_eq!(reported, expected);
+        }
+    }
+    Ok(())
+}
+
 /// Generated scenarios with at most six clients, so that every subset of the sections open at
 /// one instant can be tried.
 fn few_clients() -> impl Strategy<Value = Case> {
@@ -1766,6 +1966,18 @@ proptest! {
     #[test]
     fn max_simultaneous_holders_recount_by_brute_force(case in few_clients()) {
         check_max_holders_brute_force(&case.0)?;
+    }
+
+    /// Wait-for cycles agree with every loop of waits replayed from the services' logs.
+    #[test]
+    fn wait_cycles_recount_from_the_service_logs(case in any_scenario()) {
+        check_wait_cycles_recount(&case.0)?;
+    }
+
+    /// The same, where every client locks every service at once and loops are common.
+    #[test]
+    fn wait_cycles_recount_where_every_client_locks_every_service(case in cycle_prone()) {
+        check_wait_cycles_recount(&case.0)?;
     }
 }
 
