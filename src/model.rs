@@ -1788,14 +1788,13 @@ impl Cx<'_> {
                 } else {
                     Values::new()
                 };
-                let value = values.first().copied().unwrap_or(0);
                 self.emit(What::Read {
                     client,
                     resource,
                     rows,
                     token,
                     accepted,
-                    value,
+                    values: values.clone(),
                 });
                 self.send(
                     Endpoint::Resource(resource),

@@ -250,8 +250,8 @@ pub enum What {
         rows: u64,
         token: Option<Token>,
         accepted: bool,
-        /// The value of the first row read.
-        value: i64,
+        /// The values read, one per row in the row set, in row order (none if refused).
+        values: Values,
     },
     Write {
         client: u32,
@@ -294,6 +294,15 @@ pub trait Recorded {
     fn truncated(&self) -> bool;
     /// The seed of a random run (zero for a run no seed chose).
     fn seed(&self) -> u64;
+}
+
+/// A row set's values in row order, as a trace line shows them: `5` or `5,7`.
+pub fn values_text(values: &[i64]) -> String {
+    values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Formats microseconds as seconds with millisecond precision, e.g. `1.250s`.
@@ -557,7 +566,7 @@ impl Event {
                 rows,
                 token,
                 accepted,
-                value,
+                values,
             } => format!(
                 "{:<8} {} {}[{}] with {}{}",
                 resource(r),
@@ -566,7 +575,7 @@ impl Event {
                 rows_text(world, *r, *rows),
                 token_text(world, token),
                 if *accepted {
-                    format!(" by {} = {}", client(c), value)
+                    format!(" by {} = {}", client(c), values_text(values))
                 } else {
                     format!(" by {}", client(c))
                 }
@@ -591,14 +600,7 @@ impl Event {
                 client(c),
                 token_text(world, token),
                 if *accepted {
-                    format!(
-                        " := {}",
-                        values
-                            .iter()
-                            .map(|v| v.to_string())
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    )
+                    format!(" := {}", values_text(values))
                 } else {
                     String::new()
                 }

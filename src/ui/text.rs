@@ -413,16 +413,22 @@ pub fn event_words(world: &World, events: &[Event], index: usize) -> Option<Stri
             rows,
             token: t,
             accepted,
-            value,
+            values,
         } => {
             if *accepted {
                 format!(
-                    "{} reads {}[{}] for {} ({}): the value is {value}",
+                    "{} reads {}[{}] for {} ({}): {} {}",
                     resource(r),
                     resource(r),
                     rows_text(world, *r, *rows),
                     client(c),
-                    token(t)
+                    token(t),
+                    if values.len() == 1 {
+                        "the value is"
+                    } else {
+                        "the values are"
+                    },
+                    crate::trace::values_text(values)
                 )
             } else {
                 format!(
@@ -537,8 +543,10 @@ pub fn because(
                     client(*c),
                     at(l.cause)
                 ),
-                (LinkKind::Write, What::Read { client: c, value, .. }, _) => format!(
-                    "computed from the value {value} that {} read at {}",
+                (LinkKind::Write, What::Read { client: c, values, .. }, _) => format!(
+                    "computed from the {} {} that {} read at {}",
+                    if values.len() == 1 { "value" } else { "values" },
+                    crate::trace::values_text(values),
                     client(*c),
                     at(l.cause)
                 ),

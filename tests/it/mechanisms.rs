@@ -695,6 +695,41 @@ fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the
     assert_eq!(v.exclusion, Exclusion::Holds);
 }
 
+#[test]
+fn a_read_of_several_rows_shows_every_row_read() {
+    // Two operations on rows a and c of a three-row table starting at 7: the second reads what
+    // the first wrote, row by row, and the trace shows every value read, not just the first.
+    let (run, _) = run(r#"
+        name = "two rows"
+        duration_ms = 1000
+        regions = ["east"]
+        services = [{ name = "locks", replicas = ["east"] }]
+        resources = [{ name = "t", rows = ["a", "b", "c"], initial = 7 }]
+        [[clients]]
+        name = "c"
+        region = "east"
+        protocol = { kind = "single", service = "locks" }
+        resource = "t"
+        rows = ["a", "c"]
+        period_ms = 100
+        work_ms = 10
+        max_operations = 2
+    "#);
+    let reads: Vec<String> = lines_with(&run, "read t[a,c]")
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect();
+    assert_eq!(reads.len(), 2, "{}", text(&run));
+    assert!(reads[0].ends_with("by c-1 = 7,7"), "{reads:?}");
+    assert!(reads[1].ends_with("by c-1 = 8,8"), "{reads:?}");
+    assert_eq!(
+        count(&run, "write t[a,c] by c-1 with token locks:1 := 8,8"),
+        1,
+        "{}",
+        text(&run)
+    );
+}
+
 // ----- A client's requests and answers -------------------------------------------------------
 
 #[test]

@@ -650,7 +650,7 @@ fn a_write_is_interleaved_only_inside_another_clients_read_modify_write_on_the_s
                     rows: 0b001,
                     token: None,
                     accepted: true,
-                    value: 0,
+                    values: [0].into_iter().collect(),
                 },
             )
     };
@@ -708,7 +708,7 @@ fn a_write_is_interleaved_only_inside_another_clients_read_modify_write_on_the_s
                             rows: 0b001,
                             token: None,
                             accepted: true,
-                            value: 0,
+                            values: [0].into_iter().collect(),
                         },
                     ),
                 20,

@@ -2025,7 +2025,7 @@ work_ms = 10
             rows: 1,
             token: None,
             accepted: true,
-            value,
+            values: [value].into_iter().collect(),
         },
     };
     let write = |at: u64, client: u32, value: i64| Event {
