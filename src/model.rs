@@ -57,6 +57,9 @@ pub enum Step {
         from: u32,
         to: u32,
         client: u32,
+        /// The service the client sent the message to, whose token a release names: the first
+        /// of a chain of services the lock moved through.
+        origin: u32,
         message: Message,
     },
     ClientTimer {
@@ -182,6 +185,10 @@ pub struct Hold {
     pub token: u64,
     pub lease_until: Option<Micros>,
     pub authority_token: Option<u64>,
+    /// For a hold that transfers moved here: the (service, token) it had in each service before,
+    /// earliest first, until the client confirms the hold here. A release the client sent to
+    /// one of those services before it heard of the move names that token, and frees this hold.
+    pub moved_from: Vec<(u32, u64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -556,9 +563,10 @@ impl Cx<'_> {
             Step::Forward {
                 to,
                 client,
+                origin,
                 message,
                 ..
-            } => self.forward(to, client, message),
+            } => self.forward(to, client, origin, message),
             Step::LeaseExpiry {
                 service,
                 resource,
@@ -591,7 +599,7 @@ impl Cx<'_> {
                     let Endpoint::Client(c) = from else {
                         unreachable!("only clients send to services")
                     };
-                    self.deliver_to_service(s, c, message, false);
+                    self.deliver_to_service(s, c, message, None);
                 }
                 Endpoint::Client(c) => {
                     if let Some(end) = self.world.paused_until(c, self.state.now) {
@@ -615,13 +623,20 @@ impl Cx<'_> {
     /// is rare (only after a migration), so it stays out of the common path.
     #[cold]
     #[inline(never)]
-    fn forward(&mut self, to: u32, client: u32, message: Message) {
-        self.deliver_to_service(to, client, message, true);
+    fn forward(&mut self, to: u32, client: u32, origin: u32, message: Message) {
+        self.deliver_to_service(to, client, message, Some(origin));
     }
 
-    /// A client's message reaches a service, unless the service is down. `forwarded` says it
-    /// was passed on by a service the lock moved away from.
-    fn deliver_to_service(&mut self, service: u32, client: u32, message: Message, forwarded: bool) {
+    /// A client's message reaches a service, unless the service is down. `origin` is `None` for
+    /// a message the client sent to this service, and for one passed on by a service the lock
+    /// moved away from, the service the client sent it to.
+    fn deliver_to_service(
+        &mut self,
+        service: u32,
+        client: u32,
+        message: Message,
+        origin: Option<u32>,
+    ) {
         if self.world.outage_until(service, self.state.now).is_some() {
             self.emit(What::MessageLost {
                 from: Endpoint::Client(client),
@@ -630,7 +645,7 @@ impl Cx<'_> {
             });
             return;
         }
-        self.service_message(service, client, message, forwarded);
+        self.service_message(service, client, message, origin);
     }
 
     fn fault(&mut self, fault: Fault) {
@@ -673,7 +688,13 @@ impl Cx<'_> {
         &mut self.state.services[service as usize].locks[resource as usize]
     }
 
-    fn service_message(&mut self, service: u32, client: u32, message: Message, forwarded: bool) {
+    fn service_message(
+        &mut self,
+        service: u32,
+        client: u32,
+        message: Message,
+        origin: Option<u32>,
+    ) {
         let resource_of = |m: &Message| match m {
             Message::Acquire { resource, .. }
             | Message::Release { resource, .. }
@@ -720,6 +741,7 @@ impl Cx<'_> {
                                 from: service,
                                 to,
                                 client,
+                                origin: origin.unwrap_or(service),
                                 message,
                             },
                         );
@@ -740,18 +762,16 @@ impl Cx<'_> {
                 token,
                 attempt,
             } => {
-                // A release passed on after a transfer names the token of the service the hold
-                // was taken over from, which this service replaced with one of its own: the
-                // client and its attempt identify the hold, as they do for a cancel.
+                // A release passed on after a transfer names the token the hold had in the
+                // service the client sent it to, which this service replaced with one of its own.
+                let named = |h: &Hold| {
+                    h.token == token || origin.is_some_and(|o| h.moved_from.contains(&(o, token)))
+                };
                 let held = self
                     .lock(service, resource)
                     .holder
                     .as_ref()
-                    .filter(|h| {
-                        h.client == client
-                            && h.attempt == attempt
-                            && (h.token == token || forwarded)
-                    })
+                    .filter(|h| h.client == client && h.attempt == attempt && named(h))
                     .map(|h| h.token);
                 if let Some(token) = held {
                     self.lock(service, resource).holder = None;
@@ -840,7 +860,8 @@ impl Cx<'_> {
                 );
                 // The lock is free now: serve the queue first, as a release would. Its waiters
                 // came with lower numbers or equal ones; the lower are refused as stale, and an
-                // equal one is granted ahead of this request, which then waits behind it.
+                // equal one is granted ahead of this request, which then waits behind it (or,
+                // if that waiter was this client's own earlier request, is confirmed below).
                 self.grant_next(service, resource);
             }
         }
@@ -848,8 +869,11 @@ impl Cx<'_> {
         if let Some(h) = &mut lock.holder {
             if h.client == client {
                 // A retry by the holder (its earlier answer was lost or late): confirm the grant.
+                // The client learns this service's token now, so a release of a token the hold
+                // had elsewhere can only be of a grant it found stale, and must not end this one.
                 h.attempt = attempt;
                 h.authority_token = authority_token;
+                h.moved_from.clear();
                 let (token, lease_until) = (h.token, h.lease_until);
                 self.announce_grant(service, resource, client, attempt, token, lease_until);
                 return;
@@ -897,6 +921,7 @@ impl Cx<'_> {
             token,
             lease_until,
             authority_token,
+            moved_from: Vec::new(),
         });
         if let Some(until) = lease_until {
             self.state.schedule(
@@ -1070,7 +1095,13 @@ impl Cx<'_> {
                         let s = &mut self.state.services[m.to as usize];
                         let token = s.next_token;
                         s.next_token += 1;
-                        s.locks[r as usize].holder = Some(Hold { token, ..h.clone() });
+                        let mut moved_from = h.moved_from.clone();
+                        moved_from.push((m.from, h.token));
+                        s.locks[r as usize].holder = Some(Hold {
+                            token,
+                            moved_from,
+                            ..h.clone()
+                        });
                         let instant = self.log(
                             m.to,
                             r,

@@ -461,7 +461,8 @@ pub fn verdict_from(
             .take_while(|c| c.broken_us.is_none())
             .count();
         let last = wait_cycles.split_off(wait_cycles.len() - standing);
-        wait_cycles.truncate(VIOLATIONS_DETAILED_MAX - standing);
+        // At most one cycle stands per resource, far fewer than the bound.
+        wait_cycles.truncate(VIOLATIONS_DETAILED_MAX.saturating_sub(standing));
         wait_cycles.extend(last);
     }
     livelocks.truncate(VIOLATIONS_DETAILED_MAX);
@@ -774,6 +775,8 @@ type Lines = BTreeMap<usize, String>;
 /// lock, but for queue and cancel entries), for the locks the detailed violations involve.
 struct LockLines {
     resources: usize,
+    /// The end of the last window quoted: no later line is needed.
+    until: Micros,
     /// By lock (service × resources + resource): `None` for a lock no violation quotes.
     lines: Vec<Option<Vec<usize>>>,
 }
@@ -787,10 +790,18 @@ impl LockLines {
                 lines[g.service as usize * resources + o.resource as usize] = Some(Vec::new());
             }
         }
-        LockLines { resources, lines }
+        let until = overlaps.iter().map(|o| o.to).max().unwrap_or(0);
+        LockLines {
+            resources,
+            until,
+            lines,
+        }
     }
 
     fn on(&mut self, i: usize, e: &Event) {
+        if e.at > self.until {
+            return;
+        }
         if let What::Service {
             service,
             resource,

@@ -67,6 +67,7 @@ impl State {
                         x.attempt.hash(h);
                         x.token.hash(h);
                         x.authority_token.hash(h);
+                        x.moved_from.hash(h);
                     }
                 }
                 h.write_u64(lock.queue.len() as u64);
@@ -275,12 +276,14 @@ fn describe_step<H: Hasher>(step: &Step, h: &mut H) {
             from,
             to,
             client,
+            origin,
             message,
         } => {
             h.write_u8(1);
             from.hash(h);
             to.hash(h);
             client.hash(h);
+            origin.hash(h);
             message
         }
         other => {

@@ -86,10 +86,21 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
             label: "Deadlock across services",
             value: if v.deadlock {
                 "yes".to_string()
-            } else if v.wait_cycles.is_empty() {
+            } else if v.wait_cycle_count == 0 {
                 "no".to_string()
             } else {
-                format!("no ({} cycle(s) broken)", v.wait_cycles.len())
+                // Every cycle is counted; the list keeps the first ones and those still standing.
+                let standing = v
+                    .wait_cycles
+                    .iter()
+                    .filter(|c| c.broken_us.is_none())
+                    .count() as u64;
+                let broken = v.wait_cycle_count - standing;
+                match (broken, standing) {
+                    (b, 0) => format!("no ({b} cycle(s) broken)"),
+                    (0, s) => format!("no ({s} cycle(s) standing, breakable)"),
+                    (b, s) => format!("no ({b} cycle(s) broken, {s} standing, breakable)"),
+                }
             },
             bad: v.deadlock,
             explain: "Yes when a wait-for cycle across services formed that nothing can break: no client in it times out and no lock in it has a lease. Cycles that a timeout or an expiry broke are counted beside it.",

@@ -643,14 +643,14 @@ fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the
     // service's token; the old service passes it on, and the new service, which took the hold
     // over under a token of its own, must free the lock all the same. Otherwise nobody holds
     // the lock and nobody can take it: the waiter, moved into the new service's queue, would
-    // wait for ever.
-    let (run, v) = run(r#"
+    // wait for ever. In the second case the lock moves on again, to a third service, at 410 ms:
+    // the release is passed on twice, and the third service frees the hold.
+    let base = r#"
         name = "a release after a transfer"
         duration_ms = 3000
         regions = ["east", "west"]
         network = { remote_latency_ms = 40 }
         resources = [{ name = "profile", region = "east", rows = ["version"] }]
-        migrations = [{ at_ms = 400, resource = "profile", from = "old", to = "new", mode = "transfer" }]
         [[services]]
         name = "old"
         replicas = ["east"]
@@ -658,6 +658,10 @@ fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the
         name = "new"
         replicas = ["east"]
         first_token = 100
+        [[services]]
+        name = "third"
+        replicas = ["east"]
+        first_token = 500
         [[clients]]
         name = "writer"
         region = "west"
@@ -675,24 +679,34 @@ fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the
         period_ms = 100
         work_ms = 100
         max_operations = 1
-    "#);
-    let sent = first(&run, "writer-1 lets go");
-    assert!(
-        (400_000..440_000).contains(&sent),
-        "the release leaves between the move and the news of it, at {sent} us:\n{}",
-        text(&run)
-    );
-    assert_eq!(count(&run, "ignore release"), 0, "{}", text(&run));
-    let released = lines_with(&run, "release profile by writer-1 token 100");
-    assert_eq!(released.len(), 1, "{}", text(&run));
-    assert!(released[0].1.starts_with("new#"), "{released:?}");
-    assert_eq!(
-        first(&run, "grant profile to waiter-1 token 101"),
-        released[0].0,
-        "the waiter is granted as the forwarded release frees the lock"
-    );
-    assert_eq!(v.operations.completed, 2);
-    assert_eq!(v.exclusion, Exclusion::Holds);
+        [[migrations]]
+        at_ms = 400
+        resource = "profile"
+        from = "old"
+        to = "new"
+        mode = "transfer"
+    "#;
+    let again = "[[migrations]]\nat_ms = 410\nresource = \"profile\"\nfrom = \"new\"\nto = \"third\"\nmode = \"transfer\"\n";
+    for (extra, home, token, next) in [("", "new#", 100, 101), (again, "third#", 500, 501)] {
+        let (run, v) = run(&format!("{base}\n{extra}"));
+        let sent = first(&run, "writer-1 lets go");
+        assert!(
+            (410_000..440_000).contains(&sent),
+            "the release leaves between the moves and the news of them, at {sent} us:\n{}",
+            text(&run)
+        );
+        assert_eq!(count(&run, "ignore release"), 0, "{}", text(&run));
+        let released = lines_with(&run, &format!("release profile by writer-1 token {token}"));
+        assert_eq!(released.len(), 1, "{}", text(&run));
+        assert!(released[0].1.starts_with(home), "{released:?}");
+        assert_eq!(
+            first(&run, &format!("grant profile to waiter-1 token {next}")),
+            released[0].0,
+            "the waiter is granted as the forwarded release frees the lock"
+        );
+        assert_eq!(v.operations.completed, 2);
+        assert_eq!(v.exclusion, Exclusion::Holds);
+    }
 }
 
 #[test]
@@ -728,6 +742,64 @@ fn a_read_of_several_rows_shows_every_row_read() {
         "{}",
         text(&run)
     );
+}
+
+#[test]
+fn a_stale_release_of_the_old_token_after_a_transfer_leaves_the_new_hold_alone() {
+    // The writer in the west asks the old service in the east (40 ms away), which grants at
+    // about 40 ms; the grant travels back for 40 ms more. At 45 ms the hold is transferred to
+    // the new service, next to the writer, whose news arrives first: the writer asks the new
+    // service and is confirmed with the new token. The old grant arrives late, for a service
+    // the writer no longer uses, and the writer releases it as stale. The old service passes
+    // that release on, but the new service must keep the hold the writer is working under:
+    // otherwise `other` is granted the lock while the writer still works.
+    let (run, v) = run(r#"
+        name = "a stale release after a transfer"
+        duration_ms = 2000
+        regions = ["east", "west"]
+        network = { remote_latency_ms = 40 }
+        resources = [{ name = "profile", region = "west", rows = ["version"] }]
+        migrations = [{ at_ms = 45, resource = "profile", from = "old", to = "new", mode = "transfer" }]
+        [[services]]
+        name = "old"
+        replicas = ["east"]
+        [[services]]
+        name = "new"
+        replicas = ["west"]
+        first_token = 100
+        [[clients]]
+        name = "writer"
+        region = "west"
+        protocol = { kind = "single", service = "old" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 500
+        max_operations = 1
+        [[clients]]
+        name = "other"
+        region = "west"
+        start_ms = 100
+        protocol = { kind = "single", service = "old" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 10
+        max_operations = 1
+    "#);
+    assert_eq!(
+        count(&run, "writer-1 releases stale grant"),
+        1,
+        "{}",
+        text(&run)
+    );
+    let let_go = first(&run, "writer-1 lets go");
+    let granted = first(&run, "grant profile to other-1");
+    assert!(
+        granted > let_go,
+        "other is granted at {granted} us, before the writer lets go at {let_go} us:\n{}",
+        text(&run)
+    );
+    assert_eq!(v.exclusion, Exclusion::Holds, "{}", text(&run));
+    assert_eq!(v.operations.completed, 2);
 }
 
 // ----- A client's requests and answers -------------------------------------------------------

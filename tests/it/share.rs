@@ -844,3 +844,41 @@ mod codecs {
         assert_eq!(App::open(FENCING).saved().ran, None);
     }
 }
+
+/// Every example link in the embedding guide opens to the very run it names: its scenario
+/// reads, and the run's digest is the link's `d`, so a reader who follows one sees no notice
+/// that the engine has changed since.
+#[test]
+fn the_documented_links_open_to_their_own_run() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/embedding.md");
+    let page = std::fs::read_to_string(path).unwrap();
+    let mut links = 0;
+    for line in page.lines() {
+        for (start, _) in line.match_indices("/lockstep/#/") {
+            let rest = &line[start + "/lockstep/#/".len()..];
+            let end = rest
+                .find(|c: char| c.is_whitespace() || matches!(c, '"' | ')' | '`' | '<'))
+                .unwrap_or(rest.len());
+            let query = rest[..end].replace("&amp;", "&");
+            let query = query.split_once('?').expect("a link has a query").1;
+            // An embed link's display fields are not a permalink's; keep what a run needs.
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|f| !f.starts_with("controls=") && !f.starts_with("origins="))
+                .collect();
+            let link = Link::from_query(&kept.join("&"))
+                .unwrap_or_else(|e| panic!("{query}: the documented link does not read: {e}"));
+            let scenario = link
+                .source
+                .scenario()
+                .expect("the linked scenario is valid");
+            assert_eq!(
+                format!("{:016x}", digest_of(&scenario)),
+                format!("{:016x}", link.digest),
+                "{query}: the documented link's digest is not its run's"
+            );
+            links += 1;
+        }
+    }
+    assert!(links >= 4, "docs/embedding.md has {links} links");
+}
