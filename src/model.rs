@@ -1174,6 +1174,17 @@ impl Cx<'_> {
                         },
                     );
                     self.lock(m.to, r).queue.push_back(w.clone());
+                    // The new service's own log records the wait it now keeps, as it records
+                    // every other: its waiters are part of its order.
+                    let behind = self.lock(m.to, r).holder.as_ref().map(|x| x.client);
+                    self.log(
+                        m.to,
+                        r,
+                        ServiceOp::Queued {
+                            client: w.client,
+                            behind,
+                        },
+                    );
                     self.send(
                         Endpoint::Service(m.from),
                         Endpoint::Client(w.client),

@@ -481,10 +481,21 @@ fn a_transfer_moves_the_holder_with_a_new_token_and_the_waiters_keep_their_place
         1
     );
     assert_eq!(count(&run, "release profile by writer-1 token 100"), 1);
-    // The waiter was moved into the new service's queue: it does not ask again, and it is the
-    // first to be granted there once the writer has released.
+    // The waiter was moved into the new service's queue: it does not ask again, the new
+    // service's own log records the wait it took over, and the waiter is the first to be
+    // granted there once the writer has released.
     assert_eq!(count(&run, "waiter-1 asks"), 1);
-    assert_eq!(count(&run, "queue waiter-1"), 1, "queued once, in old");
+    let queued: Vec<(Micros, String)> =
+        lines_with(&run, "queue waiter-1 for profile behind writer-1");
+    assert_eq!(
+        queued.len(),
+        2,
+        "asked in old, taken over by new:\n{}",
+        text(&run)
+    );
+    assert!(queued[0].1.starts_with("old#"), "{queued:?}");
+    assert!(queued[1].1.starts_with("new#"), "{queued:?}");
+    assert_eq!(queued[1].0, 400_000, "taken over at the move");
     assert_eq!(
         first(&run, "grant profile to waiter-1 token 101"),
         first(&run, "release profile by writer-1 token 100")
