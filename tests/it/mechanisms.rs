@@ -236,18 +236,18 @@ fn pending_counts_every_enabled_step() {
 
 // ----- A subordinate -------------------------------------------------------------------------
 
-#[test]
-fn a_subordinate_orders_requests_by_the_authority_number_alone() {
-    // The subordinate compares numbers, nothing else. After the authority's lock moves to
-    // another service whose numbers start where the old one's did, y presents the same number
-    // x holds the subordinate with. An equal number is not stale and does not supersede: y
-    // waits in line and is granted when x releases.
-    let (run, v) = run(r#"
-        name = "the same number twice"
+/// The authority's lock moves at 100 ms to `spare`, whose numbers start where the authority's
+/// did: both hand out 5 first. `x` holds the subordinate with the authority's 5 for a second;
+/// `y` asks at 200 ms and gets the spare's 5. `spare_line` and `y_line` add a setting to the
+/// spare and to `y`; `more` adds clients.
+fn renumbered(name: &str, spare_line: &str, y_line: &str, more: &str) -> String {
+    format!(
+        r#"
+        name = "{name}"
         duration_ms = 3000
         regions = ["east"]
-        resources = [{ name = "orders", rows = ["total"] }]
-        migrations = [{ at_ms = 100, resource = "orders", from = "authority", to = "spare" }]
+        resources = [{{ name = "orders", rows = ["total"] }}]
+        migrations = [{{ at_ms = 100, resource = "orders", from = "authority", to = "spare" }}]
         [[services]]
         name = "authority"
         replicas = ["east"]
@@ -256,6 +256,7 @@ fn a_subordinate_orders_requests_by_the_authority_number_alone() {
         name = "spare"
         replicas = ["east"]
         first_token = 5
+        {spare_line}
         [[services]]
         name = "sub"
         replicas = ["east"]
@@ -264,7 +265,7 @@ fn a_subordinate_orders_requests_by_the_authority_number_alone() {
         [[clients]]
         name = "x"
         region = "east"
-        protocol = { kind = "token_chain", authority = "authority", subordinate = "sub" }
+        protocol = {{ kind = "token_chain", authority = "authority", subordinate = "sub" }}
         resource = "orders"
         period_ms = 100
         work_ms = 1000
@@ -273,12 +274,24 @@ fn a_subordinate_orders_requests_by_the_authority_number_alone() {
         name = "y"
         region = "east"
         start_ms = 200
-        protocol = { kind = "token_chain", authority = "authority", subordinate = "sub" }
+        protocol = {{ kind = "token_chain", authority = "authority", subordinate = "sub" }}
         resource = "orders"
         period_ms = 100
         work_ms = 10
         max_operations = 1
-    "#);
+        {y_line}
+        {more}
+        "#
+    )
+}
+
+#[test]
+fn a_subordinate_orders_requests_by_the_authority_number_alone() {
+    // The subordinate compares numbers, nothing else. After the authority's lock moves to
+    // another service whose numbers start where the old one's did, y presents the same number
+    // x holds the subordinate with. An equal number is not stale and does not supersede: y
+    // waits in line and is granted when x releases.
+    let (run, v) = run(&renumbered("the same number twice", "", "", ""));
     assert_eq!(
         service_log(&run, "sub"),
         [
@@ -302,44 +315,7 @@ fn a_request_that_supersedes_the_holder_serves_the_queue_at_once() {
     // now, so the subordinate must serve its queue then and there: y's 5 has become stale and
     // is refused, and z is granted. Left waiting behind y instead, z and y would wait for ever,
     // for a holder that is gone.
-    let (run, v) = run(r#"
-        name = "a superseded holder and a queue"
-        duration_ms = 3000
-        regions = ["east"]
-        resources = [{ name = "orders", rows = ["total"] }]
-        migrations = [{ at_ms = 100, resource = "orders", from = "authority", to = "spare" }]
-        [[services]]
-        name = "authority"
-        replicas = ["east"]
-        first_token = 5
-        [[services]]
-        name = "spare"
-        replicas = ["east"]
-        first_token = 5
-        lease_ms = 300
-        [[services]]
-        name = "sub"
-        replicas = ["east"]
-        subordinate_to = "authority"
-        first_token = 900
-        [[clients]]
-        name = "x"
-        region = "east"
-        protocol = { kind = "token_chain", authority = "authority", subordinate = "sub" }
-        resource = "orders"
-        period_ms = 100
-        work_ms = 1000
-        max_operations = 1
-        [[clients]]
-        name = "y"
-        region = "east"
-        start_ms = 200
-        protocol = { kind = "token_chain", authority = "authority", subordinate = "sub" }
-        resource = "orders"
-        period_ms = 100
-        work_ms = 10
-        max_retries = 0
-        max_operations = 1
+    let z = r#"
         [[clients]]
         name = "z"
         region = "east"
@@ -349,7 +325,13 @@ fn a_request_that_supersedes_the_holder_serves_the_queue_at_once() {
         period_ms = 100
         work_ms = 10
         max_operations = 1
-    "#);
+    "#;
+    let (run, v) = run(&renumbered(
+        "a superseded holder and a queue",
+        "lease_ms = 300",
+        "max_retries = 0",
+        z,
+    ));
     let log = service_log(&run, "sub");
     assert_eq!(
         log[..5],
