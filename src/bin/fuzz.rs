@@ -1823,7 +1823,11 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
                 resource,
                 mode: [Fencing::Off, Fencing::AnySource, Fencing::OneSource]
                     [rng.random_range(0..3)],
-                checks: [FencingChecks::Writes, FencingChecks::AllAccesses][rng.random_range(0..2)],
+                checks: [
+                    None,
+                    Some(FencingChecks::Writes),
+                    Some(FencingChecks::AllAccesses),
+                ][rng.random_range(0..3)],
             },
             5 => Toggle::Role {
                 authority: match rng.random_range(0..3u32) {

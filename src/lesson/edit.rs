@@ -9,52 +9,12 @@
 
 use toml::Value;
 
-use crate::scenario::{Fencing, FencingChecks, MigrationMode, Scenario};
+use crate::scenario::{Fencing, FencingChecks, Scenario};
 use crate::ui::toggles::{self, Memory, Toggle};
 
-/// One change a control makes, in the words of a lesson file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Edit {
-    Partition(bool),
-    PartitionStart(u64),
-    PartitionLength(u64),
-    /// A class's protocol: `single:SERVICE`, `all_unordered`, `all_ordered`, `token_chain` or
-    /// `no_lock`, as the protocol control offers them.
-    Protocol {
-        class: String,
-        choice: String,
-    },
-    /// Fencing at a resource; `checks` left out keeps the resource's current setting.
-    Fencing {
-        resource: String,
-        mode: Fencing,
-        checks: Option<FencingChecks>,
-    },
-    Role {
-        service: String,
-        authority: Option<String>,
-    },
-    Outage {
-        service: String,
-        on: bool,
-    },
-    OutageStart {
-        service: String,
-        ms: u64,
-    },
-    OutageLength {
-        service: String,
-        ms: u64,
-    },
-    Pause(bool),
-    PauseClient(String),
-    PauseStart(u64),
-    PauseLength(u64),
-    Migration(bool),
-    MigrationMode(MigrationMode),
-    MigrationAt(u64),
-    Seed(u64),
-}
+/// One change a control makes, in the words of a lesson file: a control's [`Toggle`], read
+/// from and written as its line of text.
+pub type Edit = Toggle;
 
 fn on_off(word: &str) -> Result<bool, String> {
     match word {
@@ -269,74 +229,28 @@ impl std::fmt::Display for Edit {
 }
 
 impl Edit {
-    /// The edit a control's toggle makes.
-    pub fn from_toggle(t: &Toggle) -> Edit {
-        match t.clone() {
-            Toggle::Partition(b) => Edit::Partition(b),
-            Toggle::PartitionStart(ms) => Edit::PartitionStart(ms),
-            Toggle::PartitionLength(ms) => Edit::PartitionLength(ms),
-            Toggle::Protocol { class, choice } => Edit::Protocol { class, choice },
-            Toggle::Fencing {
-                resource,
-                mode,
-                checks,
-            } => Edit::Fencing {
-                resource,
-                mode,
-                checks: Some(checks),
-            },
-            Toggle::Role { service, authority } => Edit::Role { service, authority },
-            Toggle::Outage { service, on } => Edit::Outage { service, on },
-            Toggle::OutageStart { service, ms } => Edit::OutageStart { service, ms },
-            Toggle::OutageLength { service, ms } => Edit::OutageLength { service, ms },
-            Toggle::Pause(b) => Edit::Pause(b),
-            Toggle::PauseClient(c) => Edit::PauseClient(c),
-            Toggle::PauseStart(ms) => Edit::PauseStart(ms),
-            Toggle::PauseLength(ms) => Edit::PauseLength(ms),
-            Toggle::Migration(b) => Edit::Migration(b),
-            Toggle::MigrationMode(m) => Edit::MigrationMode(m),
-            Toggle::MigrationAt(ms) => Edit::MigrationAt(ms),
-            Toggle::Seed(s) => Edit::Seed(s),
-        }
-    }
-
     /// The toggle that makes this edit in scenario `s` (fencing without checks keeps the
     /// resource's current checks).
     pub fn toggle(&self, s: &Scenario) -> Toggle {
-        match self.clone() {
-            Edit::Partition(b) => Toggle::Partition(b),
-            Edit::PartitionStart(ms) => Toggle::PartitionStart(ms),
-            Edit::PartitionLength(ms) => Toggle::PartitionLength(ms),
-            Edit::Protocol { class, choice } => Toggle::Protocol { class, choice },
+        match self {
             Edit::Fencing {
                 resource,
                 mode,
-                checks,
+                checks: None,
             } => {
                 let current = s
                     .resources
                     .iter()
-                    .find(|r| r.name == resource)
+                    .find(|r| &r.name == resource)
                     .map(|r| r.fencing_checks)
                     .unwrap_or_default();
                 Toggle::Fencing {
-                    resource,
-                    mode,
-                    checks: checks.unwrap_or(current),
+                    resource: resource.clone(),
+                    mode: *mode,
+                    checks: Some(current),
                 }
             }
-            Edit::Role { service, authority } => Toggle::Role { service, authority },
-            Edit::Outage { service, on } => Toggle::Outage { service, on },
-            Edit::OutageStart { service, ms } => Toggle::OutageStart { service, ms },
-            Edit::OutageLength { service, ms } => Toggle::OutageLength { service, ms },
-            Edit::Pause(b) => Toggle::Pause(b),
-            Edit::PauseClient(c) => Toggle::PauseClient(c),
-            Edit::PauseStart(ms) => Toggle::PauseStart(ms),
-            Edit::PauseLength(ms) => Toggle::PauseLength(ms),
-            Edit::Migration(b) => Toggle::Migration(b),
-            Edit::MigrationMode(m) => Toggle::MigrationMode(m),
-            Edit::MigrationAt(ms) => Toggle::MigrationAt(ms),
-            Edit::Seed(seed) => Toggle::Seed(seed),
+            other => other.clone(),
         }
     }
 
@@ -448,7 +362,7 @@ impl Control {
 
     /// The control that makes a toggle.
     pub fn of_toggle(t: &Toggle) -> Control {
-        Control::of(&Edit::from_toggle(t))
+        Control::of(t)
     }
 
     /// Why this control does not exist in `s`, if it does not.

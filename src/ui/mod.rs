@@ -859,7 +859,7 @@ impl App {
                 next.set_scenario(scenario);
                 if let Some(run) = next.lesson.take() {
                     let mut run = (*run).clone();
-                    run.edits.push(crate::lesson::Edit::from_toggle(&t));
+                    run.edits.push(t.clone());
                     next.lesson = Some(Rc::new(run));
                 }
             }
@@ -1104,10 +1104,7 @@ impl App {
             playhead_us: self.time,
             zoom: self.zoom,
             own_order: self.own_order,
-            compare: self
-                .compare
-                .as_ref()
-                .map(|c| crate::lesson::Edit::from_toggle(&c.toggle)),
+            compare: self.compare.as_ref().map(|c| c.toggle.clone()),
         }
     }
 

@@ -23,10 +23,11 @@ pub enum Toggle {
         class: String,
         choice: String,
     },
+    /// Fencing at a resource; `checks` left out keeps the resource's current setting.
     Fencing {
         resource: String,
         mode: Fencing,
-        checks: FencingChecks,
+        checks: Option<FencingChecks>,
     },
     /// Makes a service independent (`None`) or subordinate to the named authority.
     Role {
@@ -341,7 +342,7 @@ pub fn apply(s: &Scenario, toggle: &Toggle, memory: &mut Memory) -> Scenario {
             let source = fencing_source_default(&s, resource);
             if let Some(r) = s.resources.iter_mut().find(|r| &r.name == resource) {
                 r.fencing = *mode;
-                r.fencing_checks = *checks;
+                r.fencing_checks = checks.unwrap_or(r.fencing_checks);
                 r.fencing_source = match mode {
                     Fencing::OneSource => r.fencing_source.clone().or(source),
                     _ => None,
@@ -595,7 +596,7 @@ fn candidate_flips(s: &Scenario) -> Vec<(String, Toggle)> {
             Toggle::Fencing {
                 resource: r.name.clone(),
                 mode,
-                checks,
+                checks: Some(checks),
             },
         ));
     }

@@ -232,9 +232,9 @@ pub fn controls(p: &ControlsProps) -> Html {
                 let id = format!("fencing-{}", r.name);
                 let checks_id = format!("fencing-checks-{}", r.name);
                 let (name, checks) = (r.name.clone(), r.fencing_checks);
-                let on_mode = on_change(d, move |e| toggles::fencing_from_value(&value_of(e)).map(|mode| Action::Toggle(Toggle::Fencing { resource: name.clone(), mode, checks })));
+                let on_mode = on_change(d, move |e| toggles::fencing_from_value(&value_of(e)).map(|mode| Action::Toggle(Toggle::Fencing { resource: name.clone(), mode, checks: Some(checks) })));
                 let (name, mode) = (r.name.clone(), r.fencing);
-                let on_checks = on_change(d, move |e| toggles::checks_from_value(&value_of(e)).map(|checks| Action::Toggle(Toggle::Fencing { resource: name.clone(), mode, checks })));
+                let on_checks = on_change(d, move |e| toggles::checks_from_value(&value_of(e)).map(|checks| Action::Toggle(Toggle::Fencing { resource: name.clone(), mode, checks: Some(checks) })));
                 html! {
                     <div class="group">
                         <span class="field">

@@ -329,7 +329,7 @@ fn an_exercise_gives_hints_one_at_a_time_and_recognises_a_misconception() {
         .reduce(Action::Toggle(Toggle::Fencing {
             resource: "orders".into(),
             mode: lockstep::scenario::Fencing::AnySource,
-            checks: app.scenario.resources[0].fencing_checks,
+            checks: Some(app.scenario.resources[0].fencing_checks),
         }))
         .reduce(Action::Lesson(LessonAction::Check));
     let a = wrong.lesson.as_ref().unwrap().attempt.clone().unwrap();
@@ -339,7 +339,7 @@ fn an_exercise_gives_hints_one_at_a_time_and_recognises_a_misconception() {
     let moved = wrong.reduce(Action::Toggle(Toggle::Fencing {
         resource: "orders".into(),
         mode: lockstep::scenario::Fencing::Off,
-        checks: app.scenario.resources[0].fencing_checks,
+        checks: Some(app.scenario.resources[0].fencing_checks),
     }));
     assert!(moved.lesson.as_ref().unwrap().attempt.is_none());
 }

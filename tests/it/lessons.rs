@@ -316,19 +316,30 @@ fn edits_read_back_as_written_and_make_the_same_change_as_the_toggles() {
     ] {
         assert!(bad.parse::<Edit>().is_err(), "{bad:?} is refused");
     }
-    // An edit goes through the app's own toggles.
+    // An edit is a control's toggle in words, and goes through the app's own toggles. A
+    // fencing edit without checks keeps the resource's current ones.
     let base = crate::scenario("05");
-    let toggle = Toggle::Fencing {
+    let fencing = |checks| Toggle::Fencing {
         resource: "accounts".into(),
         mode: lockstep::scenario::Fencing::OneSource,
-        checks: lockstep::scenario::FencingChecks::AllAccesses,
+        checks,
     };
-    let edit = Edit::from_toggle(&toggle);
+    let toggle = fencing(Some(lockstep::scenario::FencingChecks::AllAccesses));
+    let edit: Edit = "fencing accounts one_source all_accesses".parse().unwrap();
+    assert_eq!(edit, toggle);
     assert_eq!(edit.toggle(&base), toggle);
+    let short: Edit = "fencing accounts one_source".parse().unwrap();
+    assert_eq!(short, fencing(None));
     assert_eq!(
-        apply_edits(&base, &[edit]),
-        toggles::apply(&base, &toggle, &mut Memory::default())
+        short.toggle(&base),
+        fencing(Some(base.resources[0].fencing_checks))
     );
+    for e in [edit, short] {
+        assert_eq!(
+            apply_edits(&base, std::slice::from_ref(&e)),
+            toggles::apply(&base, &e, &mut Memory::default())
+        );
+    }
     assert_eq!(Control::of_toggle(&toggle).to_string(), "fencing accounts");
 }
 

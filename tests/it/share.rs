@@ -74,7 +74,7 @@ fn a_toggled_builtin_travels_as_its_changes() {
         &Toggle::Fencing {
             resource: "accounts".into(),
             mode: Fencing::OneSource,
-            checks: FencingChecks::AllAccesses,
+            checks: Some(FencingChecks::AllAccesses),
         },
         &mut memory,
     );

@@ -34,7 +34,7 @@ fn fence(resource: &str, mode: Fencing, checks: FencingChecks) -> Toggle {
     Toggle::Fencing {
         resource: resource.into(),
         mode,
-        checks,
+        checks: Some(checks),
     }
 }
 
