@@ -1055,29 +1055,7 @@ impl Cx<'_> {
                 if self.lock(m.from, r).holder.is_some() {
                     self.lock(m.to, r).draining_from = Some(m.from);
                 }
-                let waiters: Vec<Waiter> = self.lock(m.from, r).queue.drain(..).collect();
-                for w in waiters {
-                    let instant = self.log(
-                        m.from,
-                        r,
-                        ServiceOp::MovedOut {
-                            client: w.client,
-                            to: m.to,
-                            held: false,
-                        },
-                    );
-                    self.send(
-                        Endpoint::Service(m.from),
-                        Endpoint::Client(w.client),
-                        Message::Moved {
-                            from: m.from,
-                            to: m.to,
-                            attempt: w.attempt,
-                            token: None,
-                            instant,
-                        },
-                    );
-                }
+                self.hand_over_waiters(m.from, m.to, r, false);
             }
             MigrationMode::Transfer => {
                 self.lock(m.from, r).moved_to = Some(m.to);
@@ -1162,43 +1140,51 @@ impl Cx<'_> {
                         );
                     }
                 }
-                let waiters: Vec<Waiter> = self.lock(m.from, r).queue.drain(..).collect();
-                for w in waiters {
-                    let instant = self.log(
-                        m.from,
-                        r,
-                        ServiceOp::MovedOut {
-                            client: w.client,
-                            to: m.to,
-                            held: false,
-                        },
-                    );
-                    self.lock(m.to, r).queue.push_back(w.clone());
-                    // The new service's own log records the wait it now keeps, as it records
-                    // every other: its waiters are part of its order.
-                    let behind = self.lock(m.to, r).holder.as_ref().map(|x| x.client);
-                    self.log(
-                        m.to,
-                        r,
-                        ServiceOp::Queued {
-                            client: w.client,
-                            behind,
-                        },
-                    );
-                    self.send(
-                        Endpoint::Service(m.from),
-                        Endpoint::Client(w.client),
-                        Message::Moved {
-                            from: m.from,
-                            to: m.to,
-                            attempt: w.attempt,
-                            token: None,
-                            instant,
-                        },
-                    );
-                }
+                self.hand_over_waiters(m.from, m.to, r, true);
                 self.grant_next(m.to, r);
             }
+        }
+    }
+
+    /// The old service of a migration tells each of its waiters that the lock has moved. A
+    /// drain leaves them to ask the new service; a transfer (`keep`) puts them in the new
+    /// service's queue, in their order, and the new service's own log records each wait it
+    /// now keeps, as it records every other: its waiters are part of its order.
+    fn hand_over_waiters(&mut self, from: u32, to: u32, r: u32, keep: bool) {
+        let waiters: Vec<Waiter> = self.lock(from, r).queue.drain(..).collect();
+        for w in waiters {
+            let instant = self.log(
+                from,
+                r,
+                ServiceOp::MovedOut {
+                    client: w.client,
+                    to,
+                    held: false,
+                },
+            );
+            if keep {
+                let behind = self.lock(to, r).holder.as_ref().map(|x| x.client);
+                self.lock(to, r).queue.push_back(w.clone());
+                self.log(
+                    to,
+                    r,
+                    ServiceOp::Queued {
+                        client: w.client,
+                        behind,
+                    },
+                );
+            }
+            self.send(
+                Endpoint::Service(from),
+                Endpoint::Client(w.client),
+                Message::Moved {
+                    from,
+                    to,
+                    attempt: w.attempt,
+                    token: None,
+                    instant,
+                },
+            );
         }
     }
 
