@@ -764,9 +764,9 @@ impl Cx<'_> {
             } => {
                 // A release passed on after a transfer names the token the hold had in the
                 // service the client sent it to, which this service replaced with one of its own.
-                let named = |h: &Hold| {
-                    h.token == token || origin.is_some_and(|o| h.moved_from.contains(&(o, token)))
-                };
+                // So does one sent here before transfers took the hold away and back again.
+                let sent_to = origin.unwrap_or(service);
+                let named = |h: &Hold| h.token == token || h.moved_from.contains(&(sent_to, token));
                 let held = self
                     .lock(service, resource)
                     .holder

@@ -360,11 +360,6 @@ impl Control {
         }
     }
 
-    /// The control that makes a toggle.
-    pub fn of_toggle(t: &Toggle) -> Control {
-        Control::of(t)
-    }
-
     /// Why this control does not exist in `s`, if it does not.
     pub fn problem(&self, s: &Scenario) -> Option<String> {
         match self {

@@ -356,7 +356,7 @@ impl LessonRun {
 
     /// Whether a toggle belongs to a control this step or exercise offers.
     pub fn allows(&self, t: &Toggle) -> bool {
-        self.controls().contains(&Control::of_toggle(t))
+        self.controls().contains(&Control::of(t))
     }
 
     /// The scenario the place starts from.

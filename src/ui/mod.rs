@@ -967,11 +967,14 @@ impl App {
             }
             Action::Compare(t) => {
                 next.compare = t.map(|t| {
+                    // A fencing change without checks means the current ones, as the
+                    // controls' flips always say.
+                    let t = t.toggle(&next.scenario);
                     let label = toggles::flips(&next.scenario)
                         .into_iter()
                         .find(|(_, x)| *x == t)
                         .map(|(l, _)| l)
-                        .unwrap_or_else(|| format!("{t:?}"));
+                        .unwrap_or_else(|| t.to_string());
                     next.comparison(t, label)
                 });
                 next.selected_flipped = None;

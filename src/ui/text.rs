@@ -95,7 +95,7 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
                     .iter()
                     .filter(|c| c.broken_us.is_none())
                     .count() as u64;
-                let broken = v.wait_cycle_count - standing;
+                let broken = v.wait_cycle_count.saturating_sub(standing);
                 match (broken, standing) {
                     (b, 0) => format!("no ({b} cycle(s) broken)"),
                     (0, s) => format!("no ({s} cycle(s) standing, breakable)"),
@@ -103,7 +103,7 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
                 }
             },
             bad: v.deadlock,
-            explain: "Yes when a wait-for cycle across services formed that nothing can break: no client in it times out and no lock in it has a lease. Cycles that a timeout or an expiry broke are counted beside it.",
+            explain: "Yes when a wait-for cycle across services formed that nothing can break: no client in it times out and no lock in it has a lease. Cycles that a timeout or an expiry broke are counted beside it, and so are cycles still standing at the end that something could still break.",
             why: None,
         },
         Count {

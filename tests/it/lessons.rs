@@ -340,7 +340,7 @@ fn edits_read_back_as_written_and_make_the_same_change_as_the_toggles() {
             toggles::apply(&base, &e, &mut Memory::default())
         );
     }
-    assert_eq!(Control::of_toggle(&toggle).to_string(), "fencing accounts");
+    assert_eq!(Control::of(&toggle).to_string(), "fencing accounts");
 }
 
 fn solved_code() -> (Vec<Lesson>, String) {

@@ -637,7 +637,8 @@ fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the
     // over under a token of its own, must free the lock all the same. Otherwise nobody holds
     // the lock and nobody can take it: the waiter, moved into the new service's queue, would
     // wait for ever. In the second case the lock moves on again, to a third service, at 410 ms:
-    // the release is passed on twice, and the third service frees the hold.
+    // the release is passed on twice, and the third service frees the hold. In the third it
+    // moves back to the old service, which frees the hold it got back under a new token.
     let base = r#"
         name = "a release after a transfer"
         duration_ms = 3000
@@ -679,8 +680,16 @@ fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the
         to = "new"
         mode = "transfer"
     "#;
-    let again = "[[migrations]]\nat_ms = 410\nresource = \"profile\"\nfrom = \"new\"\nto = \"third\"\nmode = \"transfer\"\n";
-    for (extra, home, token, next) in [("", "new#", 100, 101), (again, "third#", 500, 501)] {
+    let onward = |to: &str| {
+        format!(
+            "[[migrations]]\nat_ms = 410\nresource = \"profile\"\nfrom = \"new\"\nto = \"{to}\"\nmode = \"transfer\"\n"
+        )
+    };
+    for (extra, home, token, next) in [
+        (String::new(), "new#", 100, 101),
+        (onward("third"), "third#", 500, 501),
+        (onward("old"), "old#", 2, 3),
+    ] {
         let (run, v) = run(&format!("{base}\n{extra}"));
         let sent = first(&run, "writer-1 lets go");
         assert!(

@@ -2075,3 +2075,40 @@ fn every_event_has_a_card_in_plain_words_with_its_cause() {
         card.because
     );
 }
+
+/// The deadlock count names what the verdict lists: cycles broken, and cycles still standing
+/// at the end that a timeout could still break.
+#[test]
+fn the_deadlock_count_tells_broken_from_standing_cycles() {
+    let base = include_str!("../../lessons/scenarios/02-both-unordered.toml");
+    let deadlock = |timeout_ms: u64| {
+        let text = base.replace(
+            "period_ms = 100",
+            &format!("period_ms = 100\nacquire_timeout_ms = {timeout_ms}"),
+        );
+        let s = lockstep::Scenario::from_toml_str(&text).unwrap();
+        let v = lockstep::monitor::verdict(&lockstep::run(&s, s.seed).unwrap());
+        let count = text::counts(&v)
+            .into_iter()
+            .find(|c| c.key == "deadlock")
+            .unwrap();
+        (v, count.value)
+    };
+    let (v, never) = deadlock(60_000);
+    assert!(!v.deadlock);
+    assert_eq!(v.wait_cycle_count, 1);
+    assert_eq!(never, "no (1 cycle(s) standing, breakable)");
+    let (v, churn) = deadlock(300);
+    let standing = v
+        .wait_cycles
+        .iter()
+        .filter(|c| c.broken_us.is_none())
+        .count() as u64;
+    let broken = v.wait_cycle_count - standing;
+    assert!(broken >= 2, "{v:?}");
+    let expected = match standing {
+        0 => format!("no ({broken} cycle(s) broken)"),
+        s => format!("no ({broken} cycle(s) broken, {s} standing, breakable)"),
+    };
+    assert_eq!(churn, expected);
+}
