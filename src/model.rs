@@ -702,6 +702,29 @@ impl Cx<'_> {
             _ => unreachable!("services receive only acquire, release and cancel"),
         };
         let resource = resource_of(&message);
+        let lock = self.lock(service, resource);
+        if let (None, Some(from), Message::Release { .. }) =
+            (lock.moved_to, lock.draining_from, &message)
+        {
+            // A lock that drains grants nothing, so a release the client sent here is for a
+            // hold that lives where the lock drains from: a transfer took it there before the
+            // lock was drained back. That service decides; a release passed on once is not
+            // passed on again, so two services never bounce one back and forth.
+            let holder_here = lock.holder.as_ref().is_some_and(|h| h.client == client);
+            if origin.is_none() && !holder_here {
+                self.state.schedule(
+                    self.state.now,
+                    Step::Forward {
+                        from: service,
+                        to: from,
+                        client,
+                        origin: service,
+                        message,
+                    },
+                );
+                return;
+            }
+        }
         if let Some(to) = self.lock(service, resource).moved_to {
             match message {
                 Message::Acquire { attempt, .. } => {
@@ -969,10 +992,19 @@ impl Cx<'_> {
 
     /// The lock has no holder now: finish a drain that waited for it, or grant the next waiter.
     fn lock_freed(&mut self, service: u32, resource: u32) {
-        if let Some(to) = self.lock(service, resource).moved_to {
-            let new = self.lock(to, resource);
-            if new.draining_from == Some(service) {
-                new.draining_from = None;
+        if let Some(mut to) = self.lock(service, resource).moved_to {
+            // The lock may have moved on since: the service that waits for this one is at the
+            // end of the pointers, which never form a loop (see `migrate`), so at most one
+            // step a service.
+            for _ in 0..self.world.services.len() {
+                match self.lock(to, resource).moved_to {
+                    Some(next) => to = next,
+                    None => break,
+                }
+            }
+            let home = self.lock(to, resource);
+            if home.draining_from == Some(service) {
+                home.draining_from = None;
                 self.log(to, resource, ServiceOp::Drained { from: service });
                 self.grant_next(to, resource);
             }
@@ -1052,13 +1084,28 @@ impl Cx<'_> {
             MigrationMode::Naive => {}
             MigrationMode::Drain => {
                 self.lock(m.from, r).moved_to = Some(m.to);
-                if self.lock(m.from, r).holder.is_some() {
-                    self.lock(m.to, r).draining_from = Some(m.from);
+                // The new service waits for the old one's holder, or for whatever the old one
+                // was still waiting for itself.
+                let waits_for = if self.lock(m.from, r).holder.is_some() {
+                    Some(m.from)
+                } else {
+                    self.lock(m.from, r).draining_from.take()
+                };
+                // Drained back to the service that holds it: that one waits for nobody.
+                if waits_for.is_some_and(|w| w != m.to) {
+                    self.lock(m.to, r).draining_from = waits_for;
                 }
                 self.hand_over_waiters(m.from, m.to, r, false);
             }
             MigrationMode::Transfer => {
                 self.lock(m.from, r).moved_to = Some(m.to);
+                // A lock that was still draining hands that wait on: the new service grants
+                // nothing either until the holder drained from lets go.
+                if let Some(waits_for) = self.lock(m.from, r).draining_from.take() {
+                    if waits_for != m.to {
+                        self.lock(m.to, r).draining_from = Some(waits_for);
+                    }
+                }
                 if let Some(h) = self.lock(m.from, r).holder.take() {
                     self.log(
                         m.from,

@@ -804,6 +804,139 @@ fn a_stale_release_of_the_old_token_after_a_transfer_leaves_the_new_hold_alone()
     assert_eq!(v.operations.completed, 2);
 }
 
+#[test]
+fn a_drain_back_to_where_a_transfer_took_the_lock_frees_it_when_the_holder_lets_go() {
+    // The hold moves from old to new by a transfer at 400 ms, and the lock is drained back to
+    // old at 405 ms: old waits for new's holder, the writer, who lets go at about 420 ms, before
+    // the news of either move reaches it, with old's token, to old. Old must pass that release
+    // to the service it drains from, which frees the hold and ends the drain; otherwise old
+    // would drain for ever and the waiter would never be served.
+    let (run, v) = run(r#"
+        name = "a drain back after a transfer"
+        duration_ms = 3000
+        regions = ["east", "west"]
+        network = { remote_latency_ms = 40 }
+        resources = [{ name = "profile", region = "east", rows = ["version"] }]
+        [[services]]
+        name = "old"
+        replicas = ["east"]
+        [[services]]
+        name = "new"
+        replicas = ["east"]
+        first_token = 100
+        [[clients]]
+        name = "writer"
+        region = "west"
+        protocol = { kind = "single", service = "old" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 180
+        max_operations = 1
+        [[clients]]
+        name = "waiter"
+        region = "east"
+        start_ms = 100
+        protocol = { kind = "single", service = "old" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 100
+        max_operations = 1
+        [[migrations]]
+        at_ms = 400
+        resource = "profile"
+        from = "old"
+        to = "new"
+        mode = "transfer"
+        [[migrations]]
+        at_ms = 405
+        resource = "profile"
+        from = "new"
+        to = "old"
+        mode = "drain"
+    "#);
+    let released = lines_with(&run, "release profile by writer-1 token 100");
+    assert_eq!(released.len(), 1, "{}", text(&run));
+    assert!(released[0].1.starts_with("new#"), "{released:?}");
+    assert_eq!(
+        first(&run, "profile drained from new"),
+        released[0].0,
+        "{}",
+        text(&run)
+    );
+    assert!(first(&run, "grant profile to waiter-1") >= released[0].0);
+    assert_eq!(v.operations.completed, 2, "{}", text(&run));
+    assert_eq!(v.exclusion, Exclusion::Holds);
+}
+
+#[test]
+fn a_lock_moved_on_while_it_drains_still_waits_for_the_old_holder() {
+    // The lock drains from old to new at 400 ms while the writer holds it in old for a second,
+    // then moves on from new to third by a transfer at 500 ms. Third inherits the wait: it must
+    // grant nothing until the writer lets go of old's lock, or the waiter would hold the lock
+    // in third while the writer still holds it in old.
+    let (run, v) = run(r#"
+        name = "a drain moved on"
+        duration_ms = 3000
+        regions = ["east"]
+        resources = [{ name = "profile", rows = ["version"] }]
+        [[services]]
+        name = "old"
+        replicas = ["east"]
+        [[services]]
+        name = "new"
+        replicas = ["east"]
+        first_token = 100
+        [[services]]
+        name = "third"
+        replicas = ["east"]
+        first_token = 500
+        [[clients]]
+        name = "writer"
+        region = "east"
+        protocol = { kind = "single", service = "old" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 1000
+        max_operations = 1
+        [[clients]]
+        name = "waiter"
+        region = "east"
+        start_ms = 100
+        protocol = { kind = "single", service = "old" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 100
+        max_operations = 1
+        [[migrations]]
+        at_ms = 400
+        resource = "profile"
+        from = "old"
+        to = "new"
+        mode = "drain"
+        [[migrations]]
+        at_ms = 500
+        resource = "profile"
+        from = "new"
+        to = "third"
+        mode = "transfer"
+    "#);
+    let released = first(&run, "release profile by writer-1");
+    let granted = first(&run, "grant profile to waiter-1");
+    assert!(
+        granted >= released,
+        "the waiter is granted at {granted} us, before the writer lets go at {released} us:\n{}",
+        text(&run)
+    );
+    assert_eq!(
+        first(&run, "profile drained from old"),
+        released,
+        "{}",
+        text(&run)
+    );
+    assert_eq!(v.exclusion, Exclusion::Holds, "{}", text(&run));
+    assert_eq!(v.operations.completed, 2);
+}
+
 // ----- A client's requests and answers -------------------------------------------------------
 
 #[test]
