@@ -706,19 +706,24 @@ impl Cx<'_> {
         if let (None, Some(from), Message::Release { .. }) =
             (lock.moved_to, lock.draining_from, &message)
         {
-            // A lock that drains grants nothing, so a release the client sent here is for a
-            // hold that lives where the lock drains from: a transfer took it there before the
-            // lock was drained back. That service decides; a release passed on once is not
-            // passed on again, so two services never bounce one back and forth.
+            // A lock that drains grants nothing. A release from a client that holds the lock
+            // where it drains from is for that hold (a transfer took it there before the lock
+            // was drained back): it is passed there, and since the client holds it there, it
+            // is not passed on again.
             let holder_here = lock.holder.as_ref().is_some_and(|h| h.client == client);
-            if origin.is_none() && !holder_here {
+            let holds_there = self
+                .lock(from, resource)
+                .holder
+                .as_ref()
+                .is_some_and(|h| h.client == client);
+            if !holder_here && holds_there {
                 self.state.schedule(
                     self.state.now,
                     Step::Forward {
                         from: service,
                         to: from,
                         client,
-                        origin: service,
+                        origin: origin.unwrap_or(service),
                         message,
                     },
                 );
@@ -1107,6 +1112,10 @@ impl Cx<'_> {
                     }
                 }
                 if let Some(h) = self.lock(m.from, r).holder.take() {
+                    // The holder the new service waited for now lives in it: no wait is left.
+                    if self.lock(m.to, r).draining_from == Some(m.from) {
+                        self.lock(m.to, r).draining_from = None;
+                    }
                     self.log(
                         m.from,
                         r,

@@ -810,8 +810,10 @@ fn a_drain_back_to_where_a_transfer_took_the_lock_frees_it_when_the_holder_lets_
     // old at 405 ms: old waits for new's holder, the writer, who lets go at about 420 ms, before
     // the news of either move reaches it, with old's token, to old. Old must pass that release
     // to the service it drains from, which frees the hold and ends the drain; otherwise old
-    // would drain for ever and the waiter would never be served.
-    let (run, v) = run(r#"
+    // would drain for ever and the waiter would never be served. In the second case the lock
+    // drains on from old to a third service at 410 ms: the release goes from old to third and
+    // from third to new, where the hold is.
+    let base = r#"
         name = "a drain back after a transfer"
         duration_ms = 3000
         regions = ["east", "west"]
@@ -824,6 +826,10 @@ fn a_drain_back_to_where_a_transfer_took_the_lock_frees_it_when_the_holder_lets_
         name = "new"
         replicas = ["east"]
         first_token = 100
+        [[services]]
+        name = "third"
+        replicas = ["east"]
+        first_token = 500
         [[clients]]
         name = "writer"
         region = "west"
@@ -853,19 +859,23 @@ fn a_drain_back_to_where_a_transfer_took_the_lock_frees_it_when_the_holder_lets_
         from = "new"
         to = "old"
         mode = "drain"
-    "#);
-    let released = lines_with(&run, "release profile by writer-1 token 100");
-    assert_eq!(released.len(), 1, "{}", text(&run));
-    assert!(released[0].1.starts_with("new#"), "{released:?}");
-    assert_eq!(
-        first(&run, "profile drained from new"),
-        released[0].0,
-        "{}",
-        text(&run)
-    );
-    assert!(first(&run, "grant profile to waiter-1") >= released[0].0);
-    assert_eq!(v.operations.completed, 2, "{}", text(&run));
-    assert_eq!(v.exclusion, Exclusion::Holds);
+    "#;
+    let onward = "[[migrations]]\nat_ms = 410\nresource = \"profile\"\nfrom = \"old\"\nto = \"third\"\nmode = \"drain\"\n";
+    for extra in ["", onward] {
+        let (run, v) = run(&format!("{base}\n{extra}"));
+        let released = lines_with(&run, "release profile by writer-1 token 100");
+        assert_eq!(released.len(), 1, "{}", text(&run));
+        assert!(released[0].1.starts_with("new#"), "{released:?}");
+        assert_eq!(
+            first(&run, "profile drained from new"),
+            released[0].0,
+            "{}",
+            text(&run)
+        );
+        assert!(first(&run, "grant profile to waiter-1") >= released[0].0);
+        assert_eq!(v.operations.completed, 2, "{}", text(&run));
+        assert_eq!(v.exclusion, Exclusion::Holds);
+    }
 }
 
 #[test]
