@@ -1163,10 +1163,9 @@ struct WaitGraph {
     /// The clients queued for each lock.
     waiters: Vec<Vec<u32>>,
     /// The locks each client waits for, as (service, resource) in ascending order, so that
-    /// searches take edges in a fixed order and report the same cycle on every run.
-    waits_on: Vec<Vec<(u32, u32)>>,
-    /// When each of those waits began, in the same places.
-    wait_since: Vec<Vec<Micros>>,
+    /// searches take edges in a fixed order and report the same cycle on every run, each with
+    /// when the wait began.
+    waits_on: Vec<Vec<((u32, u32), Micros)>>,
     /// When each lock's holder took it.
     held_since: Vec<Micros>,
     /// Search scratch: the visit mark of each client, valid when it equals `stamp`.
@@ -1197,7 +1196,6 @@ impl WaitGraph {
             holder: vec![NOBODY; locks],
             waiters: vec![Vec::new(); locks],
             waits_on: vec![Vec::new(); world.clients.len()],
-            wait_since: vec![Vec::new(); world.clients.len()],
             held_since: vec![0; locks],
             seen: vec![0; world.clients.len()],
             stamp: 0,
@@ -1218,11 +1216,16 @@ impl WaitGraph {
     fn stop_waiting(&mut self, key: (u32, u32), client: u32) {
         let lock = self.lock(key);
         self.waiters[lock].retain(|c| *c != client);
-        let on = &mut self.waits_on[client as usize];
-        if let Ok(at) = on.binary_search(&key) {
-            on.remove(at);
-            self.wait_since[client as usize].remove(at);
+        if let Some(at) = self.wait_at(client, key) {
+            self.waits_on[client as usize].remove(at);
         }
+    }
+
+    /// Where a client's wait for a lock is in its list, if it waits for it.
+    fn wait_at(&self, client: u32, key: (u32, u32)) -> Option<usize> {
+        self.waits_on[client as usize]
+            .binary_search_by_key(&key, |(k, _)| *k)
+            .ok()
     }
 
     fn let_go(&mut self, key: (u32, u32), client: u32) {
@@ -1249,9 +1252,8 @@ impl WaitGraph {
                     self.waiters[lock].push(client);
                 }
                 let on = &mut self.waits_on[client as usize];
-                if let Err(at) = on.binary_search(&key) {
-                    on.insert(at, key);
-                    self.wait_since[client as usize].insert(at, now);
+                if let Err(at) = on.binary_search_by_key(&key, |(k, _)| *k) {
+                    on.insert(at, (key, now));
                 }
             }
             ServiceOp::Released { client, .. }
@@ -1275,7 +1277,7 @@ impl WaitGraph {
     fn edges(&self, client: u32) -> impl Iterator<Item = (u32, (u32, u32))> + '_ {
         self.waits_on[client as usize]
             .iter()
-            .filter_map(move |key| {
+            .filter_map(move |(key, _)| {
                 self.holder_of(*key)
                     .filter(|h| *h != client)
                     .map(|h| (h, *key))
@@ -1288,10 +1290,9 @@ impl WaitGraph {
         cycle
             .iter()
             .map(|(c, key)| {
-                let on = &self.waits_on[*c as usize];
-                let wait = on
-                    .binary_search(key)
-                    .map_or(0, |at| self.wait_since[*c as usize][at]);
+                let wait = self
+                    .wait_at(*c, *key)
+                    .map_or(0, |at| self.waits_on[*c as usize][at].1);
                 wait.max(self.held_since[self.lock(*key)])
             })
             .max()
@@ -1302,8 +1303,7 @@ impl WaitGraph {
     fn has(&self, cycle: &Cycle) -> bool {
         cycle.iter().enumerate().all(|(k, (c, key))| {
             let next = cycle[(k + 1) % cycle.len()].0;
-            self.waits_on[*c as usize].binary_search(key).is_ok()
-                && self.holder_of(*key) == Some(next)
+            self.wait_at(*c, *key).is_some() && self.holder_of(*key) == Some(next)
         })
     }
 
@@ -1398,7 +1398,7 @@ impl WaitGraph {
         let mut color = vec![0u8; n];
         for root in 0..n as u32 {
             let waits = &self.waits_on[root as usize];
-            if color[root as usize] != 0 || waits.first().is_none_or(|k| k.1 != resource) {
+            if color[root as usize] != 0 || waits.first().is_none_or(|(k, _)| k.1 != resource) {
                 continue;
             }
             color[root as usize] = 1;

@@ -629,22 +629,17 @@ fn a_cancel_that_reaches_the_old_service_after_a_transfer_is_passed_on() {
     assert_eq!(count(&run, "releases stale grant"), 0);
 }
 
-#[test]
-fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the_new_one() {
-    // The writer is 40 ms from the old service and releases at about 420 ms: after the move
-    // (400 ms), before the news of it reaches the writer (440 ms). Its release names the old
-    // service's token; the old service passes it on, and the new service, which took the hold
-    // over under a token of its own, must free the lock all the same. Otherwise nobody holds
-    // the lock and nobody can take it: the waiter, moved into the new service's queue, would
-    // wait for ever. In the second case the lock moves on again, to a third service, at 410 ms:
-    // the release is passed on twice, and the third service frees the hold. In the third it
-    // moves back to the old service, which frees the hold it got back under a new token.
-    let base = r#"
-        name = "a release after a transfer"
+/// Three services in the east, old, new (tokens from 100) and third (from 500), and
+/// `migrations` of `profile` among them. The writer, 40 ms away in the west, takes old's lock,
+/// works 180 ms and lets go at about 420 ms; the waiter queues in old at 100 ms.
+fn release_late(name: &str, migrations: &str) -> String {
+    format!(
+        r#"
+        name = "{name}"
         duration_ms = 3000
         regions = ["east", "west"]
-        network = { remote_latency_ms = 40 }
-        resources = [{ name = "profile", region = "east", rows = ["version"] }]
+        network = {{ remote_latency_ms = 40 }}
+        resources = [{{ name = "profile", region = "east", rows = ["version"] }}]
         [[services]]
         name = "old"
         replicas = ["east"]
@@ -659,7 +654,7 @@ fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the
         [[clients]]
         name = "writer"
         region = "west"
-        protocol = { kind = "single", service = "old" }
+        protocol = {{ kind = "single", service = "old" }}
         resource = "profile"
         period_ms = 100
         work_ms = 180
@@ -668,23 +663,42 @@ fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the
         name = "waiter"
         region = "east"
         start_ms = 100
-        protocol = { kind = "single", service = "old" }
+        protocol = {{ kind = "single", service = "old" }}
         resource = "profile"
         period_ms = 100
         work_ms = 100
         max_operations = 1
-        [[migrations]]
-        at_ms = 400
-        resource = "profile"
-        from = "old"
-        to = "new"
-        mode = "transfer"
-    "#;
-    let onward = |to: &str| {
-        format!(
-            "[[migrations]]\nat_ms = 410\nresource = \"profile\"\nfrom = \"new\"\nto = \"{to}\"\nmode = \"transfer\"\n"
-        )
-    };
+        {migrations}
+        "#
+    )
+}
+
+/// Migrations of `profile`, as (at_ms, from, to, mode), as TOML tables.
+fn moves(list: &[(u64, &str, &str, &str)]) -> String {
+    list.iter()
+        .map(|(at, from, to, mode)| {
+            format!(
+                "[[migrations]]\nat_ms = {at}\nresource = \"profile\"\nfrom = \"{from}\"\nto = \"{to}\"\nmode = \"{mode}\"\n"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_release_that_reaches_the_old_service_after_a_transfer_frees_the_lock_in_the_new_one() {
+    // The writer is 40 ms from the old service and releases at about 420 ms: after the move
+    // (400 ms), before the news of it reaches the writer (440 ms). Its release names the old
+    // service's token; the old service passes it on, and the new service, which took the hold
+    // over under a token of its own, must free the lock all the same. Otherwise nobody holds
+    // the lock and nobody can take it: the waiter, moved into the new service's queue, would
+    // wait for ever. In the second case the lock moves on again, to a third service, at 410 ms:
+    // the release is passed on twice, and the third service frees the hold. In the third it
+    // moves back to the old service, which frees the hold it got back under a new token.
+    let base = release_late(
+        "a release after a transfer",
+        &moves(&[(400, "old", "new", "transfer")]),
+    );
+    let onward = |to: &str| moves(&[(410, "new", to, "transfer")]);
     for (extra, home, token, next) in [
         (String::new(), "new#", 100, 101),
         (onward("third"), "third#", 500, 501),
@@ -813,55 +827,15 @@ fn a_drain_back_to_where_a_transfer_took_the_lock_frees_it_when_the_holder_lets_
     // would drain for ever and the waiter would never be served. In the second case the lock
     // drains on from old to a third service at 410 ms: the release goes from old to third and
     // from third to new, where the hold is.
-    let base = r#"
-        name = "a drain back after a transfer"
-        duration_ms = 3000
-        regions = ["east", "west"]
-        network = { remote_latency_ms = 40 }
-        resources = [{ name = "profile", region = "east", rows = ["version"] }]
-        [[services]]
-        name = "old"
-        replicas = ["east"]
-        [[services]]
-        name = "new"
-        replicas = ["east"]
-        first_token = 100
-        [[services]]
-        name = "third"
-        replicas = ["east"]
-        first_token = 500
-        [[clients]]
-        name = "writer"
-        region = "west"
-        protocol = { kind = "single", service = "old" }
-        resource = "profile"
-        period_ms = 100
-        work_ms = 180
-        max_operations = 1
-        [[clients]]
-        name = "waiter"
-        region = "east"
-        start_ms = 100
-        protocol = { kind = "single", service = "old" }
-        resource = "profile"
-        period_ms = 100
-        work_ms = 100
-        max_operations = 1
-        [[migrations]]
-        at_ms = 400
-        resource = "profile"
-        from = "old"
-        to = "new"
-        mode = "transfer"
-        [[migrations]]
-        at_ms = 405
-        resource = "profile"
-        from = "new"
-        to = "old"
-        mode = "drain"
-    "#;
-    let onward = "[[migrations]]\nat_ms = 410\nresource = \"profile\"\nfrom = \"old\"\nto = \"third\"\nmode = \"drain\"\n";
-    for extra in ["", onward] {
+    let base = release_late(
+        "a drain back after a transfer",
+        &moves(&[
+            (400, "old", "new", "transfer"),
+            (405, "new", "old", "drain"),
+        ]),
+    );
+    let onward = moves(&[(410, "old", "third", "drain")]);
+    for extra in [String::new(), onward] {
         let (run, v) = run(&format!("{base}\n{extra}"));
         let released = lines_with(&run, "release profile by writer-1 token 100");
         assert_eq!(released.len(), 1, "{}", text(&run));
