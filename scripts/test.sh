@@ -16,8 +16,8 @@ export CARGO_TERM_COLOR=never
 
 LOG_DIR="$(mktemp -d)"
 
-# A full run from a clean clone builds about 2.5 GB; a disk that fills mid-build fails with a compiler error that
-# hides the cause, so say it up front.
+# A full run from a clean clone builds about 2.5 GB; a disk that fills mid-build fails with a
+# compiler error that hides the cause, so say it up front.
 FREE_KB=$(df -Pk "$ROOT" | awk 'NR == 2 { print $4 }')
 if [ "${FREE_KB:-0}" -lt $((4 * 1024 * 1024)) ]; then
     echo "test.sh: warning: only $((FREE_KB / 1024)) MB free under $ROOT; a full run needs about 2.5 GB" >&2
