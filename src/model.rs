@@ -997,16 +997,10 @@ impl Cx<'_> {
 
     /// The lock has no holder now: finish a drain that waited for it, or grant the next waiter.
     fn lock_freed(&mut self, service: u32, resource: u32) {
-        if let Some(mut to) = self.lock(service, resource).moved_to {
+        if let Some(next) = self.lock(service, resource).moved_to {
             // The lock may have moved on since: the service that waits for this one is at the
-            // end of the pointers, which never form a loop (see `migrate`), so at most one
-            // step a service.
-            for _ in 0..self.world.services.len() {
-                match self.lock(to, resource).moved_to {
-                    Some(next) => to = next,
-                    None => break,
-                }
-            }
+            // end of the pointers.
+            let to = self.home(next, resource);
             let home = self.lock(to, resource);
             if home.draining_from == Some(service) {
                 home.draining_from = None;
@@ -1016,6 +1010,18 @@ impl Cx<'_> {
             return;
         }
         self.grant_next(service, resource);
+    }
+
+    /// The service a lock lives in, following the moves from `service` on. The pointers never
+    /// form a loop (see `migrate`), so that is at most one step a service.
+    fn home(&mut self, mut service: u32, resource: u32) -> u32 {
+        for _ in 0..self.world.services.len() {
+            match self.lock(service, resource).moved_to {
+                Some(next) => service = next,
+                None => break,
+            }
+        }
+        service
     }
 
     fn grant_next(&mut self, service: u32, resource: u32) {
@@ -1071,12 +1077,26 @@ impl Cx<'_> {
 
     fn migrate(&mut self, index: u32) {
         let m = self.world.migrations[index as usize].clone();
-        self.emit(What::Migrated { migration: index });
         let r = m.resource;
+        // A drain or transfer from a service the lock has already left (an earlier one took it,
+        // and nothing brought it back) finds no lock there to move. Moving the leftovers would
+        // start a second line of grants beside the lock's real home, or a wait for a drain that
+        // the home service, not this one, will see end.
+        let already_in = match m.mode {
+            MigrationMode::Naive => None,
+            _ => self.lock(m.from, r).moved_to.map(|next| self.home(next, r)),
+        };
+        self.emit(What::Migrated {
+            migration: index,
+            already_in,
+        });
         for route in self.state.routes[r as usize].iter_mut() {
             if *route == m.from {
                 *route = m.to;
             }
+        }
+        if already_in.is_some() {
+            return;
         }
         // The lock now lives in `to`; a pointer `to` kept from an earlier migration away from it
         // is stale. Clearing it keeps the pointers free of cycles: the newest target never

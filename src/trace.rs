@@ -190,6 +190,11 @@ pub enum What {
     },
     Migrated {
         migration: u32,
+        /// Set when an earlier drain or transfer had already taken the lock away from the
+        /// migration's old service: the service the lock lives in, and the migration moved
+        /// nothing but where clients ask.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        already_in: Option<u32>,
     },
     /// A client begins an operation and starts to wait for its locks.
     OpStarted {
@@ -362,16 +367,23 @@ impl Event {
             What::OutageEnded { service: s } => format!("{:<8} outage ends", service(s)),
             What::PauseStarted { client: c } => format!("{:<8} pause starts", client(c)),
             What::PauseEnded { client: c } => format!("{:<8} pause ends", client(c)),
-            What::Migrated { migration } => {
+            What::Migrated {
+                migration,
+                already_in,
+            } => {
                 let m = &world.migrations[*migration as usize];
-                format!(
+                let line = format!(
                     "migrate  {} from {} to {} ({:?})",
                     resource(&m.resource),
                     service(&m.from),
                     service(&m.to),
                     m.mode
                 )
-                .to_lowercase()
+                .to_lowercase();
+                match already_in {
+                    Some(s) => format!("{line}: nothing to move, the lock is in {}", service(s)),
+                    None => line,
+                }
             }
             What::OpStarted { client: c, op } => {
                 format!("{:<8} op {} starts, waits", client(c), op)

@@ -151,7 +151,7 @@ fn about(world: &World, what: &What) -> About {
         | What::AttemptAborted { client, .. }
         | What::GaveUp { client }
         | What::ClientStopped { client } => a.clients.push(*client),
-        What::Migrated { migration } => {
+        What::Migrated { migration, .. } => {
             let m = &world.migrations[*migration as usize];
             a.services = vec![m.from, m.to];
             a.resource = Some(m.resource);

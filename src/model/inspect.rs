@@ -186,6 +186,17 @@ impl State {
                 if elsewhere.iter().flatten().any(|x| *x as usize >= services) {
                     return Err(format!("{}: points to no service", at()));
                 }
+                // Every chain of moves ends in the service the lock lives in: a loop would
+                // leave the lock nowhere, and a freed lock's wait unended.
+                let mut next = lock.moved_to;
+                let mut hops = 0;
+                while let Some(x) = next {
+                    hops += 1;
+                    if hops > services {
+                        return Err(format!("{}: its moves form a loop", at()));
+                    }
+                    next = self.services[x as usize].locks[r].moved_to;
+                }
             }
         }
         for (c, client) in self.clients.iter().enumerate() {

@@ -1418,3 +1418,49 @@ fn a_lease_aware_client_lets_go_at_its_own_deadline_and_sends_nothing_after() {
         assert!(count(&run, "c-1 stops") <= 1, "{why}");
     }
 }
+
+#[test]
+fn a_migration_from_a_service_the_lock_already_left_moves_nothing() {
+    // The lock of `profile` leaves old for new at 200 ms, while the writer holds it in old
+    // until about 420 ms. A second drain or transfer from old afterwards finds no lock in old
+    // to move: the trace says so and where the lock lives, and the lock stays where it is. It
+    // must neither leave new waiting for a drain nobody will end (the waiter would wait for
+    // ever) nor start a second line of grants beside new's.
+    for (second, then) in [
+        ((300, "old", "third", "drain"), None),
+        ((300, "old", "third", "transfer"), None),
+        (
+            (300, "old", "third", "transfer"),
+            Some((350, "new", "old", "drain")),
+        ),
+    ] {
+        let mut list = vec![(200, "old", "new", "drain"), second];
+        list.extend(then);
+        let (run, v) = run(&release_late("a second move from old", &moves(&list)));
+        let story = text(&run);
+        assert_eq!(
+            count(&run, "nothing to move, the lock is in new"),
+            1,
+            "{list:?}\n{story}"
+        );
+        assert_eq!(
+            count(&run, "third#"),
+            0,
+            "third never had the lock:\n{story}"
+        );
+        // In the JSON trace, only the migration that moved nothing names where the lock is.
+        let migrations: Vec<String> = run
+            .events
+            .iter()
+            .filter(|e| matches!(e.what, lockstep::trace::What::Migrated { .. }))
+            .map(|e| serde_json::to_string(e).expect("events serialize"))
+            .collect();
+        assert!(!migrations[0].contains("already_in"), "{migrations:?}");
+        assert!(
+            migrations[1].contains(r#""already_in":1"#),
+            "{migrations:?}"
+        );
+        assert_eq!(v.operations.completed, 2, "{list:?}\n{story}");
+        assert_eq!(v.exclusion, Exclusion::Holds, "{list:?}\n{story}");
+    }
+}
