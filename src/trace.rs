@@ -3,10 +3,13 @@
 //! Events name clients, services and resources by index into the [`World`]; the text rendering
 //! (one line per event) resolves names and is what snapshot tests compare.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 use smallvec::SmallVec;
 
 // Endpoints are the world's: the trace names them, the world does not need the trace.
+use crate::scenario::MigrationMode;
 pub use crate::world::Endpoint;
 use crate::world::{Micros, World};
 
@@ -303,11 +306,18 @@ pub trait Recorded {
 
 /// A row set's values in row order, as a trace line shows them: `5` or `5,7`.
 pub fn values_text(values: &[i64]) -> String {
-    values
-        .iter()
-        .map(|v| v.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+    let mut out = String::new();
+    values_into(values, &mut out);
+    out
+}
+
+fn values_into(values: &[i64], out: &mut String) {
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{v}");
+    }
 }
 
 /// Formats microseconds as seconds with millisecond precision, e.g. `1.250s`.
@@ -315,262 +325,290 @@ pub fn seconds(t: Micros) -> String {
     format!("{}.{:03}s", t / 1_000_000, (t % 1_000_000) / 1_000)
 }
 
-/// Formats microseconds as seconds with microsecond precision, for trace lines.
-fn stamp(t: Micros) -> String {
-    format!("{:>4}.{:06}", t / 1_000_000, t % 1_000_000)
-}
-
-fn token_text(world: &World, token: &Option<Token>) -> String {
-    match token {
-        None => "no token".to_string(),
-        Some(t) => format!(
+fn token_into(world: &World, token: &Option<Token>, out: &mut String) {
+    let _ = match token {
+        None => write!(out, "no token"),
+        Some(t) => write!(
+            out,
             "token {}:{}",
             world.services[t.service as usize].name, t.value
         ),
-    }
+    };
 }
 
 /// The names of the rows in a row set, joined with commas.
 pub fn rows_text(world: &World, resource: u32, rows: u64) -> String {
-    let names = &world.resources[resource as usize].rows;
     let mut out = String::new();
+    rows_into(world, resource, rows, &mut out);
+    out
+}
+
+fn rows_into(world: &World, resource: u32, rows: u64, out: &mut String) {
+    let names = &world.resources[resource as usize].rows;
+    let mut first = true;
     for (i, name) in names.iter().enumerate() {
         if rows & (1u64 << i) != 0 {
-            if !out.is_empty() {
+            if !first {
                 out.push(',');
             }
+            first = false;
             out.push_str(name);
         }
     }
-    out
 }
 
 impl Event {
     /// One line of text: time, subject, and what happened.
     pub fn render(&self, world: &World) -> String {
+        let mut out = String::with_capacity(80);
+        self.render_into(world, &mut out);
+        out
+    }
+
+    /// Appends the line [`Event::render`] returns to `out`. A trace of a few hundred thousand
+    /// lines is written into one buffer, without a string for each line and each part of it.
+    pub fn render_into(&self, world: &World, out: &mut String) {
+        // Writing into a `String` cannot fail, so the results of `write!` are ignored.
         let client = |c: &u32| world.clients[*c as usize].name.as_str();
         let service = |s: &u32| world.services[*s as usize].name.as_str();
         let resource = |r: &u32| world.resources[*r as usize].name.as_str();
-        let endpoint = |e: &Endpoint| match e {
-            Endpoint::Client(c) => client(c).to_string(),
-            Endpoint::Service(s) => format!("service {}", service(s)),
-            Endpoint::Resource(r) => format!("resource {}", resource(r)),
-        };
-        let text = match &self.what {
+        let _ = write!(
+            out,
+            "{:>4}.{:06} ",
+            self.at / 1_000_000,
+            self.at % 1_000_000
+        );
+        match &self.what {
             What::PartitionStarted { partition } => {
-                format!("net      partition {} starts", partition + 1)
+                let _ = write!(out, "net      partition {} starts", partition + 1);
             }
             What::PartitionEnded { partition } => {
-                format!("net      partition {} heals", partition + 1)
+                let _ = write!(out, "net      partition {} heals", partition + 1);
             }
-            What::OutageStarted { service: s } => format!("{:<8} outage starts", service(s)),
-            What::OutageEnded { service: s } => format!("{:<8} outage ends", service(s)),
-            What::PauseStarted { client: c } => format!("{:<8} pause starts", client(c)),
-            What::PauseEnded { client: c } => format!("{:<8} pause ends", client(c)),
+            What::OutageStarted { service: s } => {
+                let _ = write!(out, "{:<8} outage starts", service(s));
+            }
+            What::OutageEnded { service: s } => {
+                let _ = write!(out, "{:<8} outage ends", service(s));
+            }
+            What::PauseStarted { client: c } => {
+                let _ = write!(out, "{:<8} pause starts", client(c));
+            }
+            What::PauseEnded { client: c } => {
+                let _ = write!(out, "{:<8} pause ends", client(c));
+            }
             What::Migrated {
                 migration,
                 already_in,
             } => {
                 let m = &world.migrations[*migration as usize];
-                let line = format!(
-                    "migrate  {} from {} to {} ({:?})",
+                let mode = match m.mode {
+                    MigrationMode::Naive => "naive",
+                    MigrationMode::Drain => "drain",
+                    MigrationMode::Transfer => "transfer",
+                };
+                let _ = write!(
+                    out,
+                    "migrate  {} from {} to {} ({mode})",
                     resource(&m.resource),
                     service(&m.from),
                     service(&m.to),
-                    m.mode
-                )
-                .to_lowercase();
-                match already_in {
-                    Some(s) => format!("{line}: nothing to move, the lock is in {}", service(s)),
-                    None => line,
+                );
+                if let Some(s) = already_in {
+                    let _ = write!(out, ": nothing to move, the lock is in {}", service(s));
                 }
             }
             What::OpStarted { client: c, op } => {
-                format!("{:<8} op {} starts, waits", client(c), op)
+                let _ = write!(out, "{:<8} op {} starts, waits", client(c), op);
             }
             What::AcquireSent {
                 client: c,
                 service: s,
             } => {
-                format!("{:<8} asks {}", client(c), service(s))
+                let _ = write!(out, "{:<8} asks {}", client(c), service(s));
             }
             What::SkippedUnreachable {
                 client: c,
                 service: s,
             } => {
-                format!("{:<8} skips unreachable {}", client(c), service(s))
+                let _ = write!(out, "{:<8} skips unreachable {}", client(c), service(s));
             }
             What::AttemptAborted {
                 client: c,
                 reason,
                 retry,
-            } => format!(
-                "{:<8} abandons attempt ({:?}){}",
-                client(c),
-                reason,
-                if *retry { ", will retry" } else { "" }
-            )
-            .replace("Timeout", "timeout")
-            .replace("Refused", "refused")
-            .replace("NothingReachable", "nothing reachable"),
-            What::GaveUp { client: c } => format!("{:<8} gives up the operation", client(c)),
+            } => {
+                let reason = match reason {
+                    AbortReason::Timeout => "timeout",
+                    AbortReason::Refused => "refused",
+                    AbortReason::NothingReachable => "nothing reachable",
+                };
+                let retry = if *retry { ", will retry" } else { "" };
+                let _ = write!(out, "{:<8} abandons attempt ({reason}){retry}", client(c));
+            }
+            What::GaveUp { client: c } => {
+                let _ = write!(out, "{:<8} gives up the operation", client(c));
+            }
             What::BeliefStarted {
                 client: c,
                 resource: r,
                 rows,
                 grants,
             } => {
-                let grants: Vec<String> = grants
-                    .iter()
-                    .map(|g| format!("{}#{} token {}", service(&g.service), g.instant, g.token))
-                    .collect();
-                if grants.is_empty() {
-                    format!(
-                        "{:<8} WORKS ON {}[{}] with no lock",
-                        client(c),
-                        resource(r),
-                        rows_text(world, *r, *rows)
-                    )
+                let verb = if grants.is_empty() {
+                    "WORKS ON"
                 } else {
-                    format!(
-                        "{:<8} HOLDS {}[{}] via {}",
-                        client(c),
-                        resource(r),
-                        rows_text(world, *r, *rows),
-                        grants.join(" + ")
-                    )
+                    "HOLDS"
+                };
+                let _ = write!(out, "{:<8} {verb} {}[", client(c), resource(r));
+                rows_into(world, *r, *rows, out);
+                if grants.is_empty() {
+                    out.push_str("] with no lock");
+                } else {
+                    out.push_str("] via ");
+                    for (i, g) in grants.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(" + ");
+                        }
+                        let _ = write!(
+                            out,
+                            "{}#{} token {}",
+                            service(&g.service),
+                            g.instant,
+                            g.token
+                        );
+                    }
                 }
             }
             What::BeliefEnded {
                 client: c,
                 resource: r,
                 reason,
-            } => format!(
-                "{:<8} lets go of {} ({})",
-                client(c),
-                resource(r),
-                match reason {
+            } => {
+                let reason = match reason {
                     BeliefEnd::Released => "done",
                     BeliefEnd::Rejected => "access rejected",
                     BeliefEnd::LeaseExpiredLocally => "lease may have expired",
-                }
-            ),
+                };
+                let _ = write!(
+                    out,
+                    "{:<8} lets go of {} ({reason})",
+                    client(c),
+                    resource(r)
+                );
+            }
             What::LockTransferred {
                 client: c,
                 from,
                 to,
                 token,
-            } => format!(
-                "{:<8} lock moved from {} to {}, token {}",
-                client(c),
-                service(from),
-                service(to),
-                token
-            ),
+            } => {
+                let _ = write!(
+                    out,
+                    "{:<8} lock moved from {} to {}, token {}",
+                    client(c),
+                    service(from),
+                    service(to),
+                    token
+                );
+            }
             What::StaleGrantReleased {
                 client: c,
                 service: s,
                 token,
-            } => format!(
-                "{:<8} releases stale grant {} token {}",
-                client(c),
-                service(s),
-                token
-            ),
+            } => {
+                let _ = write!(
+                    out,
+                    "{:<8} releases stale grant {} token {}",
+                    client(c),
+                    service(s),
+                    token
+                );
+            }
             What::Service {
                 service: s,
                 instant,
                 resource: r,
                 op,
             } => {
-                let head = format!("{}#{}", service(s), instant);
-                let body = match op {
+                // The service and its instant share the subject column.
+                let head = out.len();
+                let _ = write!(out, "{}#{}", service(s), instant);
+                let width = out[head..].chars().count();
+                out.extend(std::iter::repeat_n(' ', 8usize.saturating_sub(width)));
+                out.push(' ');
+                let r = resource(r);
+                let _ = match op {
                     ServiceOp::Granted {
                         client: c,
                         token,
                         lease_until,
-                    } => format!(
-                        "grant {} to {} token {}{}",
-                        resource(r),
-                        client(c),
-                        token,
+                    } => {
+                        let _ = write!(out, "grant {r} to {} token {token}", client(c));
                         match lease_until {
-                            Some(t) => format!(" lease to {}", seconds(*t)),
-                            None => String::new(),
+                            Some(t) => write!(
+                                out,
+                                " lease to {}.{:03}s",
+                                t / 1_000_000,
+                                (t % 1_000_000) / 1_000
+                            ),
+                            None => Ok(()),
                         }
-                    ),
-                    ServiceOp::Queued { client: c, behind } => format!(
-                        "queue {} for {}{}",
-                        client(c),
-                        resource(r),
+                    }
+                    ServiceOp::Queued { client: c, behind } => {
+                        let _ = write!(out, "queue {} for {r}", client(c));
                         match behind {
-                            Some(h) => format!(" behind {}", client(h)),
-                            None => String::new(),
+                            Some(h) => write!(out, " behind {}", client(h)),
+                            None => Ok(()),
                         }
-                    ),
-                    ServiceOp::Refused { client: c, reason } => format!(
-                        "refuse {} to {} ({})",
-                        resource(r),
-                        client(c),
-                        match reason {
+                    }
+                    ServiceOp::Refused { client: c, reason } => {
+                        let reason = match reason {
                             RefuseReason::NoAuthorityToken => "no authority token",
                             RefuseReason::StaleAuthorityToken => "stale authority token",
                             RefuseReason::Moved => "lock moved",
-                        }
-                    ),
-                    ServiceOp::Released { client: c, token } => {
-                        format!("release {} by {} token {}", resource(r), client(c), token)
+                        };
+                        write!(out, "refuse {r} to {} ({reason})", client(c))
                     }
-                    ServiceOp::ReleaseIgnored { client: c, token } => format!(
-                        "ignore release of {} by {} token {} (not the holder)",
-                        resource(r),
-                        client(c),
-                        token
+                    ServiceOp::Released { client: c, token } => {
+                        write!(out, "release {r} by {} token {token}", client(c))
+                    }
+                    ServiceOp::ReleaseIgnored { client: c, token } => write!(
+                        out,
+                        "ignore release of {r} by {} token {token} (not the holder)",
+                        client(c)
                     ),
                     ServiceOp::Cancelled { client: c } => {
-                        format!("cancel {}'s request for {}", client(c), resource(r))
+                        write!(out, "cancel {}'s request for {r}", client(c))
                     }
                     ServiceOp::Expired { client: c, token } => {
-                        format!(
-                            "lease of {} by {} token {} expires",
-                            resource(r),
-                            client(c),
-                            token
-                        )
+                        write!(out, "lease of {r} by {} token {token} expires", client(c))
                     }
-                    ServiceOp::Superseded { client: c, token } => format!(
-                        "supersede {}'s hold of {} token {}",
-                        client(c),
-                        resource(r),
-                        token
-                    ),
+                    ServiceOp::Superseded { client: c, token } => {
+                        write!(out, "supersede {}'s hold of {r} token {token}", client(c))
+                    }
                     ServiceOp::MovedOut {
                         client: c,
                         to,
                         held,
-                    } => format!(
-                        "hand {} {} of {} to {}",
-                        client(c),
-                        if *held { "hold" } else { "wait" },
-                        resource(r),
-                        service(to)
-                    ),
+                    } => {
+                        let what = if *held { "hold" } else { "wait" };
+                        write!(out, "hand {} {what} of {r} to {}", client(c), service(to))
+                    }
                     ServiceOp::TransferredIn {
                         client: c,
                         token,
                         from,
-                    } => format!(
-                        "take over {}'s hold of {} from {} as token {}",
+                    } => write!(
+                        out,
+                        "take over {}'s hold of {r} from {} as token {token}",
                         client(c),
-                        resource(r),
-                        service(from),
-                        token
+                        service(from)
                     ),
                     ServiceOp::Drained { from } => {
-                        format!("{} drained from {}, may grant", resource(r), service(from))
+                        write!(out, "{r} drained from {}, may grant", service(from))
                     }
                 };
-                format!("{head:<8} {body}")
             }
             What::Read {
                 client: c,
@@ -579,19 +617,18 @@ impl Event {
                 token,
                 accepted,
                 values,
-            } => format!(
-                "{:<8} {} {}[{}] with {}{}",
-                resource(r),
-                if *accepted { "read" } else { "REJECTS read of" },
-                resource(r),
-                rows_text(world, *r, *rows),
-                token_text(world, token),
+            } => {
+                let verb = if *accepted { "read" } else { "REJECTS read of" };
+                let _ = write!(out, "{:<8} {verb} {}[", resource(r), resource(r));
+                rows_into(world, *r, *rows, out);
+                out.push_str("] with ");
+                token_into(world, token, out);
+                let _ = write!(out, " by {}", client(c));
                 if *accepted {
-                    format!(" by {} = {}", client(c), values_text(values))
-                } else {
-                    format!(" by {}", client(c))
+                    out.push_str(" = ");
+                    values_into(values, out);
                 }
-            ),
+            }
             What::Write {
                 client: c,
                 resource: r,
@@ -599,36 +636,42 @@ impl Event {
                 token,
                 accepted,
                 values,
-            } => format!(
-                "{:<8} {} {}[{}] by {} with {}{}",
-                resource(r),
-                if *accepted {
+            } => {
+                let verb = if *accepted {
                     "write"
                 } else {
                     "REJECTS write to"
-                },
-                resource(r),
-                rows_text(world, *r, *rows),
-                client(c),
-                token_text(world, token),
+                };
+                let _ = write!(out, "{:<8} {verb} {}[", resource(r), resource(r));
+                rows_into(world, *r, *rows, out);
+                let _ = write!(out, "] by {} with ", client(c));
+                token_into(world, token, out);
                 if *accepted {
-                    format!(" := {}", values_text(values))
-                } else {
-                    String::new()
+                    out.push_str(" := ");
+                    values_into(values, out);
                 }
-            ),
-            What::MessageLost { from, to, reason } => format!(
-                "net      message {} -> {} lost ({})",
-                endpoint(from),
-                endpoint(to),
-                match reason {
-                    LossReason::Partition => "partition",
-                    LossReason::Outage => "outage",
+            }
+            What::MessageLost { from, to, reason } => {
+                out.push_str("net      message ");
+                for (i, e) in [from, to].into_iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(" -> ");
+                    }
+                    let _ = match e {
+                        Endpoint::Client(c) => write!(out, "{}", client(c)),
+                        Endpoint::Service(s) => write!(out, "service {}", service(s)),
+                        Endpoint::Resource(r) => write!(out, "resource {}", resource(r)),
+                    };
                 }
-            ),
-            What::ClientStopped { client: c } => format!("{:<8} stops", client(c)),
-        };
-        format!("{} {}", stamp(self.at), text)
+                out.push_str(match reason {
+                    LossReason::Partition => " lost (partition)",
+                    LossReason::Outage => " lost (outage)",
+                });
+            }
+            What::ClientStopped { client: c } => {
+                let _ = write!(out, "{:<8} stops", client(c));
+            }
+        }
     }
 
     /// What happened, in words, without the time stamp and the column padding of a trace
@@ -642,9 +685,9 @@ impl Event {
 
 /// Renders a whole trace, one event per line.
 pub fn render(world: &World, events: &[Event]) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(events.len() * 64);
     for e in events {
-        out.push_str(&e.render(world));
+        e.render_into(world, &mut out);
         out.push('\n');
     }
     out

@@ -1464,3 +1464,55 @@ fn a_migration_from_a_service_the_lock_already_left_moves_nothing() {
         assert_eq!(v.exclusion, Exclusion::Holds, "{list:?}\n{story}");
     }
 }
+
+#[test]
+fn trace_lines_show_names_as_written() {
+    // Names may hold capitals, and a name may look like a word the line uses: the line shows
+    // each as written, never lowercased or rewritten.
+    let (run, _) = run(r#"
+        name = "names as written"
+        duration_ms = 1000
+        regions = ["east"]
+        resources = [{ name = "Orders", rows = ["A"] }]
+        migrations = [{ at_ms = 500, resource = "Orders", from = "East-Locks", to = "West-Locks" }]
+        [[services]]
+        name = "East-Locks"
+        replicas = ["east"]
+        [[services]]
+        name = "West-Locks"
+        replicas = ["east"]
+        [[clients]]
+        name = "Holder"
+        region = "east"
+        protocol = { kind = "single", service = "East-Locks" }
+        resource = "Orders"
+        period_ms = 100
+        work_ms = 400
+        max_operations = 1
+        [[clients]]
+        name = "Timeout"
+        region = "east"
+        start_ms = 10
+        protocol = { kind = "single", service = "East-Locks" }
+        resource = "Orders"
+        period_ms = 100
+        work_ms = 10
+        acquire_timeout_ms = 50
+        max_operations = 1
+    "#);
+    let story = text(&run);
+    assert_eq!(
+        count(&run, "migrate Orders from East-Locks to West-Locks (naive)"),
+        1,
+        "{story}"
+    );
+    assert!(
+        count(&run, "Timeout-1 abandons attempt (timeout)") >= 1,
+        "{story}"
+    );
+    assert_eq!(
+        count(&run, "East-Locks#1 grant Orders to Holder-1 token 1"),
+        1,
+        "{story}"
+    );
+}
