@@ -648,6 +648,10 @@ impl Cx<'_> {
         self.service_message(service, client, message, origin);
     }
 
+    // Faults happen a few dozen times a run at most: kept out of line, they leave the steps
+    // that happen all the time small enough to inline into the simulator's loop.
+    #[cold]
+    #[inline(never)]
     fn fault(&mut self, fault: Fault) {
         match fault {
             Fault::PartitionStart(p) => self.emit(What::PartitionStarted { partition: p }),
