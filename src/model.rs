@@ -24,7 +24,7 @@ use crate::trace::{
     AbortReason, BeliefEnd, Endpoint, Event, GrantRef, LossReason, RefuseReason, ServiceOp, Token,
     Values, What,
 };
-use crate::world::{Cut, Micros, ProtocolConfig, World};
+use crate::world::{Cut, Micros, MigrationConfig, ProtocolConfig, World};
 
 /// Where a driver's random numbers are drawn for. Each sender and each client's workload has its
 /// own stream, so a change in one part of a scenario does not reshuffle the others.
@@ -1083,32 +1083,41 @@ impl Cx<'_> {
         let m = self.world.migrations[index as usize].clone();
         let r = m.resource;
         // A drain or transfer from a service the lock has already left (an earlier one took it,
-        // and nothing brought it back) finds no lock there to move. Moving the leftovers would
-        // start a second line of grants beside the lock's real home, or a wait for a drain that
-        // the home service, not this one, will see end.
+        // and nothing brought it back) finds no lock there to move, and changes nothing: moving
+        // the leftovers, or sending clients to the new service, would start a second line of
+        // grants beside the lock's real home, or a wait for a drain that the home service, not
+        // this one, will see end.
         let already_in = match m.mode {
             MigrationMode::Naive => None,
             _ => self.lock(m.from, r).moved_to.map(|next| self.home(next, r)),
         };
+        // A drain or transfer into a service whose own lock has moved on goes where that lock
+        // lives, unless the moves lead back here: then the lock returns to the new service,
+        // whose pointer onwards is stale. Either way the pointers stay free of loops, and every
+        // chain of them ends in the one service where the lock lives.
+        let mut into = m.to;
+        if m.mode != MigrationMode::Naive && already_in.is_none() {
+            let home = self.home(m.to, r);
+            if home == m.from {
+                self.lock(m.to, r).moved_to = None;
+            } else {
+                into = home;
+            }
+        }
         self.emit(What::Migrated {
             migration: index,
             already_in,
+            into: (into != m.to).then_some(into),
         });
+        if already_in.is_some() {
+            return;
+        }
         for route in self.state.routes[r as usize].iter_mut() {
             if *route == m.from {
                 *route = m.to;
             }
         }
-        if already_in.is_some() {
-            return;
-        }
-        // The lock now lives in `to`; a pointer `to` kept from an earlier migration away from it
-        // is stale. Clearing it keeps the pointers free of cycles: the newest target never
-        // points anywhere.
-        if m.mode != MigrationMode::Naive {
-            let home = self.lock(m.to, r);
-            home.moved_to = None;
-        }
+        let m = MigrationConfig { to: into, ..m };
         match m.mode {
             MigrationMode::Naive => {}
             MigrationMode::Drain => {

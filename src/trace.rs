@@ -198,6 +198,10 @@ pub enum What {
         /// nothing but where clients ask.
         #[serde(skip_serializing_if = "Option::is_none")]
         already_in: Option<u32>,
+        /// Set when the migration's new service had itself handed its lock on: the service the
+        /// lock moved into instead, where the new service's lock lives.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        into: Option<u32>,
     },
     /// A client begins an operation and starts to wait for its locks.
     OpStarted {
@@ -345,13 +349,12 @@ pub fn rows_text(world: &World, resource: u32, rows: u64) -> String {
 
 fn rows_into(world: &World, resource: u32, rows: u64, out: &mut String) {
     let names = &world.resources[resource as usize].rows;
-    let mut first = true;
+    let start = out.len();
     for (i, name) in names.iter().enumerate() {
         if rows & (1u64 << i) != 0 {
-            if !first {
+            if out.len() > start {
                 out.push(',');
             }
-            first = false;
             out.push_str(name);
         }
     }
@@ -400,6 +403,7 @@ impl Event {
             What::Migrated {
                 migration,
                 already_in,
+                into,
             } => {
                 let m = &world.migrations[*migration as usize];
                 let mode = match m.mode {
@@ -416,6 +420,14 @@ impl Event {
                 );
                 if let Some(s) = already_in {
                     let _ = write!(out, ": nothing to move, the lock is in {}", service(s));
+                }
+                if let Some(s) = into {
+                    let _ = write!(
+                        out,
+                        ": {}'s lock is in {}, so it moves there",
+                        service(&m.to),
+                        service(s)
+                    );
                 }
             }
             What::OpStarted { client: c, op } => {

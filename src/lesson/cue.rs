@@ -151,9 +151,14 @@ fn about(world: &World, what: &What) -> About {
         | What::AttemptAborted { client, .. }
         | What::GaveUp { client }
         | What::ClientStopped { client } => a.clients.push(*client),
-        What::Migrated { migration, .. } => {
+        What::Migrated {
+            migration,
+            already_in,
+            into,
+        } => {
             let m = &world.migrations[*migration as usize];
             a.services = vec![m.from, m.to];
+            a.services.extend(already_in.iter().chain(into));
             a.resource = Some(m.resource);
         }
         What::AcquireSent { client, service }

@@ -197,6 +197,22 @@ impl State {
                     }
                     next = self.services[x as usize].locks[r].moved_to;
                 }
+                // A lock that waits for a drain waits for a holder whose lock moved here.
+                if let (None, Some(source)) = (lock.moved_to, lock.draining_from) {
+                    let mut home = source;
+                    for _ in 0..services {
+                        match self.services[home as usize].locks[r].moved_to {
+                            Some(x) => home = x,
+                            None => break,
+                        }
+                    }
+                    if home as usize != s {
+                        return Err(format!(
+                            "{}: drains from service {source}, whose lock lives in service {home}",
+                            at()
+                        ));
+                    }
+                }
             }
         }
         for (c, client) in self.clients.iter().enumerate() {

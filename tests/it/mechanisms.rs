@@ -1463,6 +1463,74 @@ fn a_migration_from_a_service_the_lock_already_left_moves_nothing() {
         assert_eq!(v.operations.completed, 2, "{list:?}\n{story}");
         assert_eq!(v.exclusion, Exclusion::Holds, "{list:?}\n{story}");
     }
+    // Nor does it send clients anywhere: after a naive move back to old (whose lock forwards to
+    // new), a late client that asks old must end up in new's queue, not in a fresh lock in third
+    // while the writer still holds the lock.
+    let late = r#"
+        [[clients]]
+        name = "late"
+        region = "east"
+        start_ms = 350
+        protocol = { kind = "single", service = "old" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 100
+        max_operations = 1
+    "#;
+    let list = [
+        (200, "old", "new", "drain"),
+        (250, "new", "old", "naive"),
+        (300, "old", "third", "drain"),
+    ];
+    let (run, v) = run(&release_late(
+        "a second move from old",
+        &format!("{}{late}", moves(&list)),
+    ));
+    let story = text(&run);
+    assert_eq!(
+        count(&run, "nothing to move, the lock is in new"),
+        1,
+        "{story}"
+    );
+    assert_eq!(
+        count(&run, "third#"),
+        0,
+        "third never had the lock:\n{story}"
+    );
+    assert_eq!(
+        count(&run, "grant profile to late-1 token 101"),
+        1,
+        "{story}"
+    );
+    assert_eq!(v.operations.completed, 3, "{story}");
+    assert_eq!(v.exclusion, Exclusion::Holds, "{story}");
+}
+
+#[test]
+fn a_migration_into_a_service_whose_lock_moved_on_goes_where_that_lock_lives() {
+    // The lock of `profile` drains from old to new at 200 ms, while the writer holds it in old.
+    // At 300 ms a drain or transfer moves third's lock into old. Old's lock lives in new now, so
+    // that is where third's lock goes; old must not become a home again beside new, which would
+    // grant nothing new waits for, and leave the waiter waiting for a drain that never ends.
+    for mode in ["drain", "transfer"] {
+        let list = [(200, "old", "new", "drain"), (300, "third", "old", mode)];
+        let (run, v) = run(&release_late("a move into old", &moves(&list)));
+        let story = text(&run);
+        assert_eq!(
+            count(&run, "old's lock is in new, so it moves there"),
+            1,
+            "{mode}\n{story}"
+        );
+        let json = serde_json::to_string(&run.events).expect("events serialize");
+        assert_eq!(json.matches(r#""into":1"#).count(), 1, "{json}");
+        assert_eq!(
+            first(&run, "grant profile to waiter-1 token 100"),
+            first(&run, "profile drained from old, may grant"),
+            "{mode}\n{story}"
+        );
+        assert_eq!(v.operations.completed, 2, "{mode}\n{story}");
+        assert_eq!(v.exclusion, Exclusion::Holds, "{mode}\n{story}");
+    }
 }
 
 #[test]
