@@ -245,7 +245,7 @@ pub struct Resource {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     /// Row names (at most 32).
-    #[schemars(length(min = 1, max = limits::ROWS_MAX))]
+    #[schemars(length(min = 1, max = limits::ROWS_MAX), inner(length(min = 1, max = limits::NAME_LEN_MAX)))]
     pub rows: Vec<String>,
     /// The starting value of every row, at most 10^15 either side of zero.
     #[serde(default)]
@@ -1021,6 +1021,11 @@ impl Validator {
                         max = limits::INITIAL_ABS_MAX
                     ),
                 );
+            }
+            // Row names appear in trace lines, joined by commas inside brackets, so they follow
+            // the rule for names: an empty row or one with a comma would make a line ambiguous.
+            for row in &res.rows {
+                self.name(&format!("row of resource \"{}\"", res.name), row);
             }
             self.unique(
                 &format!("row of resource \"{}\"", res.name),

@@ -826,6 +826,16 @@ fn bad_inputs_give_located_errors() {
             edit("name = \"s2\"", "name = \"my lock\""),
             "service \"my lock\": name \"my lock\" may use only letters, digits, '-', '_' and '.'",
         ),
+        (
+            "empty row name",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"\"]"),
+            "row of resource \"orders\": names must have 1 to 40 characters, not 0",
+        ),
+        (
+            "row name with a comma",
+            edit("rows = [\"total\", \"count\"]", "rows = [\"total\", \"a,b\"]"),
+            "row of resource \"orders\": name \"a,b\" may use only letters, digits, '-', '_' and '.'",
+        ),
         // Bounds.
         (
             "zero duration",
