@@ -593,6 +593,7 @@ impl std::error::Error for ScenarioErrors {}
 impl Scenario {
     /// Parses and validates a TOML scenario.
     pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioErrors> {
+        within_limit(text)?;
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let message = e.message().trim();
             let location = match e.span() {
@@ -619,6 +620,7 @@ impl Scenario {
 
     /// Parses and validates a JSON scenario, the form meant for embedding a scenario in a URL.
     pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioErrors> {
+        within_limit(text)?;
         let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
             // serde_json appends the position to its message; it is already the location.
             let message = e.to_string();
@@ -764,8 +766,29 @@ fn locate_unspanned_toml_error(text: &str, message: &str) -> String {
     line_column(text, start + column)
 }
 
+/// Refuses a text longer than any scenario may be, wherever it comes from (an edit, a file, an
+/// import, a link), at the place where it passes the limit: parsing megabytes of text that
+/// cannot be a scenario would only keep the reader busy.
+fn within_limit(text: &str) -> Result<(), ScenarioErrors> {
+    if text.len() <= limits::TEXT_BYTES_MAX {
+        return Ok(());
+    }
+    Err(ScenarioErrors(vec![ScenarioError {
+        location: line_column(text, limits::TEXT_BYTES_MAX),
+        message: format!(
+            "the text is {} bytes; a scenario has at most {} (1 MiB)",
+            text.len(),
+            limits::TEXT_BYTES_MAX
+        ),
+    }]))
+}
+
 fn line_column(text: &str, offset: usize) -> String {
-    let before = &text[..offset.min(text.len())];
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let column = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
     format!("line {line}, column {column}")

@@ -1559,3 +1559,30 @@ fn a_protocol_reads_the_same_whatever_the_order_of_its_json_fields() {
         "{errors}"
     );
 }
+
+#[test]
+fn a_text_over_a_mebibyte_is_refused_where_it_passes_the_limit() {
+    // A valid scenario followed by a comment that takes it past 1 MiB: refused in both formats
+    // at the line and column of its 1,048,577th byte, before any parsing, wherever the text
+    // comes from (an edit, a file, an import or a link all read it with these functions).
+    let limit = lockstep::scenario::limits::TEXT_BYTES_MAX;
+    let toml = format!("{MINIMAL}\n# {}\n", "x".repeat(limit));
+    let errors = Scenario::from_toml_str(&toml).expect_err("too long").0;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let lines = MINIMAL.matches('\n').count() + 2;
+    let column = limit - (MINIMAL.len() + 1) + 1;
+    assert_eq!(errors[0].location, format!("line {lines}, column {column}"));
+    assert!(
+        errors[0]
+            .message
+            .starts_with(&format!("the text is {} bytes;", toml.len())),
+        "{errors:?}"
+    );
+    let json = format!("{{}}{}", " ".repeat(limit - 1));
+    let errors = Scenario::from_json_str(&json).expect_err("too long").0;
+    assert_eq!(errors[0].location, format!("line 1, column {}", limit + 1));
+    // Exactly at the limit, the text is read (and here refused for what it says, not its size).
+    let at_limit = format!("{{}}{}", " ".repeat(limit - 2));
+    let errors = Scenario::from_json_str(&at_limit).expect_err("no fields").0;
+    assert!(!errors[0].message.starts_with("the text is"), "{errors:?}");
+}
