@@ -211,8 +211,10 @@ pub struct LockState {
     pub highest_authority_token: u64,
     /// Set by a drain or transfer migration: this lock now lives in another service.
     pub moved_to: Option<u32>,
-    /// Set by a drain migration on the new service until the old one has no holder.
-    pub draining_from: Option<u32>,
+    /// Set by a drain migration on the new service until the old one has no holder: a set
+    /// of services (bit `s` for service `s`; at most `limits::SERVICES_MAX`, 8), since two
+    /// drains into one service may each wait for a holder of their own.
+    pub draining_from: u8,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -707,20 +709,23 @@ impl Cx<'_> {
         };
         let resource = resource_of(&message);
         let lock = self.lock(service, resource);
-        if let (None, Some(from), Message::Release { .. }) =
-            (lock.moved_to, lock.draining_from, &message)
+        if let (None, 1.., Message::Release { .. }) = (lock.moved_to, lock.draining_from, &message)
         {
             // A lock that drains grants nothing. A release from a client that holds the lock
             // where it drains from is for that hold (a transfer took it there before the lock
             // was drained back): it is passed there, and since the client holds it there, it
             // is not passed on again.
+            let sources = lock.draining_from;
             let holder_here = lock.holder.as_ref().is_some_and(|h| h.client == client);
-            let holds_there = self
-                .lock(from, resource)
-                .holder
-                .as_ref()
-                .is_some_and(|h| h.client == client);
-            if !holder_here && holds_there {
+            let there = (0..self.world.services.len() as u32).find(|s| {
+                sources & (1 << s) != 0
+                    && self
+                        .lock(*s, resource)
+                        .holder
+                        .as_ref()
+                        .is_some_and(|h| h.client == client)
+            });
+            if let (false, Some(from)) = (holder_here, there) {
                 self.state.schedule(
                     self.state.now,
                     Step::Forward {
@@ -915,7 +920,7 @@ impl Cx<'_> {
         if lock.queue.iter().any(|w| w.client == client) {
             lock.queue.retain(|w| w.client != client);
         }
-        if lock.holder.is_none() && lock.queue.is_empty() && lock.draining_from.is_none() {
+        if lock.holder.is_none() && lock.queue.is_empty() && lock.draining_from == 0 {
             self.grant(service, resource, client, attempt, authority_token);
         } else {
             lock.queue.push_back(Waiter {
@@ -1006,9 +1011,17 @@ impl Cx<'_> {
             // end of the pointers.
             let to = self.home(next, resource);
             let home = self.lock(to, resource);
-            if home.draining_from == Some(service) {
-                home.draining_from = None;
-                self.log(to, resource, ServiceOp::Drained { from: service });
+            if home.draining_from & (1 << service) != 0 {
+                home.draining_from &= !(1 << service);
+                let more = home.draining_from != 0;
+                self.log(
+                    to,
+                    resource,
+                    ServiceOp::Drained {
+                        from: service,
+                        more,
+                    },
+                );
                 self.grant_next(to, resource);
             }
             return;
@@ -1032,7 +1045,7 @@ impl Cx<'_> {
         let subordinate = self.world.services[service as usize].authority.is_some();
         loop {
             let lock = self.lock(service, resource);
-            if lock.holder.is_some() || lock.draining_from.is_some() {
+            if lock.holder.is_some() || lock.draining_from != 0 {
                 return;
             }
             let Some(w) = lock.queue.pop_front() else {
@@ -1121,34 +1134,28 @@ impl Cx<'_> {
         match m.mode {
             MigrationMode::Naive => {}
             MigrationMode::Drain => {
-                self.lock(m.from, r).moved_to = Some(m.to);
-                // The new service waits for the old one's holder, or for whatever the old one
-                // was still waiting for itself.
-                let waits_for = if self.lock(m.from, r).holder.is_some() {
-                    Some(m.from)
-                } else {
-                    self.lock(m.from, r).draining_from.take()
-                };
-                // Drained back to the service that holds it: that one waits for nobody.
-                if waits_for.is_some_and(|w| w != m.to) {
-                    self.lock(m.to, r).draining_from = waits_for;
+                let old = self.lock(m.from, r);
+                old.moved_to = Some(m.to);
+                // The new service waits for the old one's holder, and for whatever the old one
+                // was still waiting for itself, beside any wait of its own.
+                let mut waits = std::mem::take(&mut old.draining_from);
+                if old.holder.is_some() {
+                    waits |= 1 << m.from;
                 }
+                // Drained back to the service that holds it: that one waits for nobody.
+                self.lock(m.to, r).draining_from |= waits & !(1 << m.to);
                 self.hand_over_waiters(m.from, m.to, r, false);
             }
             MigrationMode::Transfer => {
-                self.lock(m.from, r).moved_to = Some(m.to);
-                // A lock that was still draining hands that wait on: the new service grants
-                // nothing either until the holder drained from lets go.
-                if let Some(waits_for) = self.lock(m.from, r).draining_from.take() {
-                    if waits_for != m.to {
-                        self.lock(m.to, r).draining_from = Some(waits_for);
-                    }
-                }
+                let old = self.lock(m.from, r);
+                old.moved_to = Some(m.to);
+                // A lock that was still draining hands those waits on: the new service grants
+                // nothing either until the holders drained from let go. (The new service never
+                // waits for the old one's holder, which moves in with it: a lock waits only for
+                // services whose moves end in it, and the old one's ended in itself until now.)
+                let waits = std::mem::take(&mut old.draining_from);
+                self.lock(m.to, r).draining_from |= waits & !(1 << m.to);
                 if let Some(h) = self.lock(m.from, r).holder.take() {
-                    // The holder the new service waited for now lives in it: no wait is left.
-                    if self.lock(m.to, r).draining_from == Some(m.from) {
-                        self.lock(m.to, r).draining_from = None;
-                    }
                     self.log(
                         m.from,
                         r,

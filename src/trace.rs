@@ -119,9 +119,12 @@ pub enum ServiceOp {
         token: u64,
         from: u32,
     },
-    /// Draining of the old service finished; this service may grant the lock.
+    /// The holder of a service this lock drained from let go. Unless `more` (the lock also
+    /// drains from another service whose holder has not let go yet), this service may grant.
     Drained {
         from: u32,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        more: bool,
     },
 }
 
@@ -617,8 +620,9 @@ impl Event {
                         client(c),
                         service(from)
                     ),
-                    ServiceOp::Drained { from } => {
-                        write!(out, "{r} drained from {}, may grant", service(from))
+                    ServiceOp::Drained { from, more } => {
+                        let then = if *more { "still draining" } else { "may grant" };
+                        write!(out, "{r} drained from {}, {then}", service(from))
                     }
                 };
             }

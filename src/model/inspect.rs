@@ -182,8 +182,9 @@ impl State {
                 if lock.queue.iter().any(|w| w.client as usize >= clients) {
                     return Err(format!("{}: a waiter is no client", at()));
                 }
-                let elsewhere = [lock.moved_to, lock.draining_from];
-                if elsewhere.iter().flatten().any(|x| *x as usize >= services) {
+                if lock.moved_to.is_some_and(|x| x as usize >= services)
+                    || u32::from(lock.draining_from) >> services != 0
+                {
                     return Err(format!("{}: points to no service", at()));
                 }
                 // Every chain of moves ends in the service the lock lives in: a loop would
@@ -197,8 +198,13 @@ impl State {
                     }
                     next = self.services[x as usize].locks[r].moved_to;
                 }
-                // A lock that waits for a drain waits for a holder whose lock moved here.
-                if let (None, Some(source)) = (lock.moved_to, lock.draining_from) {
+                // A lock waits for drains only where it lives, and for holders whose locks
+                // moved there.
+                if lock.moved_to.is_some() && lock.draining_from != 0 {
+                    return Err(format!("{}: drains, though it moved on", at()));
+                }
+                let sources = lock.draining_from;
+                for source in (0..services as u32).filter(|x| sources & (1 << x) != 0) {
                     let mut home = source;
                     for _ in 0..services {
                         match self.services[home as usize].locks[r].moved_to {

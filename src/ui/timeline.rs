@@ -780,7 +780,7 @@ pub fn own_orders(world: &World, events: &[Event]) -> Vec<OwnOrder> {
                 ServiceOp::TransferredIn { client, token, .. } => {
                     format!("took over {} with token {}", name(client), token)
                 }
-                ServiceOp::Drained { from } => {
+                ServiceOp::Drained { from, .. } => {
                     format!("{} drained", world.services[*from as usize].name)
                 }
             };

@@ -1504,6 +1504,25 @@ fn a_migration_from_a_service_the_lock_already_left_moves_nothing() {
     );
     assert_eq!(v.operations.completed, 3, "{story}");
     assert_eq!(v.exclusion, Exclusion::Holds, "{story}");
+    // A naive migration moves no lock, wherever the lock lives: it only sends clients on, as
+    // it says, so the late client is granted by third, beside the writer.
+    let list = [
+        (200, "old", "new", "drain"),
+        (250, "new", "old", "naive"),
+        (300, "old", "third", "naive"),
+    ];
+    let (naive, v) = self::run(&release_late(
+        "a naive move from old",
+        &format!("{}{late}", moves(&list)),
+    ));
+    let story = text(&naive);
+    assert_eq!(count(&naive, "nothing to move"), 0, "{story}");
+    assert_eq!(
+        count(&naive, "third#1 grant profile to late-1"),
+        1,
+        "{story}"
+    );
+    assert_eq!(v.exclusion, Exclusion::Broken, "{story}");
 }
 
 #[test]
@@ -1583,4 +1602,56 @@ fn trace_lines_show_names_as_written() {
         1,
         "{story}"
     );
+}
+
+#[test]
+fn a_lock_drained_into_twice_waits_for_both_holders() {
+    // The writer holds old's lock until about 420 ms, `other` holds third's from 20 ms to about
+    // 330 ms. Both drain into new (at 200 and 300 ms), directly or, in the second case, through
+    // old, whose lock already lives in new. New must wait for both holders: granting when the
+    // first lets go would put the waiter beside the writer.
+    let other = r#"
+        [[clients]]
+        name = "other"
+        region = "east"
+        start_ms = 20
+        protocol = { kind = "single", service = "third" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 300
+        max_operations = 1
+    "#;
+    for second in ["new", "old"] {
+        let list = [
+            (200, "old", "new", "drain"),
+            (300, "third", second, "drain"),
+        ];
+        let (run, v) = run(&release_late(
+            "two drains into one service",
+            &format!("{}{other}", moves(&list)),
+        ));
+        let story = text(&run);
+        let first_drained = first(&run, "profile drained from third, still draining");
+        let writer_released = first(&run, "release profile by writer-1 token 1");
+        assert!(first_drained < writer_released, "{story}");
+        assert_eq!(
+            first(&run, "profile drained from old, may grant"),
+            writer_released,
+            "{second}\n{story}"
+        );
+        assert_eq!(
+            first(&run, "grant profile to waiter-1 token 100"),
+            writer_released,
+            "{second}\n{story}"
+        );
+        // The writer and `other` overlap, in two independent services before any migration:
+        // that one is the scenario's own; none involves the waiter.
+        assert!(
+            v.violations
+                .iter()
+                .all(|o| o.holders.iter().all(|h| h.client != "waiter-1")),
+            "{second}\n{story}"
+        );
+        assert_eq!(v.operations.completed, 3, "{second}\n{story}");
+    }
 }
