@@ -1655,3 +1655,96 @@ fn a_lock_drained_into_twice_waits_for_both_holders() {
         assert_eq!(v.operations.completed, 3, "{second}\n{story}");
     }
 }
+
+#[test]
+fn a_release_reaching_a_draining_lock_goes_where_its_client_holds_it() {
+    // x holds the lock in p and in b (it locks both, p first). At 480 ms a transfer takes x's
+    // hold from b to c, and at 490 ms a drain brings the lock back to b: b now waits for c's
+    // holder. At 500 ms another transfer brings y's hold from a into b. x lets go at about 506
+    // ms, before the news of the first move reaches it (40 ms away), so its release goes to b,
+    // which drains and holds y's lock. That release is for the hold in c: b must pass it to c,
+    // the one service the drain waits for where x holds the lock (not p, where x holds it too,
+    // nor a, and not keep it because b has a holder of its own). Otherwise c is never freed,
+    // and b waits for ever.
+    let (run, v) = run(r#"
+        name = "a release reaching a draining lock"
+        duration_ms = 3000
+        regions = ["east", "west"]
+        network = { remote_latency_ms = 40 }
+        resources = [{ name = "profile", region = "east", rows = ["version"] }]
+        migrations = [
+          { at_ms = 480, resource = "profile", from = "b", to = "c", mode = "transfer" },
+          { at_ms = 490, resource = "profile", from = "c", to = "b", mode = "drain" },
+          { at_ms = 500, resource = "profile", from = "a", to = "b", mode = "transfer" },
+        ]
+        [[services]]
+        name = "p"
+        replicas = ["east"]
+        first_token = 900
+        [[services]]
+        name = "a"
+        replicas = ["east"]
+        [[services]]
+        name = "b"
+        replicas = ["east"]
+        first_token = 100
+        [[services]]
+        name = "c"
+        replicas = ["east"]
+        first_token = 500
+        [[clients]]
+        name = "x"
+        region = "west"
+        protocol = { kind = "all_ordered", services = ["p", "b"] }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 180
+        max_operations = 1
+        [[clients]]
+        name = "y"
+        region = "east"
+        protocol = { kind = "single", service = "a" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 900
+        max_operations = 1
+        [[clients]]
+        name = "waiter"
+        region = "east"
+        start_ms = 510
+        protocol = { kind = "single", service = "b" }
+        resource = "profile"
+        period_ms = 100
+        work_ms = 50
+        max_operations = 1
+    "#);
+    let story = text(&run);
+    let reached = first(&run, "release profile by x-1 token 500");
+    assert_eq!(
+        first(&run, "profile drained from c, may grant"),
+        reached,
+        "{story}"
+    );
+    assert!(reached < first(&run, "release profile by y-1"), "{story}");
+    // x's release in p frees p's lock as well.
+    assert_eq!(
+        count(&run, "release profile by x-1 token 900"),
+        1,
+        "{story}"
+    );
+    // b's own holder, moved in from a, keeps the lock until it lets go; then the waiter.
+    assert_eq!(
+        first(&run, "grant profile to waiter-1 token 102"),
+        first(&run, "release profile by y-1 token 101"),
+        "{story}"
+    );
+    // x and y overlap in independent services before any move: the scenario's own overlap.
+    // None involves the waiter.
+    assert!(
+        v.violations
+            .iter()
+            .all(|o| o.holders.iter().all(|h| h.client != "waiter-1")),
+        "{story}"
+    );
+    assert_eq!(v.operations.completed, 3, "{story}");
+}
