@@ -203,6 +203,24 @@ impl State {
                 if lock.moved_to.is_some() && lock.draining_from != 0 {
                     return Err(format!("{}: drains, though it moved on", at()));
                 }
+                // A lock that moved on with its holder still in it is one its home waits for:
+                // otherwise that holder's release would end no wait, and the home could grant
+                // beside it.
+                if let (Some(next), Some(_)) = (lock.moved_to, &lock.holder) {
+                    let mut home = next;
+                    for _ in 0..services {
+                        match self.services[home as usize].locks[r].moved_to {
+                            Some(x) => home = x,
+                            None => break,
+                        }
+                    }
+                    if self.services[home as usize].locks[r].draining_from & (1 << s) == 0 {
+                        return Err(format!(
+                            "{}: holds a lock that moved to service {home}, which does not wait for it",
+                            at()
+                        ));
+                    }
+                }
                 let sources = lock.draining_from;
                 for source in (0..services as u32).filter(|x| sources & (1 << x) != 0) {
                     let mut home = source;
