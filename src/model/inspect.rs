@@ -222,6 +222,9 @@ impl State {
                     }
                 }
                 let sources = lock.draining_from;
+                if sources & (1 << s) != 0 {
+                    return Err(format!("{}: waits for a drain from itself", at()));
+                }
                 for source in (0..services as u32).filter(|x| sources & (1 << x) != 0) {
                     let mut home = source;
                     for _ in 0..services {

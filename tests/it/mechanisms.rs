@@ -1748,3 +1748,55 @@ fn a_release_reaching_a_draining_lock_goes_where_its_client_holds_it() {
     );
     assert_eq!(v.operations.completed, 3, "{story}");
 }
+
+#[test]
+fn a_lock_drained_away_and_back_grants_when_its_holder_lets_go() {
+    // The holder takes b's lock at once and keeps it for about 400 ms. At 200 ms a drain moves
+    // the lock to a, which waits for b's holder; at 250 ms a drain or a transfer brings it back
+    // to b, where the holder still is. b must wait for nobody: the waiter, queued at b, gets
+    // the lock when the holder lets go. (b is listed second, so its wait is not the first bit
+    // of a set that might be mistaken for nothing.)
+    for mode in ["drain", "transfer"] {
+        let (run, v) = run(&format!(
+            r#"
+            name = "drained away and back"
+            duration_ms = 3000
+            regions = ["east"]
+            resources = [{{ name = "profile", region = "east", rows = ["version"] }}]
+            services = [
+              {{ name = "a", replicas = ["east"] }},
+              {{ name = "b", replicas = ["east"], first_token = 100 }},
+            ]
+            migrations = [
+              {{ at_ms = 200, resource = "profile", from = "b", to = "a", mode = "drain" }},
+              {{ at_ms = 250, resource = "profile", from = "a", to = "b", mode = "{mode}" }},
+            ]
+            [[clients]]
+            name = "holder"
+            region = "east"
+            protocol = {{ kind = "single", service = "b" }}
+            resource = "profile"
+            period_ms = 100
+            work_ms = 400
+            max_operations = 1
+            [[clients]]
+            name = "waiter"
+            region = "east"
+            start_ms = 300
+            protocol = {{ kind = "single", service = "b" }}
+            resource = "profile"
+            period_ms = 100
+            work_ms = 50
+            max_operations = 1
+            "#
+        ));
+        let story = text(&run);
+        assert_eq!(
+            first(&run, "grant profile to waiter-1 token 101"),
+            first(&run, "release profile by holder-1 token 100"),
+            "{mode}\n{story}"
+        );
+        assert!(v.violations.is_empty(), "{mode}\n{story}");
+        assert_eq!(v.operations.completed, 2, "{mode}\n{story}");
+    }
+}
