@@ -589,6 +589,69 @@ fn a_violation_quotes_each_service_from_a_second_before_the_first_belief() {
 }
 
 #[test]
+fn a_violation_quotes_each_service_up_to_the_end_of_the_overlap() {
+    // x and y overlap from 3 ms until x lets go at 10 ms. s logs x's release at that same
+    // instant (a service next to its client), so it is quoted; z's grant at 11 ms, after the
+    // overlap, is not. The same trace on the world's second resource quotes the same lines,
+    // each service's its own.
+    for (resource, name) in [(0, "r"), (1, "q")] {
+        let mut trace = Trace::default()
+            .op(0, S, granted(X, 1))
+            .believes(1, X, 0b001, (S, 1, 1))
+            .op(2, T, granted(Y, 1))
+            .believes(3, Y, 0b001, (T, 1, 1))
+            .lets_go(10, X)
+            .op(10, S, released(X, 1))
+            .op(11, S, granted(Z, 2))
+            .lets_go(20, Y);
+        for e in &mut trace.events {
+            match &mut e.what {
+                What::Service { resource: r, .. }
+                | What::BeliefStarted { resource: r, .. }
+                | What::BeliefEnded { resource: r, .. } => *r = resource,
+                _ => {}
+            }
+        }
+        let world = world();
+        let v = verdict_of(&world, &trace.events, END, false, 0);
+        assert_eq!(v.violation_count, 1, "{name}");
+        let o = &v.violations[0];
+        assert_eq!((o.from_us, o.to_us), (3_000, 10_000), "{name}");
+        let logs: Vec<(&str, Vec<String>)> = o
+            .service_logs
+            .iter()
+            .map(|l| {
+                let lines = l
+                    .lines
+                    .iter()
+                    .map(|line| {
+                        line.split_whitespace()
+                            .skip(2)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                (l.service.as_str(), lines)
+            })
+            .collect();
+        assert_eq!(
+            logs,
+            [
+                (
+                    "s",
+                    vec![
+                        format!("grant {name} to x-1 token 1"),
+                        format!("release {name} by x-1 token 1"),
+                    ]
+                ),
+                ("t", vec![format!("grant {name} to y-1 token 1")]),
+            ],
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn the_resource_idles_while_a_client_waits_and_nobody_uses_it() {
     // locked-1's request is lost to an outage, so it waits for the whole run. free-1 takes no
     // lock: it uses the resource from the start of its operation until its write lands, and
