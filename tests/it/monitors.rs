@@ -590,10 +590,11 @@ fn a_violation_quotes_each_service_from_a_second_before_the_first_belief() {
 
 #[test]
 fn a_violation_quotes_each_service_up_to_the_end_of_the_overlap() {
-    // x and y overlap from 3 ms until x lets go at 10 ms. s logs x's release at that same
-    // instant (a service next to its client), so it is quoted; z's grant at 11 ms, after the
-    // overlap, is not. The same trace on the world's second resource quotes the same lines,
-    // each service's its own.
+    // x and y overlap from 3 ms until x lets go at 10 ms; z and y from 12 ms until y lets go
+    // at 20 ms. Each release is logged at the very instant its client lets go (a service next
+    // to its client), so each overlap quotes the release that ends it. z's grant at 11 ms,
+    // after the first overlap, is quoted by the second alone. The same trace on the world's
+    // second resource quotes the same lines, each service its own.
     for (resource, name) in [(0, "r"), (1, "q")] {
         let mut trace = Trace::default()
             .op(0, S, granted(X, 1))
@@ -603,7 +604,10 @@ fn a_violation_quotes_each_service_up_to_the_end_of_the_overlap() {
             .lets_go(10, X)
             .op(10, S, released(X, 1))
             .op(11, S, granted(Z, 2))
-            .lets_go(20, Y);
+            .believes(12, Z, 0b001, (S, 2, 3))
+            .lets_go(20, Y)
+            .op(20, T, released(Y, 1))
+            .lets_go(25, Z);
         for e in &mut trace.events {
             match &mut e.what {
                 What::Service { resource: r, .. }
@@ -614,37 +618,55 @@ fn a_violation_quotes_each_service_up_to_the_end_of_the_overlap() {
         }
         let world = world();
         let v = verdict_of(&world, &trace.events, END, false, 0);
-        assert_eq!(v.violation_count, 1, "{name}");
-        let o = &v.violations[0];
-        assert_eq!((o.from_us, o.to_us), (3_000, 10_000), "{name}");
-        let logs: Vec<(&str, Vec<String>)> = o
-            .service_logs
+        // Each violation as its window and each service's quoted lines, without the time and
+        // the service's instant.
+        type Logs<'a> = Vec<(&'a str, Vec<String>)>;
+        let quoted: Vec<((u64, u64), Logs)> = v
+            .violations
             .iter()
-            .map(|l| {
-                let lines = l
-                    .lines
+            .map(|o| {
+                let logs = o
+                    .service_logs
                     .iter()
-                    .map(|line| {
-                        line.split_whitespace()
-                            .skip(2)
-                            .collect::<Vec<_>>()
-                            .join(" ")
+                    .map(|l| {
+                        let lines = l
+                            .lines
+                            .iter()
+                            .map(|line| {
+                                line.split_whitespace()
+                                    .skip(2)
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            })
+                            .collect();
+                        (l.service.as_str(), lines)
                     })
                     .collect();
-                (l.service.as_str(), lines)
+                ((o.from_us, o.to_us), logs)
             })
             .collect();
+        let grant_x = format!("grant {name} to x-1 token 1");
+        let release_x = format!("release {name} by x-1 token 1");
+        let grant_y = format!("grant {name} to y-1 token 1");
+        let release_y = format!("release {name} by y-1 token 1");
+        let grant_z = format!("grant {name} to z-1 token 2");
         assert_eq!(
-            logs,
+            quoted,
             [
                 (
-                    "s",
+                    (3_000, 10_000),
                     vec![
-                        format!("grant {name} to x-1 token 1"),
-                        format!("release {name} by x-1 token 1"),
+                        ("s", vec![grant_x.clone(), release_x.clone()]),
+                        ("t", vec![grant_y.clone()]),
                     ]
                 ),
-                ("t", vec![format!("grant {name} to y-1 token 1")]),
+                (
+                    (12_000, 20_000),
+                    vec![
+                        ("s", vec![grant_x, release_x, grant_z]),
+                        ("t", vec![grant_y, release_y]),
+                    ]
+                ),
             ],
             "{name}"
         );
