@@ -522,6 +522,49 @@ fn a_wait_cycle_is_reported_once_with_what_broke_it() {
 }
 
 #[test]
+fn a_cycle_closed_by_a_grant_is_found_whoever_else_stopped_waiting() {
+    // y holds t and waits for s; z waits for both. When x lets go of s, s goes to z, which
+    // still waits for t: z and y now wait for each other. The grant that closes the cycle also
+    // ends z's own wait for s, which must leave y's wait for s in place. In the second case z
+    // cancels a wait for s and queues again first: a cancel, likewise, ends only the wait it
+    // names.
+    let closing = |t: Trace| {
+        t.op(4, T, queued(Z, Y))
+            .op(5, S, released(X, 1))
+            .op(5, S, granted(Z, 2))
+    };
+    let base = || {
+        Trace::default()
+            .op(0, S, granted(X, 1))
+            .op(1, T, granted(Y, 1))
+            .op(2, S, queued(Y, X))
+    };
+    let cases = [
+        ("grant", closing(base().op(3, S, queued(Z, X)))),
+        (
+            "cancel, then grant",
+            closing(
+                base()
+                    .op(3, S, queued(Z, X))
+                    .op(3, S, ServiceOp::Cancelled { client: Z })
+                    .op(3, S, queued(Z, X)),
+            ),
+        ),
+    ];
+    let world = world();
+    for (case, trace) in cases {
+        let v = verdict_of(&world, &trace.events, END, false, 0);
+        assert_eq!(v.wait_cycles.len(), 1, "{case}: {:?}", v.wait_cycles);
+        let c = &v.wait_cycles[0];
+        let mut clients = c.clients.clone();
+        clients.sort();
+        assert_eq!(clients, ["y-1", "z-1"], "{case}");
+        assert_eq!(c.formed_us, 5000, "{case}");
+        assert_eq!(c.broken_us, None, "{case}");
+    }
+}
+
+#[test]
 fn an_overlap_names_only_the_rows_both_believed_they_held() {
     // x believes it holds rows a and b, y rows b and c: they conflict on b alone, from when y
     // began to when x let go.
