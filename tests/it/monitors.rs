@@ -58,7 +58,7 @@ const END: Micros = 10_000_000;
 #[derive(Default)]
 struct Trace {
     events: Vec<Event>,
-    instants: [u64; 2],
+    instants: [u64; 3],
 }
 
 impl Trace {
@@ -562,6 +562,65 @@ fn a_cycle_closed_by_a_grant_is_found_whoever_else_stopped_waiting() {
         assert_eq!(c.formed_us, 5000, "{case}");
         assert_eq!(c.broken_us, None, "{case}");
     }
+}
+
+#[test]
+fn a_wait_cycle_through_three_clients_is_found_when_its_last_wait_begins() {
+    // Three services, each held by one client; each client then queues for the next one's
+    // lock: x for t (held by y), y for u (held by z), and, closing the loop, z for s (held by
+    // x). Finding it means following waits two steps from x, through y, to z.
+    let s = Scenario::from_toml_str(
+        r#"
+        name = "three in a ring"
+        duration_ms = 10000
+        regions = ["east"]
+        resources = [{ name = "r", rows = ["a"] }]
+        services = [
+          { name = "s", replicas = ["east"] },
+          { name = "t", replicas = ["east"] },
+          { name = "u", replicas = ["east"] },
+        ]
+        [[clients]]
+        name = "x"
+        region = "east"
+        protocol = { kind = "all_unordered", services = ["s", "t", "u"] }
+        resource = "r"
+        period_ms = 100
+        work_ms = 10
+        [[clients]]
+        name = "y"
+        region = "east"
+        protocol = { kind = "all_unordered", services = ["s", "t", "u"] }
+        resource = "r"
+        period_ms = 100
+        work_ms = 10
+        [[clients]]
+        name = "z"
+        region = "east"
+        protocol = { kind = "all_unordered", services = ["s", "t", "u"] }
+        resource = "r"
+        period_ms = 100
+        work_ms = 10
+        "#,
+    )
+    .unwrap();
+    let world = World::compile(&s);
+    const U: u32 = 2;
+    let trace = Trace::default()
+        .op(0, S, granted(X, 1))
+        .op(1, T, granted(Y, 1))
+        .op(2, U, granted(Z, 1))
+        .op(3, T, queued(X, Y))
+        .op(4, U, queued(Y, Z))
+        .op(5, S, queued(Z, X));
+    let v = verdict_of(&world, &trace.events, END, false, 0);
+    assert_eq!(v.wait_cycles.len(), 1, "{:?}", v.wait_cycles);
+    let c = &v.wait_cycles[0];
+    let mut clients = c.clients.clone();
+    clients.sort();
+    assert_eq!(clients, ["x-1", "y-1", "z-1"]);
+    assert_eq!(c.formed_us, 5000);
+    assert_eq!(c.broken_us, None);
 }
 
 #[test]
