@@ -562,6 +562,37 @@ fn a_cycle_closed_by_a_grant_is_found_whoever_else_stopped_waiting() {
         assert_eq!(c.formed_us, 5000, "{case}");
         assert_eq!(c.broken_us, None, "{case}");
     }
+    // The same grant with y waiting for nothing closes no cycle: z waits for y, and w, which
+    // waits for s, waits for z but nobody waits for w.
+    let four = Scenario::from_toml_str(
+        r#"
+        name = "four clients"
+        duration_ms = 10000
+        regions = ["east"]
+        resources = [{ name = "r", rows = ["a"] }]
+        services = [{ name = "s", replicas = ["east"] }, { name = "t", replicas = ["east"] }]
+        [[clients]]
+        name = "c"
+        region = "east"
+        protocol = { kind = "all_unordered", services = ["s", "t"] }
+        resource = "r"
+        period_ms = 100
+        work_ms = 10
+        count = 4
+        "#,
+    )
+    .unwrap();
+    const W: u32 = 3;
+    let open = Trace::default()
+        .op(0, S, granted(X, 1))
+        .op(1, T, granted(Y, 1))
+        .op(2, S, queued(W, X))
+        .op(3, S, queued(Z, X))
+        .op(4, T, queued(Z, Y))
+        .op(5, S, released(X, 1))
+        .op(5, S, granted(Z, 2));
+    let v = verdict_of(&World::compile(&four), &open.events, END, false, 0);
+    assert!(v.wait_cycles.is_empty(), "{:?}", v.wait_cycles);
 }
 
 #[test]
