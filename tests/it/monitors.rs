@@ -58,7 +58,7 @@ const END: Micros = 10_000_000;
 #[derive(Default)]
 struct Trace {
     events: Vec<Event>,
-    instants: [u64; 3],
+    instants: [u64; 4],
 }
 
 impl Trace {
@@ -652,6 +652,86 @@ fn a_wait_cycle_through_three_clients_is_found_when_its_last_wait_begins() {
     assert_eq!(clients, ["x-1", "y-1", "z-1"]);
     assert_eq!(c.formed_us, 5000);
     assert_eq!(c.broken_us, None);
+}
+
+#[test]
+fn a_cycle_that_stands_when_another_breaks_is_followed_on_its_own_resource() {
+    // Three standing cycles: c-1 and c-2 on q (through s and t), then c-3 and c-4 on r
+    // (through s and t), then c-5 and c-6 on r (through u and v). When c-3 gives up its wait,
+    // the first cycle on r breaks; the second still stands and must be followed from when it
+    // closed. The one on q, though its clients come first, is q's alone.
+    let world = World::compile(
+        &Scenario::from_toml_str(
+            r#"
+            name = "three cycles"
+            duration_ms = 10000
+            regions = ["east"]
+            resources = [{ name = "r", rows = ["a"] }, { name = "q", rows = ["a"] }]
+            services = [
+              { name = "s", replicas = ["east"] },
+              { name = "t", replicas = ["east"] },
+              { name = "u", replicas = ["east"] },
+              { name = "v", replicas = ["east"] },
+            ]
+            [[clients]]
+            name = "c"
+            region = "east"
+            protocol = { kind = "all_unordered", services = ["s", "t", "u", "v"] }
+            resource = "r"
+            period_ms = 100
+            work_ms = 10
+            acquire_timeout_ms = 100
+            count = 6
+            "#,
+        )
+        .unwrap(),
+    );
+    const U: u32 = 2;
+    const V: u32 = 3;
+    let on_q = Trace::default()
+        .op(0, S, granted(0, 1))
+        .op(1, T, granted(1, 1))
+        .op(2, T, queued(0, 1))
+        .op(3, S, queued(1, 0));
+    let mut events = on_q.events;
+    for e in &mut events {
+        if let What::Service { resource, .. } = &mut e.what {
+            *resource = 1;
+        }
+    }
+    let on_r = Trace {
+        events: Vec::new(),
+        instants: [2, 2, 0, 0],
+    }
+    .op(4, S, granted(2, 2))
+    .op(5, T, granted(3, 2))
+    .op(6, T, queued(2, 3))
+    .op(7, S, queued(3, 2))
+    .op(8, U, granted(4, 1))
+    .op(9, V, granted(5, 1))
+    .op(10, V, queued(4, 5))
+    .op(11, U, queued(5, 4))
+    .op(20, T, ServiceOp::Cancelled { client: 2 });
+    events.extend(on_r.events);
+    let v = verdict_of(&world, &events, END, false, 0);
+    let cycles: Vec<(Vec<String>, u64, Option<u64>)> = v
+        .wait_cycles
+        .iter()
+        .map(|c| {
+            let mut clients = c.clients.clone();
+            clients.sort();
+            (clients, c.formed_us, c.broken_us)
+        })
+        .collect();
+    let pair = |a: &str, b: &str| vec![a.to_string(), b.to_string()];
+    assert_eq!(
+        cycles,
+        [
+            (pair("c-3", "c-4"), 7_000, Some(20_000)),
+            (pair("c-1", "c-2"), 3_000, None),
+            (pair("c-5", "c-6"), 11_000, None),
+        ]
+    );
 }
 
 #[test]
