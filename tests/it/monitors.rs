@@ -735,6 +735,44 @@ fn a_cycle_that_stands_when_another_breaks_is_followed_on_its_own_resource() {
 }
 
 #[test]
+fn a_cycle_broken_by_a_holders_release_is_named_after_why_it_let_go() {
+    // x holds s and is queued at t, which it went on without (as a client that skips an
+    // unreachable service does); y holds t and waits for s. The cycle that the services' logs
+    // show breaks when x releases s, and is named after why x's critical section ended.
+    let cases = [
+        (BeliefEnd::Released, "release"),
+        (BeliefEnd::Rejected, "release after a rejected access"),
+        (
+            BeliefEnd::LeaseExpiredLocally,
+            "release by a client whose lease ran out",
+        ),
+    ];
+    let world = world();
+    for (reason, named) in cases {
+        let trace = Trace::default()
+            .op(0, S, granted(X, 1))
+            .op(1, T, granted(Y, 1))
+            .op(2, T, queued(X, Y))
+            .op(3, S, queued(Y, X))
+            .believes(4, X, 0b001, (S, 1, 1))
+            .event(
+                5,
+                What::BeliefEnded {
+                    client: X,
+                    resource: 0,
+                    reason,
+                },
+            )
+            .op(5, S, released(X, 1));
+        let v = verdict_of(&world, &trace.events, END, false, 0);
+        assert_eq!(v.wait_cycles.len(), 1, "{named}: {:?}", v.wait_cycles);
+        let c = &v.wait_cycles[0];
+        assert_eq!(c.broken_us, Some(5_000), "{named}");
+        assert_eq!(c.broken_by.as_deref(), Some(named));
+    }
+}
+
+#[test]
 fn an_overlap_names_only_the_rows_both_believed_they_held() {
     // x believes it holds rows a and b, y rows b and c: they conflict on b alone, from when y
     // began to when x let go.
