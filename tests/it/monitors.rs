@@ -593,6 +593,15 @@ fn a_cycle_closed_by_a_grant_is_found_whoever_else_stopped_waiting() {
         .op(5, S, granted(Z, 2));
     let v = verdict_of(&World::compile(&four), &open.events, END, false, 0);
     assert!(v.wait_cycles.is_empty(), "{:?}", v.wait_cycles);
+    // Nor does a wait for a holder that waits for a client who waits for nobody: z for x, x
+    // for y, and y for nothing.
+    let chain = Trace::default()
+        .op(0, S, granted(X, 1))
+        .op(1, T, granted(Y, 1))
+        .op(2, T, queued(X, Y))
+        .op(3, S, queued(Z, X));
+    let v = verdict_of(&world, &chain.events, END, false, 0);
+    assert!(v.wait_cycles.is_empty(), "{:?}", v.wait_cycles);
 }
 
 #[test]
