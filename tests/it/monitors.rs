@@ -785,55 +785,66 @@ fn a_cycle_broken_by_a_holders_release_is_named_after_why_it_let_go() {
 fn a_stall_counts_only_the_cycles_broken_inside_it() {
     // Stall one: x, y and z start at 0 ms and wait. On r, x and y close a cycle at 2 ms that
     // x's cancel breaks at 3 ms; y then holds both locks and its write lands at 6 ms, ending
-    // the stall. On q, x and z close a cycle at 5 ms that breaks at 7 ms, after the stall.
-    // Each stall holds one broken cycle, so there is no livelock.
-    let on_r = Trace::default()
-        .event(0, What::OpStarted { client: X, op: 1 })
-        .event(0, What::OpStarted { client: Y, op: 1 })
-        .event(0, What::OpStarted { client: Z, op: 1 })
-        .op(1, S, granted(X, 1))
-        .op(1, T, granted(Y, 1))
-        .op(2, T, queued(X, Y))
-        .op(2, S, queued(Y, X))
-        .op(3, T, ServiceOp::Cancelled { client: X })
-        .op(4, S, released(X, 1))
-        .op(4, S, granted(Y, 2))
-        .believes(5, Y, 0b001, (S, 2, 3))
-        .event(
-            6,
-            What::Write {
-                client: Y,
-                resource: 0,
-                rows: 0b001,
-                token: None,
-                accepted: true,
-                values: Values::from_slice(&[1]),
-            },
+    // the stall. On q, x and z close a cycle at 5 ms. If it breaks at 7 ms, after the stall,
+    // each stall holds one broken cycle: no livelock. If it breaks at 6 ms, after the write
+    // but at the same instant, it counts in the stall: two broken cycles, a livelock.
+    for (q_breaks, livelocks) in [(7, 0), (6, 1)] {
+        let on_r = Trace::default()
+            .event(0, What::OpStarted { client: X, op: 1 })
+            .event(0, What::OpStarted { client: Y, op: 1 })
+            .event(0, What::OpStarted { client: Z, op: 1 })
+            .op(1, S, granted(X, 1))
+            .op(1, T, granted(Y, 1))
+            .op(2, T, queued(X, Y))
+            .op(2, S, queued(Y, X))
+            .op(3, T, ServiceOp::Cancelled { client: X })
+            .op(4, S, released(X, 1))
+            .op(4, S, granted(Y, 2))
+            .believes(5, Y, 0b001, (S, 2, 3))
+            .event(
+                6,
+                What::Write {
+                    client: Y,
+                    resource: 0,
+                    rows: 0b001,
+                    token: None,
+                    accepted: true,
+                    values: Values::from_slice(&[1]),
+                },
+            );
+        let mut on_q = Trace::default()
+            .op(5, S, granted(X, 1))
+            .op(5, T, granted(Z, 1))
+            .op(5, T, queued(X, Z))
+            .op(5, S, queued(Z, X))
+            .op(q_breaks, T, ServiceOp::Cancelled { client: X })
+            .events;
+        for e in &mut on_q {
+            if let What::Service { resource, .. } = &mut e.what {
+                *resource = 1;
+            }
+        }
+        let mut events = on_r.events;
+        events.extend(on_q);
+        // A stable sort: at 6 ms the write comes first.
+        events.sort_by_key(|e| e.at);
+        let world = world();
+        let v = verdict_of(&world, &events, END, false, 0);
+        let broken: Vec<(u64, Option<u64>)> = v
+            .wait_cycles
+            .iter()
+            .map(|c| (c.formed_us, c.broken_us))
+            .collect();
+        assert_eq!(
+            broken,
+            [(2_000, Some(3_000)), (5_000, Some(q_breaks * 1000))]
         );
-    let mut on_q = Trace::default()
-        .op(5, S, granted(X, 1))
-        .op(5, T, granted(Z, 1))
-        .op(5, T, queued(X, Z))
-        .op(5, S, queued(Z, X))
-        .op(7, T, ServiceOp::Cancelled { client: X })
-        .events;
-    for e in &mut on_q {
-        if let What::Service { resource, .. } = &mut e.what {
-            *resource = 1;
+        assert_eq!(v.livelock_count, livelocks, "{q_breaks}: {:?}", v.livelocks);
+        if livelocks == 1 {
+            let l = &v.livelocks[0];
+            assert_eq!((l.from_us, l.to_us, l.broken_cycles), (0, 6_000, 2));
         }
     }
-    let mut events = on_r.events;
-    events.extend(on_q);
-    events.sort_by_key(|e| e.at);
-    let world = world();
-    let v = verdict_of(&world, &events, END, false, 0);
-    let broken: Vec<(u64, Option<u64>)> = v
-        .wait_cycles
-        .iter()
-        .map(|c| (c.formed_us, c.broken_us))
-        .collect();
-    assert_eq!(broken, [(2_000, Some(3_000)), (5_000, Some(7_000))]);
-    assert_eq!(v.livelock_count, 0, "{:?}", v.livelocks);
 }
 
 #[test]
