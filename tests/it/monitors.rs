@@ -849,6 +849,122 @@ fn a_stall_counts_only_the_cycles_broken_inside_it() {
 }
 
 #[test]
+fn a_stall_after_a_write_starts_at_it_with_the_clients_that_still_wait() {
+    // Stall one (0 to 6 ms): x and y wait, close one cycle, and y's write ends it. x still
+    // waits, so stall two starts at that write, with x alone: y, whose critical section began,
+    // waits no longer, and n, which takes no lock, never waits. z joins at 8 ms; x and z then
+    // close and break two cycles, one on r and one on q: a livelock from 6 ms.
+    let world = World::compile(
+        &Scenario::from_toml_str(
+            r#"
+            name = "two stalls"
+            duration_ms = 10000
+            regions = ["east"]
+            resources = [{ name = "r", rows = ["a"] }, { name = "q", rows = ["a"] }]
+            services = [{ name = "s", replicas = ["east"] }, { name = "t", replicas = ["east"] }]
+            [[clients]]
+            name = "x"
+            region = "east"
+            protocol = { kind = "all_unordered", services = ["s", "t"] }
+            resource = "r"
+            period_ms = 100
+            work_ms = 10
+            acquire_timeout_ms = 100
+            [[clients]]
+            name = "y"
+            region = "east"
+            protocol = { kind = "all_unordered", services = ["s", "t"] }
+            resource = "r"
+            period_ms = 100
+            work_ms = 10
+            acquire_timeout_ms = 100
+            [[clients]]
+            name = "z"
+            region = "east"
+            protocol = { kind = "all_unordered", services = ["s", "t"] }
+            resource = "r"
+            period_ms = 100
+            work_ms = 10
+            acquire_timeout_ms = 100
+            [[clients]]
+            name = "n"
+            region = "east"
+            protocol = { kind = "no_lock" }
+            resource = "r"
+            period_ms = 100
+            work_ms = 10
+            "#,
+        )
+        .unwrap(),
+    );
+    const N: u32 = 3;
+    let on_r = Trace::default()
+        .event(0, What::OpStarted { client: X, op: 1 })
+        .event(0, What::OpStarted { client: Y, op: 1 })
+        .op(1, S, granted(X, 1))
+        .op(1, T, granted(Y, 1))
+        .op(2, T, queued(X, Y))
+        .op(2, S, queued(Y, X))
+        .op(3, T, ServiceOp::Cancelled { client: X })
+        .op(4, S, released(X, 1))
+        .op(4, S, granted(Y, 2))
+        .believes(5, Y, 0b001, (S, 2, 3))
+        .event(
+            6,
+            What::Write {
+                client: Y,
+                resource: 0,
+                rows: 0b001,
+                token: None,
+                accepted: true,
+                values: Values::from_slice(&[1]),
+            },
+        )
+        .op(7, S, released(Y, 2))
+        .op(7, T, released(Y, 1))
+        .event(7, What::OpStarted { client: N, op: 1 })
+        .event(8, What::OpStarted { client: Z, op: 1 })
+        .op(9, S, granted(X, 3))
+        .op(9, T, granted(Z, 2))
+        .op(10, T, queued(X, Z))
+        .op(10, S, queued(Z, X))
+        .op(11, T, ServiceOp::Cancelled { client: X });
+    let mut on_q = Trace::default()
+        .op(12, S, granted(X, 1))
+        .op(12, T, granted(Z, 1))
+        .op(13, T, queued(X, Z))
+        .op(13, S, queued(Z, X))
+        .op(14, T, ServiceOp::Cancelled { client: X })
+        .events;
+    for e in &mut on_q {
+        if let What::Service { resource, .. } = &mut e.what {
+            *resource = 1;
+        }
+    }
+    let mut events = on_r.events;
+    events.extend(on_q);
+    events.sort_by_key(|e| e.at);
+    let v = verdict_of(&world, &events, END, false, 0);
+    let broken: Vec<(u64, Option<u64>)> = v
+        .wait_cycles
+        .iter()
+        .map(|c| (c.formed_us, c.broken_us))
+        .collect();
+    assert_eq!(
+        broken,
+        [
+            (2_000, Some(3_000)),
+            (10_000, Some(11_000)),
+            (13_000, Some(14_000))
+        ]
+    );
+    assert_eq!(v.livelock_count, 1, "{:?}", v.livelocks);
+    let l = &v.livelocks[0];
+    assert_eq!((l.from_us, l.to_us, l.broken_cycles), (6_000, END, 2));
+    assert_eq!(l.clients, ["x-1", "z-1"]);
+}
+
+#[test]
 fn an_overlap_names_only_the_rows_both_believed_they_held() {
     // x believes it holds rows a and b, y rows b and c: they conflict on b alone, from when y
     // began to when x let go.
