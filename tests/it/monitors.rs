@@ -120,6 +120,75 @@ impl Trace {
     }
 }
 
+/// A world for hand-made traces: resources r and q, the given services (one replica each), and
+/// clients by name, each locking every service unordered unless its protocol is given.
+fn hand_world(services: &[&str], clients: &[(&str, Option<&str>)]) -> World {
+    let list = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut toml = format!(
+        "name = \"hand-made\"\nduration_ms = 10000\nregions = [\"east\"]\n\
+         resources = [{{ name = \"r\", rows = [\"a\"] }}, {{ name = \"q\", rows = [\"a\"] }}]\n\
+         services = [{}]\n",
+        services
+            .iter()
+            .map(|n| format!("{{ name = \"{n}\", replicas = [\"east\"] }}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let unordered = format!(
+        "{{ kind = \"all_unordered\", services = [{}] }}",
+        list(services)
+    );
+    for (name, protocol) in clients {
+        toml += &format!(
+            "[[clients]]\nname = \"{name}\"\nregion = \"east\"\nprotocol = {}\n\
+             resource = \"r\"\nperiod_ms = 100\nwork_ms = 10\n",
+            protocol.unwrap_or(&unordered)
+        );
+    }
+    let s = Scenario::from_toml_str(&toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+    World::compile(&s)
+}
+
+/// Moves every event of a trace that names a resource to `resource`: the builder writes the
+/// first one.
+fn on_resource(mut events: Vec<Event>, resource: u32) -> Vec<Event> {
+    for e in &mut events {
+        match &mut e.what {
+            What::Service { resource: r, .. }
+            | What::BeliefStarted { resource: r, .. }
+            | What::BeliefEnded { resource: r, .. } => *r = resource,
+            _ => {}
+        }
+    }
+    events
+}
+
+/// A violation's quoted service lines, each without its time and its service's instant.
+fn quoted(o: &lockstep::monitor::Violation) -> Vec<(&str, Vec<String>)> {
+    o.service_logs
+        .iter()
+        .map(|l| {
+            let lines = l
+                .lines
+                .iter()
+                .map(|line| {
+                    line.split_whitespace()
+                        .skip(2)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            (l.service.as_str(), lines)
+        })
+        .collect()
+}
+
 fn granted(client: u32, token: u64) -> ServiceOp {
     ServiceOp::Granted {
         client,
@@ -564,24 +633,10 @@ fn a_cycle_closed_by_a_grant_is_found_whoever_else_stopped_waiting() {
     }
     // The same grant with y waiting for nothing closes no cycle: z waits for y, and w, which
     // waits for s, waits for z but nobody waits for w.
-    let four = Scenario::from_toml_str(
-        r#"
-        name = "four clients"
-        duration_ms = 10000
-        regions = ["east"]
-        resources = [{ name = "r", rows = ["a"] }]
-        services = [{ name = "s", replicas = ["east"] }, { name = "t", replicas = ["east"] }]
-        [[clients]]
-        name = "c"
-        region = "east"
-        protocol = { kind = "all_unordered", services = ["s", "t"] }
-        resource = "r"
-        period_ms = 100
-        work_ms = 10
-        count = 4
-        "#,
-    )
-    .unwrap();
+    let four = hand_world(
+        &["s", "t"],
+        &[("c", None), ("d", None), ("e", None), ("w", None)],
+    );
     const W: u32 = 3;
     let open = Trace::default()
         .op(0, S, granted(X, 1))
@@ -591,7 +646,7 @@ fn a_cycle_closed_by_a_grant_is_found_whoever_else_stopped_waiting() {
         .op(4, T, queued(Z, Y))
         .op(5, S, released(X, 1))
         .op(5, S, granted(Z, 2));
-    let v = verdict_of(&World::compile(&four), &open.events, END, false, 0);
+    let v = verdict_of(&four, &open.events, END, false, 0);
     assert!(v.wait_cycles.is_empty(), "{:?}", v.wait_cycles);
     // Nor does a wait for a holder that waits for a client who waits for nobody: z for x, x
     // for y, and y for nothing.
@@ -609,42 +664,7 @@ fn a_wait_cycle_through_three_clients_is_found_when_its_last_wait_begins() {
     // Three services, each held by one client; each client then queues for the next one's
     // lock: x for t (held by y), y for u (held by z), and, closing the loop, z for s (held by
     // x). Finding it means following waits two steps from x, through y, to z.
-    let s = Scenario::from_toml_str(
-        r#"
-        name = "three in a ring"
-        duration_ms = 10000
-        regions = ["east"]
-        resources = [{ name = "r", rows = ["a"] }]
-        services = [
-          { name = "s", replicas = ["east"] },
-          { name = "t", replicas = ["east"] },
-          { name = "u", replicas = ["east"] },
-        ]
-        [[clients]]
-        name = "x"
-        region = "east"
-        protocol = { kind = "all_unordered", services = ["s", "t", "u"] }
-        resource = "r"
-        period_ms = 100
-        work_ms = 10
-        [[clients]]
-        name = "y"
-        region = "east"
-        protocol = { kind = "all_unordered", services = ["s", "t", "u"] }
-        resource = "r"
-        period_ms = 100
-        work_ms = 10
-        [[clients]]
-        name = "z"
-        region = "east"
-        protocol = { kind = "all_unordered", services = ["s", "t", "u"] }
-        resource = "r"
-        period_ms = 100
-        work_ms = 10
-        "#,
-    )
-    .unwrap();
-    let world = World::compile(&s);
+    let world = hand_world(&["s", "t", "u"], &[("x", None), ("y", None), ("z", None)]);
     const U: u32 = 2;
     let trace = Trace::default()
         .op(0, S, granted(X, 1))
@@ -665,36 +685,12 @@ fn a_wait_cycle_through_three_clients_is_found_when_its_last_wait_begins() {
 
 #[test]
 fn a_cycle_that_stands_when_another_breaks_is_followed_on_its_own_resource() {
-    // Three standing cycles: c-1 and c-2 on q (through s and t), then c-3 and c-4 on r
-    // (through s and t), then c-5 and c-6 on r (through u and v). When c-3 gives up its wait,
+    // Three standing cycles: a-1 and b-1 on q (through s and t), then c-1 and d-1 on r
+    // (through s and t), then e-1 and f-1 on r (through u and v). When c-1 gives up its wait,
     // the first cycle on r breaks; the second still stands and must be followed from when it
     // closed. The one on q, though its clients come first, is q's alone.
-    let world = World::compile(
-        &Scenario::from_toml_str(
-            r#"
-            name = "three cycles"
-            duration_ms = 10000
-            regions = ["east"]
-            resources = [{ name = "r", rows = ["a"] }, { name = "q", rows = ["a"] }]
-            services = [
-              { name = "s", replicas = ["east"] },
-              { name = "t", replicas = ["east"] },
-              { name = "u", replicas = ["east"] },
-              { name = "v", replicas = ["east"] },
-            ]
-            [[clients]]
-            name = "c"
-            region = "east"
-            protocol = { kind = "all_unordered", services = ["s", "t", "u", "v"] }
-            resource = "r"
-            period_ms = 100
-            work_ms = 10
-            acquire_timeout_ms = 100
-            count = 6
-            "#,
-        )
-        .unwrap(),
-    );
+    let names = ["a", "b", "c", "d", "e", "f"];
+    let world = hand_world(&["s", "t", "u", "v"], &names.map(|n| (n, None)));
     const U: u32 = 2;
     const V: u32 = 3;
     let on_q = Trace::default()
@@ -702,12 +698,7 @@ fn a_cycle_that_stands_when_another_breaks_is_followed_on_its_own_resource() {
         .op(1, T, granted(1, 1))
         .op(2, T, queued(0, 1))
         .op(3, S, queued(1, 0));
-    let mut events = on_q.events;
-    for e in &mut events {
-        if let What::Service { resource, .. } = &mut e.what {
-            *resource = 1;
-        }
-    }
+    let mut events = on_resource(on_q.events, 1);
     let on_r = Trace {
         events: Vec::new(),
         instants: [2, 2, 0, 0],
@@ -736,9 +727,9 @@ fn a_cycle_that_stands_when_another_breaks_is_followed_on_its_own_resource() {
     assert_eq!(
         cycles,
         [
-            (pair("c-3", "c-4"), 7_000, Some(20_000)),
-            (pair("c-1", "c-2"), 3_000, None),
-            (pair("c-5", "c-6"), 11_000, None),
+            (pair("c-1", "d-1"), 7_000, Some(20_000)),
+            (pair("a-1", "b-1"), 3_000, None),
+            (pair("e-1", "f-1"), 11_000, None),
         ]
     );
 }
@@ -811,18 +802,16 @@ fn a_stall_counts_only_the_cycles_broken_inside_it() {
                     values: Values::from_slice(&[1]),
                 },
             );
-        let mut on_q = Trace::default()
-            .op(5, S, granted(X, 1))
-            .op(5, T, granted(Z, 1))
-            .op(5, T, queued(X, Z))
-            .op(5, S, queued(Z, X))
-            .op(q_breaks, T, ServiceOp::Cancelled { client: X })
-            .events;
-        for e in &mut on_q {
-            if let What::Service { resource, .. } = &mut e.what {
-                *resource = 1;
-            }
-        }
+        let on_q = on_resource(
+            Trace::default()
+                .op(5, S, granted(X, 1))
+                .op(5, T, granted(Z, 1))
+                .op(5, T, queued(X, Z))
+                .op(5, S, queued(Z, X))
+                .op(q_breaks, T, ServiceOp::Cancelled { client: X })
+                .events,
+            1,
+        );
         let mut events = on_r.events;
         events.extend(on_q);
         // A stable sort: at 6 ms the write comes first.
@@ -854,48 +843,14 @@ fn a_stall_after_a_write_starts_at_it_with_the_clients_that_still_wait() {
     // waits, so stall two starts at that write, with x alone: y, whose critical section began,
     // waits no longer, and n, which takes no lock, never waits. z joins at 8 ms; x and z then
     // close and break two cycles, one on r and one on q: a livelock from 6 ms.
-    let world = World::compile(
-        &Scenario::from_toml_str(
-            r#"
-            name = "two stalls"
-            duration_ms = 10000
-            regions = ["east"]
-            resources = [{ name = "r", rows = ["a"] }, { name = "q", rows = ["a"] }]
-            services = [{ name = "s", replicas = ["east"] }, { name = "t", replicas = ["east"] }]
-            [[clients]]
-            name = "x"
-            region = "east"
-            protocol = { kind = "all_unordered", services = ["s", "t"] }
-            resource = "r"
-            period_ms = 100
-            work_ms = 10
-            acquire_timeout_ms = 100
-            [[clients]]
-            name = "y"
-            region = "east"
-            protocol = { kind = "all_unordered", services = ["s", "t"] }
-            resource = "r"
-            period_ms = 100
-            work_ms = 10
-            acquire_timeout_ms = 100
-            [[clients]]
-            name = "z"
-            region = "east"
-            protocol = { kind = "all_unordered", services = ["s", "t"] }
-            resource = "r"
-            period_ms = 100
-            work_ms = 10
-            acquire_timeout_ms = 100
-            [[clients]]
-            name = "n"
-            region = "east"
-            protocol = { kind = "no_lock" }
-            resource = "r"
-            period_ms = 100
-            work_ms = 10
-            "#,
-        )
-        .unwrap(),
+    let world = hand_world(
+        &["s", "t"],
+        &[
+            ("x", None),
+            ("y", None),
+            ("z", None),
+            ("n", Some("{ kind = \"no_lock\" }")),
+        ],
     );
     const N: u32 = 3;
     let on_r = Trace::default()
@@ -929,18 +884,16 @@ fn a_stall_after_a_write_starts_at_it_with_the_clients_that_still_wait() {
         .op(10, T, queued(X, Z))
         .op(10, S, queued(Z, X))
         .op(11, T, ServiceOp::Cancelled { client: X });
-    let mut on_q = Trace::default()
-        .op(12, S, granted(X, 1))
-        .op(12, T, granted(Z, 1))
-        .op(13, T, queued(X, Z))
-        .op(13, S, queued(Z, X))
-        .op(14, T, ServiceOp::Cancelled { client: X })
-        .events;
-    for e in &mut on_q {
-        if let What::Service { resource, .. } = &mut e.what {
-            *resource = 1;
-        }
-    }
+    let on_q = on_resource(
+        Trace::default()
+            .op(12, S, granted(X, 1))
+            .op(12, T, granted(Z, 1))
+            .op(13, T, queued(X, Z))
+            .op(13, S, queued(Z, X))
+            .op(14, T, ServiceOp::Cancelled { client: X })
+            .events,
+        1,
+    );
     let mut events = on_r.events;
     events.extend(on_q);
     events.sort_by_key(|e| e.at);
@@ -999,23 +952,7 @@ fn a_violation_quotes_each_service_from_a_second_before_the_first_belief() {
         .believes(3003, Y, 0b001, (T, 1, 1));
     let world = world();
     let v = verdict_of(&world, &trace.events, 4_000_000, false, 0);
-    let logs: Vec<(&str, Vec<String>)> = v.violations[0]
-        .service_logs
-        .iter()
-        .map(|l| {
-            let lines = l
-                .lines
-                .iter()
-                .map(|line| {
-                    line.split_whitespace()
-                        .skip(2)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .collect();
-            (l.service.as_str(), lines)
-        })
-        .collect();
+    let logs = quoted(&v.violations[0]);
     assert_eq!(
         logs,
         [
@@ -1051,42 +988,14 @@ fn a_violation_quotes_each_service_up_to_the_end_of_the_overlap() {
             .lets_go(20, Y)
             .op(20, T, released(Y, 1))
             .lets_go(25, Z);
-        for e in &mut trace.events {
-            match &mut e.what {
-                What::Service { resource: r, .. }
-                | What::BeliefStarted { resource: r, .. }
-                | What::BeliefEnded { resource: r, .. } => *r = resource,
-                _ => {}
-            }
-        }
+        trace.events = on_resource(trace.events, resource);
         let world = world();
         let v = verdict_of(&world, &trace.events, END, false, 0);
-        // Each violation as its window and each service's quoted lines, without the time and
-        // the service's instant.
-        type Logs<'a> = Vec<(&'a str, Vec<String>)>;
-        let quoted: Vec<((u64, u64), Logs)> = v
+        // Each violation as its window and each service's quoted lines.
+        let windows: Vec<_> = v
             .violations
             .iter()
-            .map(|o| {
-                let logs = o
-                    .service_logs
-                    .iter()
-                    .map(|l| {
-                        let lines = l
-                            .lines
-                            .iter()
-                            .map(|line| {
-                                line.split_whitespace()
-                                    .skip(2)
-                                    .collect::<Vec<_>>()
-                                    .join(" ")
-                            })
-                            .collect();
-                        (l.service.as_str(), lines)
-                    })
-                    .collect();
-                ((o.from_us, o.to_us), logs)
-            })
+            .map(|o| ((o.from_us, o.to_us), quoted(o)))
             .collect();
         let grant_x = format!("grant {name} to x-1 token 1");
         let release_x = format!("release {name} by x-1 token 1");
@@ -1094,7 +1003,7 @@ fn a_violation_quotes_each_service_up_to_the_end_of_the_overlap() {
         let release_y = format!("release {name} by y-1 token 1");
         let grant_z = format!("grant {name} to z-1 token 2");
         assert_eq!(
-            quoted,
+            windows,
             [
                 (
                     (3_000, 10_000),
