@@ -298,6 +298,31 @@ pub struct State {
     seq: u64,
     /// Steps due after this are not kept (see [`State::set_horizon`]).
     horizon: Micros,
+    /// By lock (`service * resources + resource`): the lease expiry steps kept lazily, or
+    /// empty when every expiry is scheduled as its lease begins (see
+    /// [`State::set_lazy_leases`]).
+    lease_timers: Vec<LeaseTimers>,
+}
+
+/// One lock's lease expiry steps, when they are kept lazily.
+///
+/// A lease almost never runs out: its holder lets go first, and the expiry step then does
+/// nothing when its time comes. Scheduling one for every grant fills the agenda with such
+/// steps (in a busy run, most of what waits there, and one step in fourteen taken). Kept
+/// lazily, a lock has an expiry step waiting only where one could matter: a new lease's step
+/// waits outside the agenda while an earlier step of the same lock is there, and goes in when
+/// that one is taken, if its lease still holds. It goes in with the sequence number it took
+/// when its lease began, so the steps that do something come out in exactly the order they
+/// would have had, and the trace is the same.
+#[derive(Clone, Debug, Default)]
+struct LeaseTimers {
+    /// The (time, sequence number) of each of this lock's expiry steps in the agenda, earliest
+    /// first: those are taken in this order.
+    waiting: SmallVec<[(Micros, u64); 2]>,
+    /// The holder's expiry: its token, the (time, sequence number) of its step, and whether
+    /// the step is in the agenda. `None` if no hold with a lease began, or its expiry falls
+    /// past the horizon.
+    holder: Option<(u64, (Micros, u64), bool)>,
 }
 
 impl State {
@@ -345,6 +370,7 @@ impl State {
             agenda: Agenda::default(),
             seq: 0,
             horizon: Micros::MAX,
+            lease_timers: Vec::new(),
         };
         for (i, p) in world.partitions.iter().enumerate() {
             state.schedule(p.start, Step::Fault(Fault::PartitionStart(i as u32)));
@@ -394,6 +420,71 @@ impl State {
     /// any step (an explorer) leaves the horizon unset.
     pub fn set_horizon(&mut self, horizon: Micros) {
         self.horizon = horizon;
+    }
+
+    /// From now on, keeps lease expiry steps lazily (see [`LeaseTimers`]): only a driver that
+    /// always takes the earliest step (the simulator) may ask for this, because the expiry
+    /// steps that are left out are ones that would have done nothing when taken in time order.
+    /// An explorer, which may take a stale expiry at any moment, keeps every one.
+    pub fn set_lazy_leases(&mut self, world: &World) {
+        self.lease_timers =
+            vec![LeaseTimers::default(); world.services.len() * world.resources.len()];
+    }
+
+    /// Schedules the expiry of a lease that begins now, for a lock's holder with `token`.
+    fn schedule_expiry(&mut self, service: u32, resource: u32, token: u64, at: Micros) {
+        let step = Step::LeaseExpiry {
+            service,
+            resource,
+            token,
+        };
+        if self.lease_timers.is_empty() {
+            self.schedule(at, step);
+            return;
+        }
+        // The sequence number is taken as `schedule` takes it, whether or not the step goes in
+        // now.
+        self.seq += 1;
+        let key = (at, self.seq);
+        let lock = service as usize * self.resources.len() + resource as usize;
+        let timers = &mut self.lease_timers[lock];
+        if at > self.horizon {
+            timers.holder = None;
+            return;
+        }
+        let now = timers.waiting.first().is_none_or(|first| key < *first);
+        if now {
+            timers.waiting.insert(0, key);
+            self.agenda.push(at, key.1, step);
+        }
+        timers.holder = Some((token, key, now));
+    }
+
+    /// Takes note that a lock's earliest expiry step was taken (lazy leases only), and puts
+    /// the step of the lock's current holder in the agenda if no other step of the lock comes
+    /// before it. `holder` is the token of the lock's holder.
+    fn expiry_taken(&mut self, service: u32, resource: u32, holder: Option<u64>) {
+        let lock = service as usize * self.resources.len() + resource as usize;
+        let timers = &mut self.lease_timers[lock];
+        timers.waiting.remove(0);
+        if let Some((token, key, false)) = timers.holder {
+            if holder != Some(token) {
+                // That hold ended before its lease could: its expiry would have done nothing.
+                timers.holder = None;
+            } else if timers.waiting.first().is_none_or(|first| key < *first) {
+                timers.waiting.insert(0, key);
+                timers.holder = Some((token, key, true));
+                self.agenda.push(
+                    key.0,
+                    key.1,
+                    Step::LeaseExpiry {
+                        service,
+                        resource,
+                        token,
+                    },
+                );
+            }
+        }
     }
 
     /// The time of the earliest scheduled step, if any (the simulator's choice).
@@ -574,16 +665,30 @@ impl Cx<'_> {
                 resource,
                 token,
             } => {
+                let lazy = !self.state.lease_timers.is_empty();
+                let holder = self
+                    .lock(service, resource)
+                    .holder
+                    .as_ref()
+                    .map(|h| h.token);
+                if lazy {
+                    self.state.expiry_taken(service, resource, holder);
+                }
                 if let Some(end) = self.world.outage_until(service, self.state.now) {
                     // A service that is down orders nothing; it expires the lease when it is back.
-                    self.state.schedule(
-                        end,
-                        Step::LeaseExpiry {
-                            service,
-                            resource,
-                            token,
-                        },
-                    );
+                    // (Kept lazily, an expiry that can no longer do anything is dropped here.)
+                    if !lazy {
+                        self.state.schedule(
+                            end,
+                            Step::LeaseExpiry {
+                                service,
+                                resource,
+                                token,
+                            },
+                        );
+                    } else if holder == Some(token) {
+                        self.state.schedule_expiry(service, resource, token, end);
+                    }
                     return;
                 }
                 self.lease_expiry(service, resource, token);
@@ -961,14 +1066,7 @@ impl Cx<'_> {
             moved_from: Vec::new(),
         });
         if let Some(until) = lease_until {
-            self.state.schedule(
-                until,
-                Step::LeaseExpiry {
-                    service,
-                    resource,
-                    token,
-                },
-            );
+            self.state.schedule_expiry(service, resource, token, until);
         }
         self.announce_grant(service, resource, client, attempt, token, lease_until);
     }
@@ -1186,14 +1284,7 @@ impl Cx<'_> {
                             },
                         );
                         if let Some(until) = h.lease_until {
-                            self.state.schedule(
-                                until,
-                                Step::LeaseExpiry {
-                                    service: m.to,
-                                    resource: r,
-                                    token,
-                                },
-                            );
+                            self.state.schedule_expiry(m.to, r, token, until);
                         }
                         self.send(
                             Endpoint::Service(m.to),

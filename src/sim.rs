@@ -143,6 +143,7 @@ pub fn run_world(world: World, seed: u64) -> Run {
     let mut choices = SeededChoices::new(&world, seed);
     let mut state = State::initial(&world, &mut choices);
     state.set_horizon(world.duration);
+    state.set_lazy_leases(&world);
     let budget = world.event_budget as usize;
     let mut events = Vec::with_capacity(budget.min(1024));
     // Every step either records an event or moves a pending step to a later time, so a step

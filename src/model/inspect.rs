@@ -134,6 +134,51 @@ impl State {
         }
     }
 
+    /// Lazy leases: the holder's expiry step is in the agenda, or another step of its lock
+    /// comes before it there, so that the expiry is not missed.
+    fn check_lease_timers(
+        &self,
+        world: &World,
+        service: usize,
+        lock: &super::LockState,
+        timers: &super::LeaseTimers,
+    ) -> Result<(), String> {
+        if !timers.waiting.is_sorted() {
+            return Err("its expiry steps are out of order".into());
+        }
+        let Some(hold) = &lock.holder else {
+            return Ok(());
+        };
+        let Some(until) = hold.lease_until else {
+            return Ok(());
+        };
+        match timers.holder {
+            Some((token, key, true)) if token == hold.token => {
+                if !timers.waiting.contains(&key) {
+                    return Err("its holder's expiry step is not in the agenda".into());
+                }
+            }
+            Some((token, key, false)) if token == hold.token => {
+                if timers.waiting.first().is_none_or(|first| *first > key) {
+                    return Err("its holder's expiry step waits behind no earlier step".into());
+                }
+            }
+            _ => {
+                // Only an expiry past the horizon is not kept: one due after the run, or one
+                // put off to the end of an outage that lasts past the run.
+                let past = |t: Micros| t > self.horizon;
+                if !past(until)
+                    && !world
+                        .outage_until(service as u32, self.now)
+                        .is_some_and(past)
+                {
+                    return Err("its holder's lease has no expiry step".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A 64-bit digest of [`State::describe`], the same on every platform: two states that
     /// behave alike have the same fingerprint. Explorers deduplicate states by it.
     pub fn fingerprint(&self) -> u64 {
@@ -175,6 +220,10 @@ impl State {
                             at()
                         ));
                     }
+                }
+                if let Some(timers) = self.lease_timers.get(s * world.resources.len() + r) {
+                    self.check_lease_timers(world, s, lock, timers)
+                        .map_err(|problem| format!("{}: {problem}", at()))?;
                 }
                 if lock.queue.len() > queue_max {
                     return Err(format!("{}: {} waiters", at(), lock.queue.len()));
