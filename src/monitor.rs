@@ -266,15 +266,38 @@ struct BeliefSpan<'a> {
 }
 
 fn belief_spans(events: &[Event], until: Micros) -> Vec<BeliefSpan<'_>> {
-    // Spans are listed as they start, so they come out in order of their start already but for
-    // simultaneous starts, and the sort below has little to do. Each client has at most one
-    // open span: `open` holds its position in `spans`.
-    const CLOSED: usize = usize::MAX;
-    let mut open: Vec<usize> = Vec::new();
-    let mut spans: Vec<BeliefSpan> = Vec::new();
-    // Spans whose client started another before ending them: they are not spans at all.
-    let mut abandoned: Vec<usize> = Vec::new();
+    let mut spans = SpanCollector::default();
     for e in events {
+        spans.on(e);
+    }
+    spans.finish(until)
+}
+
+/// Each client has at most one open span: its position in `spans`, or `CLOSED`.
+const CLOSED: usize = usize::MAX;
+
+/// The belief spans of a trace, one event at a time.
+#[derive(Default)]
+struct SpanCollector<'a> {
+    open: Vec<usize>,
+    /// Listed as they start, so they come out in order of their start already but for
+    /// simultaneous starts, and the sort at the end has little to do.
+    spans: Vec<BeliefSpan<'a>>,
+    /// Spans whose client started another before ending them: they are not spans at all.
+    abandoned: Vec<usize>,
+}
+
+impl<'a> SpanCollector<'a> {
+    /// Spans still open at the end of the trace end at `until`.
+    const OPEN: Micros = Micros::MAX;
+
+    #[inline]
+    fn on(&mut self, e: &'a Event) {
+        let SpanCollector {
+            open,
+            spans,
+            abandoned,
+        } = self;
         match &e.what {
             What::BeliefStarted {
                 client,
@@ -295,7 +318,7 @@ fn belief_spans(events: &[Event], until: Micros) -> Vec<BeliefSpan<'_>> {
                     resource: *resource,
                     rows: *rows,
                     start: e.at,
-                    end: until,
+                    end: Self::OPEN,
                     grants: Cow::Borrowed(grants),
                 });
             }
@@ -326,19 +349,30 @@ fn belief_spans(events: &[Event], until: Micros) -> Vec<BeliefSpan<'_>> {
             _ => {}
         }
     }
-    if !abandoned.is_empty() {
-        abandoned.sort_unstable();
-        let mut i = 0;
-        spans.retain(|_| {
-            i += 1;
-            abandoned.binary_search(&(i - 1)).is_err()
-        });
+
+    fn finish(self, until: Micros) -> Vec<BeliefSpan<'a>> {
+        let SpanCollector {
+            open,
+            mut spans,
+            mut abandoned,
+        } = self;
+        for i in open.into_iter().filter(|i| *i != CLOSED) {
+            spans[i].end = until;
+        }
+        if !abandoned.is_empty() {
+            abandoned.sort_unstable();
+            let mut i = 0;
+            spans.retain(|_| {
+                i += 1;
+                abandoned.binary_search(&(i - 1)).is_err()
+            });
+        }
+        // Stable, so one client's spans that start at one instant stay in the order they ended.
+        if !spans.is_sorted_by_key(|s| (s.start, s.client)) {
+            spans.sort_by_key(|s| (s.start, s.client));
+        }
+        spans
     }
-    // Stable, so one client's spans that start at one instant stay in the order they ended.
-    if !spans.is_sorted_by_key(|s| (s.start, s.client)) {
-        spans.sort_by_key(|s| (s.start, s.client));
-    }
-    spans
 }
 
 /// Order domains: a subordinate shares its authority's order; independent services each have
@@ -378,11 +412,62 @@ pub struct Analysis {
 /// Scans a trace for overlaps and lost updates, keeping the first `keep` overlaps in detail
 /// (at least [`VIOLATIONS_DETAILED_MAX`], which the verdict needs).
 pub fn analyse(world: &World, events: &[Event], end: Micros, keep: usize) -> Analysis {
-    let keep = keep.max(VIOLATIONS_DETAILED_MAX);
-    Analysis {
-        overlaps: scan_overlaps(world, events, end, keep),
-        lost: lost_updates(world, events, keep),
+    let mut analysis = Analyser::new(world);
+    for (i, e) in events.iter().enumerate() {
+        analysis.on(i, e);
     }
+    analysis.finish(world, end, keep)
+}
+
+/// What an analysis reads from a trace, one event at a time.
+struct Analyser<'a> {
+    spans: SpanCollector<'a>,
+    writes: WriteCollector,
+}
+
+impl<'a> Analyser<'a> {
+    fn new(world: &World) -> Analyser<'a> {
+        Analyser {
+            spans: SpanCollector::default(),
+            writes: WriteCollector::new(world),
+        }
+    }
+
+    #[inline]
+    fn on(&mut self, i: usize, e: &'a Event) {
+        self.spans.on(e);
+        self.writes.on(i, e);
+    }
+
+    fn finish(self, world: &World, end: Micros, keep: usize) -> Analysis {
+        let keep = keep.max(VIOLATIONS_DETAILED_MAX);
+        Analysis {
+            overlaps: overlaps_of(world, &self.spans.finish(end), keep),
+            lost: self.writes.finish(keep),
+        }
+    }
+}
+
+/// Analyses a trace and computes its verdict in one pass over it (see [`analyse`] and
+/// [`verdict_from`]): a long trace is larger than the processor's caches, so reading it once
+/// instead of twice is much of the verdict's speed.
+pub fn judge(
+    world: &World,
+    events: &[Event],
+    end: Micros,
+    truncated: bool,
+    seed: u64,
+    keep: usize,
+) -> (Analysis, Verdict) {
+    let mut analyser = Analyser::new(world);
+    let mut monitors = Monitors::new(world);
+    for (i, e) in events.iter().enumerate() {
+        analyser.on(i, e);
+        monitors.on(world, i, e);
+    }
+    let analysis = analyser.finish(world, end, keep);
+    let verdict = monitors.finish(world, events, end, truncated, seed, &analysis);
+    (analysis, verdict)
 }
 
 /// Computes the verdict of a trace.
@@ -393,8 +478,7 @@ pub fn verdict_of(
     truncated: bool,
     seed: u64,
 ) -> Verdict {
-    let analysis = analyse(world, events, end, VIOLATIONS_DETAILED_MAX);
-    verdict_from(world, events, end, truncated, seed, &analysis)
+    judge(world, events, end, truncated, seed, VIOLATIONS_DETAILED_MAX).1
 }
 
 /// Computes the verdict of a trace from its analysis.
@@ -406,122 +490,168 @@ pub fn verdict_from(
     seed: u64,
     analysis: &Analysis,
 ) -> Verdict {
-    let scan = &analysis.overlaps;
-    let lost = &analysis.lost;
-    let detailed = &scan.first[..scan.first.len().min(VIOLATIONS_DETAILED_MAX)];
-    // One pass over the trace feeds every monitor: a long trace is larger than the processor's
-    // caches, so reading it once instead of once per monitor is most of the verdict's speed.
-    // The same pass lists the log lines of the locks that the detailed violations quote.
-    let mut quoted = LockLines::new(world, detailed);
-    let mut data = DataCounter::new(world);
-    let mut tally = ResourceTally::new(world);
-    let mut operations = Operations::default();
-    let mut watch = CycleWatch::new(world);
-    let mut stalls = StallWatch::new();
-    let mut logs = LogCheck::new(world);
-    let mut unprotected = vec![false; world.clients.len()];
+    let mut monitors = Monitors::new(world);
     for (i, e) in events.iter().enumerate() {
-        quoted.on(i, e);
-        data.on(e);
-        tally.on(world, e);
-        operations.on(e);
-        watch.on(world, e);
-        stalls.on(world, e, &watch.cycles);
-        logs.on(world, e);
+        monitors.on(world, i, e);
+    }
+    monitors.finish(world, events, end, truncated, seed, analysis)
+}
+
+/// The verdict's monitors. One pass over the trace feeds every one of them: a long trace is
+/// larger than the processor's caches, so reading it once instead of once per monitor is most
+/// of the verdict's speed. The same pass lists the log lines that violations quote.
+struct Monitors {
+    quoted: LockLines,
+    data: DataCounter,
+    tally: ResourceTally,
+    operations: Operations,
+    watch: CycleWatch,
+    stalls: StallWatch,
+    logs: LogCheck,
+    unprotected: Vec<bool>,
+}
+
+impl Monitors {
+    fn new(world: &World) -> Monitors {
+        Monitors {
+            quoted: LockLines::new(world),
+            data: DataCounter::new(world),
+            tally: ResourceTally::new(world),
+            operations: Operations::default(),
+            watch: CycleWatch::new(world),
+            stalls: StallWatch::new(),
+            logs: LogCheck::new(world),
+            unprotected: vec![false; world.clients.len()],
+        }
+    }
+
+    #[inline]
+    fn on(&mut self, world: &World, i: usize, e: &Event) {
+        self.quoted.on(i, e);
+        self.data.on(e);
+        self.tally.on(world, e);
+        self.operations.on(e);
+        self.watch.on(world, e);
+        self.stalls.on(world, e, &self.watch.cycles);
+        self.logs.on(world, e);
         if let What::BeliefStarted { client, grants, .. } = &e.what {
             if grants.is_empty() {
-                unprotected[*client as usize] = true;
+                self.unprotected[*client as usize] = true;
             }
         }
     }
-    // Overlaps that follow each other quote the same service log lines, so each line is
-    // rendered once and copied after that.
-    let mut lines = BTreeMap::new();
-    let violations = detailed
-        .iter()
-        .map(|o| violation(world, events, o, &quoted, &mut lines))
-        .collect();
-    let data = data.counts;
-    let resources = tally.finish(world, end);
-    let mut wait_cycles = watch.finish(world);
-    let mut livelocks = stalls.finish(world, end, &wait_cycles);
-    let service_logs = logs.finish(world);
-    let wait_cycle_count = wait_cycles.len() as u64;
-    let livelock_count = livelocks.len() as u64;
-    let deadlock = wait_cycles
-        .iter()
-        .any(|c| c.broken_us.is_none() && c.unbreakable);
-    // Keep the verdict's size bounded: the first cycles and livelocks in detail, all counted.
-    // The cycles still standing at the end (at most one per resource) come last, and are always
-    // kept.
-    if wait_cycles.len() > VIOLATIONS_DETAILED_MAX {
-        let standing = wait_cycles
+
+    fn finish(
+        self,
+        world: &World,
+        events: &[Event],
+        end: Micros,
+        truncated: bool,
+        seed: u64,
+        analysis: &Analysis,
+    ) -> Verdict {
+        let Monitors {
+            quoted,
+            data,
+            tally,
+            operations,
+            watch,
+            stalls,
+            logs,
+            unprotected,
+        } = self;
+        let scan = &analysis.overlaps;
+        let lost = &analysis.lost;
+        let detailed = &scan.first[..scan.first.len().min(VIOLATIONS_DETAILED_MAX)];
+        // Overlaps that follow each other quote the same service log lines, so each line is
+        // rendered once and copied after that.
+        let mut lines = BTreeMap::new();
+        let violations = detailed
             .iter()
-            .rev()
-            .take_while(|c| c.broken_us.is_none())
-            .count();
-        let last = wait_cycles.split_off(wait_cycles.len() - standing);
-        // At most one cycle stands per resource, far fewer than the bound.
-        wait_cycles.truncate(VIOLATIONS_DETAILED_MAX.saturating_sub(standing));
-        wait_cycles.extend(last);
-    }
-    livelocks.truncate(VIOLATIONS_DETAILED_MAX);
-    Verdict {
-        exclusion: if scan.count == 0 {
-            Exclusion::Holds
-        } else {
-            Exclusion::Broken
-        },
-        violation_count: scan.count,
-        violations,
-        unprotected_clients: world
-            .clients
+            .map(|o| violation(world, events, o, &quoted, &mut lines))
+            .collect();
+        let data = data.counts;
+        let resources = tally.finish(world, end);
+        let mut wait_cycles = watch.finish(world);
+        let mut livelocks = stalls.finish(world, end, &wait_cycles);
+        let service_logs = logs.finish(world);
+        let wait_cycle_count = wait_cycles.len() as u64;
+        let livelock_count = livelocks.len() as u64;
+        let deadlock = wait_cycles
             .iter()
-            .zip(&unprotected)
-            .filter(|(_, u)| **u)
-            .map(|(c, _)| c.name.clone())
-            .collect(),
-        integrity: if lost.total == 0 {
-            Integrity::Intact
-        } else {
-            Integrity::Corrupted
-        },
-        lost_updates: lost.total,
-        lost_update_details: lost
-            .details
-            .iter()
-            .take(VIOLATIONS_DETAILED_MAX)
-            .map(|d| lost_detail(world, events, d))
-            .collect(),
-        interleaved_writes: data.interleaved,
-        rejected_writes: data.rejected_writes,
-        rejected_reads: data.rejected_reads,
-        accepted_writes: data.accepted,
-        deadlock,
-        wait_cycle_count,
-        wait_cycles,
-        livelock_count,
-        livelocks,
-        incomparable_pairs: scan.incomparable,
-        overlapping_service_pairs: scan
-            .service_pairs
-            .iter()
-            .map(|(a, b)| {
-                [
-                    world.services[*a as usize].name.clone(),
-                    world.services[*b as usize].name.clone(),
-                ]
-            })
-            .collect(),
-        max_simultaneous_holders: scan.max_unrelated,
-        operations,
-        resources,
-        unavailability: unavailability(world, end),
-        service_logs,
-        events: events.len() as u64,
-        end_us: end,
-        truncated,
-        seed,
+            .any(|c| c.broken_us.is_none() && c.unbreakable);
+        // Keep the verdict's size bounded: the first cycles and livelocks in detail, all counted.
+        // The cycles still standing at the end (at most one per resource) come last, and are always
+        // kept.
+        if wait_cycles.len() > VIOLATIONS_DETAILED_MAX {
+            let standing = wait_cycles
+                .iter()
+                .rev()
+                .take_while(|c| c.broken_us.is_none())
+                .count();
+            let last = wait_cycles.split_off(wait_cycles.len() - standing);
+            // At most one cycle stands per resource, far fewer than the bound.
+            wait_cycles.truncate(VIOLATIONS_DETAILED_MAX.saturating_sub(standing));
+            wait_cycles.extend(last);
+        }
+        livelocks.truncate(VIOLATIONS_DETAILED_MAX);
+        Verdict {
+            exclusion: if scan.count == 0 {
+                Exclusion::Holds
+            } else {
+                Exclusion::Broken
+            },
+            violation_count: scan.count,
+            violations,
+            unprotected_clients: world
+                .clients
+                .iter()
+                .zip(&unprotected)
+                .filter(|(_, u)| **u)
+                .map(|(c, _)| c.name.clone())
+                .collect(),
+            integrity: if lost.total == 0 {
+                Integrity::Intact
+            } else {
+                Integrity::Corrupted
+            },
+            lost_updates: lost.total,
+            lost_update_details: lost
+                .details
+                .iter()
+                .take(VIOLATIONS_DETAILED_MAX)
+                .map(|d| lost_detail(world, events, d))
+                .collect(),
+            interleaved_writes: data.interleaved,
+            rejected_writes: data.rejected_writes,
+            rejected_reads: data.rejected_reads,
+            accepted_writes: data.accepted,
+            deadlock,
+            wait_cycle_count,
+            wait_cycles,
+            livelock_count,
+            livelocks,
+            incomparable_pairs: scan.incomparable,
+            overlapping_service_pairs: scan
+                .service_pairs
+                .iter()
+                .map(|(a, b)| {
+                    [
+                        world.services[*a as usize].name.clone(),
+                        world.services[*b as usize].name.clone(),
+                    ]
+                })
+                .collect(),
+            max_simultaneous_holders: scan.max_unrelated,
+            operations,
+            resources,
+            unavailability: unavailability(world, end),
+            service_logs,
+            events: events.len() as u64,
+            end_us: end,
+            truncated,
+            seed,
+        }
     }
 }
 
@@ -594,7 +724,11 @@ pub struct OverlapScan {
 /// is the number of sections times the clients that can be open at once (at most 256), and the
 /// memory is the sections themselves plus `keep` overlaps and the bands.
 pub fn scan_overlaps(world: &World, events: &[Event], end: Micros, keep: usize) -> OverlapScan {
-    let spans = belief_spans(events, end);
+    overlaps_of(world, &belief_spans(events, end), keep)
+}
+
+/// The overlaps among a trace's belief spans (see [`scan_overlaps`]).
+fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> OverlapScan {
     let masks: Vec<u8> = spans.iter().map(|s| root_mask(world, &s.grants)).collect();
     let mut scan = OverlapScan {
         count: 0,
@@ -771,37 +905,27 @@ fn most_disjoint(masks: &MaskSet) -> u32 {
 /// The rendered lines of the trace, by index, as far as they have been needed.
 type Lines = BTreeMap<usize, String>;
 
-/// The positions in the trace of the log lines a violation quotes (a service's entries for one
-/// lock, but for queue and cancel entries), for the locks the detailed violations involve.
+/// The positions in the trace of the log lines a violation may quote: each service's entries
+/// for each lock, but for queue and cancel entries. They are listed for every lock as the trace
+/// is read, because which violations are detailed is known only at its end; a position per
+/// service entry is a small fraction of the trace itself.
 struct LockLines {
     resources: usize,
-    /// The end of the last window quoted: no later line is needed.
-    until: Micros,
-    /// By lock (service × resources + resource): `None` for a lock no violation quotes.
-    lines: Vec<Option<Vec<usize>>>,
+    /// By lock (service × resources + resource).
+    lines: Vec<Vec<u32>>,
 }
 
 impl LockLines {
-    fn new(world: &World, overlaps: &[Overlap]) -> LockLines {
+    fn new(world: &World) -> LockLines {
         let resources = world.resources.len();
-        let mut lines = vec![None; world.services.len() * resources];
-        for o in overlaps {
-            for g in o.grants.iter().flatten() {
-                lines[g.service as usize * resources + o.resource as usize] = Some(Vec::new());
-            }
-        }
-        let until = overlaps.iter().map(|o| o.to).max().unwrap_or(0);
         LockLines {
             resources,
-            until,
-            lines,
+            lines: vec![Vec::new(); world.services.len() * resources],
         }
     }
 
+    #[inline]
     fn on(&mut self, i: usize, e: &Event) {
-        if e.at > self.until {
-            return;
-        }
         if let What::Service {
             service,
             resource,
@@ -813,16 +937,13 @@ impl LockLines {
                 return;
             }
             let lock = *service as usize * self.resources + *resource as usize;
-            if let Some(list) = &mut self.lines[lock] {
-                list.push(i);
-            }
+            // A trace's events are counted in `u32` (budgets are far below its range).
+            self.lines[lock].push(i as u32);
         }
     }
 
-    fn of(&self, service: u32, resource: u32) -> &[usize] {
-        self.lines[service as usize * self.resources + resource as usize]
-            .as_deref()
-            .unwrap_or_default()
+    fn of(&self, service: u32, resource: u32) -> &[u32] {
+        &self.lines[service as usize * self.resources + resource as usize]
     }
 }
 
@@ -866,7 +987,7 @@ fn violation(
 fn service_excerpt(
     world: &World,
     events: &[Event],
-    lock_lines: &[usize],
+    lock_lines: &[u32],
     (from, to): (Micros, Micros),
     lines: &mut Lines,
 ) -> Vec<String> {
@@ -877,11 +998,12 @@ fn service_excerpt(
     // kept are rendered.
     let first = events.partition_point(|e| e.at < lead_in);
     let last = events.partition_point(|e| e.at <= to);
-    let start = lock_lines.partition_point(|i| *i < first);
-    let stop = lock_lines.partition_point(|i| *i < last);
+    let start = lock_lines.partition_point(|i| (*i as usize) < first);
+    let stop = lock_lines.partition_point(|i| (*i as usize) < last);
     lock_lines[start.max(stop.saturating_sub(LINES_MAX))..stop]
         .iter()
         .map(|&i| {
+            let i = i as usize;
             lines
                 .entry(i)
                 .or_insert_with(|| events[i].render(world))
@@ -1022,16 +1144,37 @@ pub struct LostUpdates {
 /// the run is over: a write based on an older read erases increments for the moment, but a later
 /// write based on a read taken before that erasure carries them forward again.
 pub fn lost_updates(world: &World, events: &[Event], keep: usize) -> LostUpdates {
-    // Per resource and row: each accepted write as (event index, the write it read from, as a
-    // position in this list plus one; 0 is the initial value).
-    let mut writes: Vec<Vec<Vec<(usize, u32)>>> = world
-        .resources
-        .iter()
-        .map(|r| vec![Vec::new(); r.rows.len()])
-        .collect();
-    // Per client: what its last accepted read saw, one position per row read.
-    let mut basis: Vec<Option<(u32, u64, Values32)>> = vec![None; world.clients.len()];
+    let mut writes = WriteCollector::new(world);
     for (index, e) in events.iter().enumerate() {
+        writes.on(index, e);
+    }
+    writes.finish(keep)
+}
+
+/// The accepted writes of a trace and what each read from, one event at a time.
+struct WriteCollector {
+    /// Per resource and row: each accepted write as (event index, the write it read from, as a
+    /// position in this list plus one; 0 is the initial value).
+    writes: Vec<Vec<Vec<(usize, u32)>>>,
+    /// Per client: what its last accepted read saw, one position per row read.
+    basis: Vec<Option<(u32, u64, Values32)>>,
+}
+
+impl WriteCollector {
+    fn new(world: &World) -> WriteCollector {
+        WriteCollector {
+            writes: world
+                .resources
+                .iter()
+                .map(|r| vec![Vec::new(); r.rows.len()])
+                .collect(),
+            basis: vec![None; world.clients.len()],
+        }
+    }
+
+    #[inline]
+    fn on(&mut self, index: usize, e: &Event) {
+        let WriteCollector { writes, basis } = self;
         match &e.what {
             What::Read {
                 client,
@@ -1067,53 +1210,57 @@ pub fn lost_updates(world: &World, events: &[Event], keep: usize) -> LostUpdates
             _ => {}
         }
     }
-    let mut lost = LostUpdates::default();
-    let mut marks: BTreeMap<usize, u32> = BTreeMap::new();
-    // The `keep` earliest lost increments by (eraser, lost write): a bounded max-heap whose top
-    // is the latest kept, replaced whenever an earlier one turns up.
-    let mut kept: std::collections::BinaryHeap<(usize, usize, u32, u32)> =
-        std::collections::BinaryHeap::new();
-    for (r, rows) in writes.iter().enumerate() {
-        for (i, row) in rows.iter().enumerate() {
-            // Walk the chain back from the last write: position p (1-based) read from `from`.
-            let mut p = row.len();
-            while p > 0 {
-                let (event, from) = row[p - 1];
-                let from = from as usize;
-                let erased = p - 1 - from;
-                if erased > 0 {
-                    lost.total += erased as u64;
-                    *marks.entry(event).or_default() += erased as u32;
-                    for q in (from + 1)..p {
-                        let entry = (event, row[q - 1].0, r as u32, i as u32);
-                        if kept.len() < keep {
-                            kept.push(entry);
-                        } else if kept.peek().is_some_and(|top| entry < *top) {
-                            kept.pop();
-                            kept.push(entry);
-                        } else {
-                            // Positions only fall along the walk, so nothing earlier follows
-                            // on this row from this eraser.
-                            break;
+
+    fn finish(self, keep: usize) -> LostUpdates {
+        let writes = self.writes;
+        let mut lost = LostUpdates::default();
+        let mut marks: BTreeMap<usize, u32> = BTreeMap::new();
+        // The `keep` earliest lost increments by (eraser, lost write): a bounded max-heap whose top
+        // is the latest kept, replaced whenever an earlier one turns up.
+        let mut kept: std::collections::BinaryHeap<(usize, usize, u32, u32)> =
+            std::collections::BinaryHeap::new();
+        for (r, rows) in writes.iter().enumerate() {
+            for (i, row) in rows.iter().enumerate() {
+                // Walk the chain back from the last write: position p (1-based) read from `from`.
+                let mut p = row.len();
+                while p > 0 {
+                    let (event, from) = row[p - 1];
+                    let from = from as usize;
+                    let erased = p - 1 - from;
+                    if erased > 0 {
+                        lost.total += erased as u64;
+                        *marks.entry(event).or_default() += erased as u32;
+                        for q in (from + 1)..p {
+                            let entry = (event, row[q - 1].0, r as u32, i as u32);
+                            if kept.len() < keep {
+                                kept.push(entry);
+                            } else if kept.peek().is_some_and(|top| entry < *top) {
+                                kept.pop();
+                                kept.push(entry);
+                            } else {
+                                // Positions only fall along the walk, so nothing earlier follows
+                                // on this row from this eraser.
+                                break;
+                            }
                         }
                     }
+                    p = from;
                 }
-                p = from;
             }
         }
+        lost.details = kept
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(by, lost, resource, row)| LostIncrement {
+                resource,
+                row,
+                lost,
+                by,
+            })
+            .collect();
+        lost.marks = marks.into_iter().collect();
+        lost
     }
-    lost.details = kept
-        .into_sorted_vec()
-        .into_iter()
-        .map(|(by, lost, resource, row)| LostIncrement {
-            resource,
-            row,
-            lost,
-            by,
-        })
-        .collect();
-    lost.marks = marks.into_iter().collect();
-    lost
 }
 
 /// Positions read, one per row of a read (most reads cover one or two rows).
