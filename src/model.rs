@@ -461,8 +461,10 @@ impl State {
     }
 
     /// Takes note that a lock's earliest expiry step was taken (lazy leases only), and puts
-    /// the step of the lock's current holder in the agenda if no other step of the lock comes
-    /// before it. `holder` is the token of the lock's holder.
+    /// the step of the lock's current holder in the agenda if it waits outside. (Another step
+    /// of the lock may still come before it; that costs a step that does nothing, and happens
+    /// only when a transfer brought in a lease shorter than the lock's own.) `holder` is the
+    /// token of the lock's holder.
     fn expiry_taken(&mut self, service: u32, resource: u32, holder: Option<u64>) {
         let lock = service as usize * self.resources.len() + resource as usize;
         let timers = &mut self.lease_timers[lock];
@@ -471,8 +473,9 @@ impl State {
             if holder != Some(token) {
                 // That hold ended before its lease could: its expiry would have done nothing.
                 timers.holder = None;
-            } else if timers.waiting.first().is_none_or(|first| key < *first) {
-                timers.waiting.insert(0, key);
+            } else {
+                let at = timers.waiting.partition_point(|other| *other < key);
+                timers.waiting.insert(at, key);
                 timers.holder = Some((token, key, true));
                 self.agenda.push(
                     key.0,
