@@ -730,6 +730,8 @@ pub fn scan_overlaps(world: &World, events: &[Event], end: Micros, keep: usize) 
 /// The overlaps among a trace's belief spans (see [`scan_overlaps`]).
 fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> OverlapScan {
     let masks: Vec<u8> = spans.iter().map(|s| root_mask(world, &s.grants)).collect();
+    // Each section's services, as a bit set, computed once: most sections overlap several.
+    let services_of: Vec<u8> = spans.iter().map(|s| masks_of_services(&s.grants)).collect();
     let mut scan = OverlapScan {
         count: 0,
         first: Vec::new(),
@@ -768,12 +770,7 @@ fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> OverlapScan 
             if masks[a] != 0 && masks[i] != 0 && !related {
                 scan.incomparable += 1;
                 unrelated.push(a);
-                for g in other.grants.iter() {
-                    for h in span.grants.iter() {
-                        let (x, y) = (g.service.min(h.service), g.service.max(h.service));
-                        pairs |= 1u64 << (x * 8 + y);
-                    }
-                }
+                pairs |= service_pairs(services_of[a], services_of[i]);
             }
             if scan.first.len() < keep {
                 scan.first.push(Overlap {
@@ -786,7 +783,7 @@ fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> OverlapScan 
                     grants: [other.grants.to_vec(), span.grants.to_vec()],
                 });
             }
-            let services = masks_of_services(&other.grants) | masks_of_services(&span.grants);
+            let services = services_of[a] | services_of[i];
             let extend = scan.bands.last().is_some_and(|b| from <= b.to);
             if !extend {
                 scan.bands.push(OverlapBand {
@@ -802,9 +799,8 @@ fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> OverlapScan 
             let band = scan.bands.last_mut().expect("pushed above");
             band.to = band.to.max(to);
             band.count += 1;
-            for c in [other.client, span.client] {
-                band.clients[(c / 64) as usize] |= 1u64 << (c % 64);
-            }
+            set_client(&mut band.clients, other.client, true);
+            set_client(&mut band.clients, span.client, true);
             band.services |= services;
             band.resources |= 1 << span.resource;
         }
@@ -870,6 +866,23 @@ impl MaskSet {
             })
         })
     }
+}
+
+/// Every pair of a service in `a` with a service in `b`, as bits `8 * lower + higher`.
+fn service_pairs(a: u8, b: u8) -> u64 {
+    let mut pairs = 0u64;
+    let mut xs = a;
+    while xs != 0 {
+        let x = xs.trailing_zeros();
+        xs &= xs - 1;
+        let mut ys = b;
+        while ys != 0 {
+            let y = ys.trailing_zeros();
+            ys &= ys - 1;
+            pairs |= 1u64 << (x.min(y) * 8 + x.max(y));
+        }
+    }
+    pairs
 }
 
 fn masks_of_services(grants: &[GrantRef]) -> u8 {
@@ -1300,19 +1313,23 @@ impl Operations {
 /// The wait-for graph, rebuilt from service logs: for each lock in each service, its holder
 /// and its waiters; for each client, the locks it waits for.
 ///
-/// Locks are numbered densely (service × resources + resource) and the graph is kept in flat
-/// vectors, because it is updated on every service event of a run: a few hundred thousand
-/// times on a busy trace.
+/// Locks are numbered densely (service × resources + resource): at most eight services and
+/// eight resources make at most 64 locks, so a client's waits are one 64-bit set, and a lock's
+/// waiters one client set. The graph is updated on every service event of a run, a few hundred
+/// thousand times on a busy trace, and with sets every update is a few bit operations.
 struct WaitGraph {
     resources: u32,
     /// The holder of each lock, or `NOBODY`.
     holder: Vec<u32>,
     /// The clients queued for each lock.
-    waiters: Vec<Vec<u32>>,
-    /// The locks each client waits for, as (service, resource) in ascending order, so that
-    /// searches take edges in a fixed order and report the same cycle on every run, each with
-    /// when the wait began.
-    waits_on: Vec<Vec<((u32, u32), Micros)>>,
+    waiters: Vec<Clients>,
+    /// The locks each client waits for. Searches take edges in ascending lock order, which is
+    /// ascending (service, resource), so they report the same cycle on every run.
+    waits_on: Vec<u64>,
+    /// When each client's wait for each lock began (client × locks + lock), valid while the
+    /// client waits for it.
+    wait_since: Vec<Micros>,
+    locks: usize,
     /// When each lock's holder took it.
     held_since: Vec<Micros>,
     /// Search scratch: the visit mark of each client, valid when it equals `stamp`.
@@ -1338,11 +1355,14 @@ type SearchStack = Vec<(u32, Cycle)>;
 impl WaitGraph {
     fn new(world: &World) -> WaitGraph {
         let locks = world.services.len() * world.resources.len();
+        debug_assert!(locks <= 64, "the format allows at most 64 locks");
         WaitGraph {
             resources: world.resources.len() as u32,
             holder: vec![NOBODY; locks],
-            waiters: vec![Vec::new(); locks],
-            waits_on: vec![Vec::new(); world.clients.len()],
+            waiters: vec![[0; 4]; locks],
+            waits_on: vec![0; world.clients.len()],
+            wait_since: vec![0; world.clients.len() * locks],
+            locks,
             held_since: vec![0; locks],
             seen: vec![0; world.clients.len()],
             stamp: 0,
@@ -1356,23 +1376,23 @@ impl WaitGraph {
         (key.0 * self.resources + key.1) as usize
     }
 
+    fn key(&self, lock: usize) -> (u32, u32) {
+        (lock as u32 / self.resources, lock as u32 % self.resources)
+    }
+
     fn holder_of(&self, key: (u32, u32)) -> Option<u32> {
         Some(self.holder[self.lock(key)]).filter(|h| *h != NOBODY)
     }
 
     fn stop_waiting(&mut self, key: (u32, u32), client: u32) {
         let lock = self.lock(key);
-        self.waiters[lock].retain(|c| *c != client);
-        if let Some(at) = self.wait_at(client, key) {
-            self.waits_on[client as usize].remove(at);
-        }
+        set_client(&mut self.waiters[lock], client, false);
+        self.waits_on[client as usize] &= !(1u64 << lock);
     }
 
-    /// Where a client's wait for a lock is in its list, if it waits for it.
-    fn wait_at(&self, client: u32, key: (u32, u32)) -> Option<usize> {
-        self.waits_on[client as usize]
-            .binary_search_by_key(&key, |(k, _)| *k)
-            .ok()
+    /// Whether a client waits for a lock.
+    fn waits_for(&self, client: u32, key: (u32, u32)) -> bool {
+        self.waits_on[client as usize] & (1u64 << self.lock(key)) != 0
     }
 
     fn let_go(&mut self, key: (u32, u32), client: u32) {
@@ -1395,12 +1415,12 @@ impl WaitGraph {
                 self.stop_waiting(key, client);
             }
             ServiceOp::Queued { client, .. } => {
-                if !self.waiters[lock].contains(&client) {
-                    self.waiters[lock].push(client);
-                }
+                set_client(&mut self.waiters[lock], client, true);
                 let on = &mut self.waits_on[client as usize];
-                if let Err(at) = on.binary_search_by_key(&key, |(k, _)| *k) {
-                    on.insert(at, (key, now));
+                // A wait that is queued again keeps the time it began.
+                if *on & (1u64 << lock) == 0 {
+                    *on |= 1u64 << lock;
+                    self.wait_since[client as usize * self.locks + lock] = now;
                 }
             }
             ServiceOp::Released { client, .. }
@@ -1422,13 +1442,18 @@ impl WaitGraph {
 
     /// The clients a client waits for, with the lock that carries each edge.
     fn edges(&self, client: u32) -> impl Iterator<Item = (u32, (u32, u32))> + '_ {
-        self.waits_on[client as usize]
-            .iter()
-            .filter_map(move |(key, _)| {
-                self.holder_of(*key)
-                    .filter(|h| *h != client)
-                    .map(|h| (h, *key))
-            })
+        let mut locks = self.waits_on[client as usize];
+        std::iter::from_fn(move || {
+            while locks != 0 {
+                let lock = locks.trailing_zeros() as usize;
+                locks &= locks - 1;
+                let h = self.holder[lock];
+                if h != NOBODY && h != client {
+                    return Some((h, self.key(lock)));
+                }
+            }
+            None
+        })
     }
 
     /// When a standing cycle closed: when the last of its waits began, or the last of the holds
@@ -1437,10 +1462,13 @@ impl WaitGraph {
         cycle
             .iter()
             .map(|(c, key)| {
-                let wait = self
-                    .wait_at(*c, *key)
-                    .map_or(0, |at| self.waits_on[*c as usize][at].1);
-                wait.max(self.held_since[self.lock(*key)])
+                let lock = self.lock(*key);
+                let wait = if self.waits_for(*c, *key) {
+                    self.wait_since[*c as usize * self.locks + lock]
+                } else {
+                    0
+                };
+                wait.max(self.held_since[lock])
             })
             .max()
             .unwrap_or(0)
@@ -1450,7 +1478,7 @@ impl WaitGraph {
     fn has(&self, cycle: &Cycle) -> bool {
         cycle.iter().enumerate().all(|(k, (c, key))| {
             let next = cycle[(k + 1) % cycle.len()].0;
-            self.wait_at(*c, *key).is_some() && self.holder_of(*key) == Some(next)
+            self.waits_for(*c, *key) && self.holder_of(*key) == Some(next)
         })
     }
 
@@ -1468,7 +1496,7 @@ impl WaitGraph {
     /// the graph's size.
     fn path_to(&mut self, from: u32, target: impl Fn(u32) -> bool) -> Option<Cycle> {
         // Most holders wait for nothing: then there is no path, and nothing to set up.
-        if self.waits_on[from as usize].is_empty() {
+        if self.waits_on[from as usize] == 0 {
             return None;
         }
         self.new_search();
@@ -1513,12 +1541,13 @@ impl WaitGraph {
     /// waits, through others, for one of the waiters: one search, whatever the waiters.
     fn cycle_through(&mut self, lock_key: (u32, u32), holder: u32) -> Option<Cycle> {
         let lock = self.lock(lock_key);
-        if self.waiters[lock].is_empty() || self.waits_on[holder as usize].is_empty() {
+        let waiters = self.waiters[lock];
+        if waiters == [0; 4] || self.waits_on[holder as usize] == 0 {
             return None;
         }
-        let waiters = std::mem::take(&mut self.waiters[lock]);
-        let path = self.path_to(holder, |c| waiters.contains(&c) && c != holder);
-        self.waiters[lock] = waiters;
+        let path = self.path_to(holder, |c| {
+            waiters[(c / 64) as usize] & (1u64 << (c % 64)) != 0 && c != holder
+        });
         path.map(|path| self.close(path, lock_key))
     }
 
@@ -1544,8 +1573,12 @@ impl WaitGraph {
         // 0: not visited, 1: on the stack, 2: finished.
         let mut color = vec![0u8; n];
         for root in 0..n as u32 {
-            let waits = &self.waits_on[root as usize];
-            if color[root as usize] != 0 || waits.first().is_none_or(|(k, _)| k.1 != resource) {
+            let waits = self.waits_on[root as usize];
+            // The first lock a client waits for tells its resource.
+            if color[root as usize] != 0
+                || waits == 0
+                || self.key(waits.trailing_zeros() as usize).1 != resource
+            {
                 continue;
             }
             color[root as usize] = 1;
@@ -1673,7 +1706,7 @@ impl CycleWatch {
                 // A new cycle needs a new edge, and it passes through that edge.
                 let found = match *op {
                     ServiceOp::Queued { client, .. } => match graph.holder_of(key) {
-                        Some(h) if graph.waits_on[h as usize].is_empty() => None,
+                        Some(h) if graph.waits_on[h as usize] == 0 => None,
                         Some(h) => graph
                             .path_to(h, |c| c == client && c != h)
                             .map(|path| graph.close(path, key)),
@@ -1872,7 +1905,9 @@ struct ResourceTally {
     waiting: Vec<u32>,
     busy: Vec<u32>,
     idle: Vec<Micros>,
-    last: Micros,
+    /// Since when each resource has stood idle while some client waits for it, if it does now.
+    /// Idle time is added up when that ends, so events that change neither count cost nothing.
+    idle_since: Vec<Option<Micros>>,
     client_waiting: Vec<bool>,
     client_busy: Vec<bool>,
 }
@@ -1895,44 +1930,58 @@ impl ResourceTally {
             waiting: vec![0; n],
             busy: vec![0; n],
             idle: vec![0; n],
-            last: 0,
+            idle_since: vec![None; n],
             client_waiting: vec![false; clients],
             client_busy: vec![false; clients],
         }
     }
 
-    fn on(&mut self, world: &World, e: &Event) {
-        if e.at != self.last {
-            for r in 0..self.idle.len() {
-                if self.waiting[r] > 0 && self.busy[r] == 0 {
-                    self.idle[r] += e.at - self.last;
-                }
+    /// Starts or ends a resource's idle stretch at `at` if its counts changed whether it is
+    /// idle while waited for.
+    fn settle(&mut self, r: usize, at: Micros) {
+        let idle = self.waiting[r] > 0 && self.busy[r] == 0;
+        match (self.idle_since[r], idle) {
+            (None, true) => self.idle_since[r] = Some(at),
+            (Some(since), false) => {
+                self.idle[r] += at - since;
+                self.idle_since[r] = None;
             }
-            self.last = e.at;
+            _ => {}
         }
+    }
+
+    fn on(&mut self, world: &World, e: &Event) {
         let resource_of = |c: u32| world.clients[c as usize].resource as usize;
         match &e.what {
             What::OpStarted { client, .. } => {
                 if !std::mem::replace(&mut self.client_waiting[*client as usize], true) {
-                    self.waiting[resource_of(*client)] += 1;
+                    let r = resource_of(*client);
+                    self.waiting[r] += 1;
+                    self.settle(r, e.at);
                 }
             }
             What::BeliefStarted { client, .. } => {
+                let r = resource_of(*client);
                 if std::mem::replace(&mut self.client_waiting[*client as usize], false) {
-                    self.waiting[resource_of(*client)] -= 1;
+                    self.waiting[r] -= 1;
                 }
                 if !std::mem::replace(&mut self.client_busy[*client as usize], true) {
-                    self.busy[resource_of(*client)] += 1;
+                    self.busy[r] += 1;
                 }
+                self.settle(r, e.at);
             }
             What::GaveUp { client } => {
                 if std::mem::replace(&mut self.client_waiting[*client as usize], false) {
-                    self.waiting[resource_of(*client)] -= 1;
+                    let r = resource_of(*client);
+                    self.waiting[r] -= 1;
+                    self.settle(r, e.at);
                 }
             }
             What::BeliefEnded { client, .. } => {
                 if std::mem::replace(&mut self.client_busy[*client as usize], false) {
-                    self.busy[resource_of(*client)] -= 1;
+                    let r = resource_of(*client);
+                    self.busy[r] -= 1;
+                    self.settle(r, e.at);
                 }
             }
             What::Write {
@@ -1953,8 +2002,8 @@ impl ResourceTally {
 
     fn finish(mut self, world: &World, end: Micros) -> Vec<ResourceReport> {
         for r in 0..self.idle.len() {
-            if self.waiting[r] > 0 && self.busy[r] == 0 && end > self.last {
-                self.idle[r] += end - self.last;
+            if let Some(since) = self.idle_since[r] {
+                self.idle[r] += end.saturating_sub(since);
             }
         }
         world
