@@ -291,8 +291,18 @@ impl<'a> SpanCollector<'a> {
     /// Spans still open at the end of the trace end at `until`.
     const OPEN: Micros = Micros::MAX;
 
-    #[inline]
+    #[inline(always)]
     fn on(&mut self, e: &'a Event) {
+        if matches!(
+            e.what,
+            What::BeliefStarted { .. } | What::LockTransferred { .. } | What::BeliefEnded { .. }
+        ) {
+            self.record(e);
+        }
+    }
+
+    #[inline(never)]
+    fn record(&mut self, e: &'a Event) {
         let SpanCollector {
             open,
             spans,
@@ -1007,7 +1017,7 @@ fn service_excerpt(
     const LINES_MAX: usize = 12;
     // Start a second before the first belief so the grants that caused it are included.
     let lead_in = from.saturating_sub(1_000_000);
-    // Events are in time order, so the window is found by binary search, and only the lines
+    // Lines are in time order, so the window is found by binary search, and only the lines
     // kept are rendered.
     let first = events.partition_point(|e| e.at < lead_in);
     let last = events.partition_point(|e| e.at <= to);
@@ -1856,9 +1866,13 @@ impl StallWatch {
     }
 
     fn flush(&mut self, world: &World, cycles: &[WaitCycle]) {
-        for (from, to, who) in std::mem::take(&mut self.ended) {
+        // The list is taken and given back, so that it keeps its room: a stall can end at any
+        // accepted write, and a new list for each would cost more than the rest of this watch.
+        let mut ended = std::mem::take(&mut self.ended);
+        for (from, to, who) in ended.drain(..) {
             self.close(world, from, to, who, cycles);
         }
+        self.ended = ended;
     }
 
     fn on(&mut self, world: &World, e: &Event, cycles: &[WaitCycle]) {
@@ -2132,6 +2146,7 @@ impl LogCheck {
         }
     }
 
+    #[inline(always)]
     fn on(&mut self, world: &World, e: &Event) {
         let What::Service {
             service,
