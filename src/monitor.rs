@@ -443,7 +443,8 @@ impl<'a> Analyser<'a> {
         }
     }
 
-    #[inline]
+    // The one pass's body: a call per event would cost more than most monitors' work.
+    #[inline(always)]
     fn on(&mut self, i: usize, e: &'a Event) {
         self.spans.on(e);
         self.writes.on(i, e);
@@ -535,7 +536,8 @@ impl Monitors {
         }
     }
 
-    #[inline]
+    // The one pass's body: a call per event would cost more than most monitors' work.
+    #[inline(always)]
     fn on(&mut self, world: &World, i: usize, e: &Event) {
         self.quoted.on(i, e);
         self.data.on(e);
@@ -1331,6 +1333,8 @@ struct WaitGraph {
     resources: u32,
     /// The holder of each lock, or `NOBODY`.
     holder: Vec<u32>,
+    /// The locks each client holds: a new wait can close a cycle only back to a holder.
+    holds: Vec<u64>,
     /// The clients queued for each lock.
     waiters: Vec<Clients>,
     /// The locks each client waits for. Searches take edges in ascending lock order, which is
@@ -1369,6 +1373,7 @@ impl WaitGraph {
         WaitGraph {
             resources: world.resources.len() as u32,
             holder: vec![NOBODY; locks],
+            holds: vec![0; world.clients.len()],
             waiters: vec![[0; 4]; locks],
             waits_on: vec![0; world.clients.len()],
             wait_since: vec![0; world.clients.len() * locks],
@@ -1408,8 +1413,24 @@ impl WaitGraph {
     fn let_go(&mut self, key: (u32, u32), client: u32) {
         let lock = self.lock(key);
         if self.holder[lock] == client {
-            self.holder[lock] = NOBODY;
+            self.set_holder(lock, NOBODY);
         }
+    }
+
+    fn set_holder(&mut self, lock: usize, client: u32) {
+        let old = self.holder[lock];
+        if old != NOBODY {
+            self.holds[old as usize] &= !(1u64 << lock);
+        }
+        if client != NOBODY {
+            self.holds[client as usize] |= 1u64 << lock;
+        }
+        self.holder[lock] = client;
+    }
+
+    /// Whether a client holds any lock: only then can a path of waits end at it.
+    fn holds_any(&self, client: u32) -> bool {
+        self.holds[client as usize] != 0
     }
 
     fn apply(&mut self, service: u32, resource: u32, op: &ServiceOp, now: Micros) {
@@ -1419,7 +1440,7 @@ impl WaitGraph {
             ServiceOp::Granted { client, .. } | ServiceOp::TransferredIn { client, .. } => {
                 // A grant confirmed to its holder again does not start a new hold.
                 if self.holder[lock] != client {
-                    self.holder[lock] = client;
+                    self.set_holder(lock, client);
                     self.held_since[lock] = now;
                 }
                 self.stop_waiting(key, client);
@@ -1552,7 +1573,22 @@ impl WaitGraph {
     fn cycle_through(&mut self, lock_key: (u32, u32), holder: u32) -> Option<Cycle> {
         let lock = self.lock(lock_key);
         let waiters = self.waiters[lock];
-        if waiters == [0; 4] || self.waits_on[holder as usize] == 0 {
+        if self.waits_on[holder as usize] == 0 {
+            return None;
+        }
+        // A path of waits can only end at a client that holds a lock.
+        let reachable = waiters.iter().enumerate().any(|(w, bits)| {
+            let mut bits = *bits;
+            while bits != 0 {
+                let c = w as u32 * 64 + bits.trailing_zeros();
+                bits &= bits - 1;
+                if c != holder && self.holds_any(c) {
+                    return true;
+                }
+            }
+            false
+        });
+        if !reachable {
             return None;
         }
         let path = self.path_to(holder, |c| {
@@ -1716,7 +1752,11 @@ impl CycleWatch {
                 // A new cycle needs a new edge, and it passes through that edge.
                 let found = match *op {
                     ServiceOp::Queued { client, .. } => match graph.holder_of(key) {
-                        Some(h) if graph.waits_on[h as usize] == 0 => None,
+                        // A cycle through the new wait leads from the holder back to the
+                        // client, so the holder waits and the client holds.
+                        Some(h) if graph.waits_on[h as usize] == 0 || !graph.holds_any(client) => {
+                            None
+                        }
                         Some(h) => graph
                             .path_to(h, |c| c == client && c != h)
                             .map(|path| graph.close(path, key)),
