@@ -105,7 +105,8 @@ impl<T> Agenda<T> {
     pub fn push(&mut self, at: Micros, seq: u64, item: T) {
         let slot = match self.free.pop() {
             Some(slot) => {
-                self.slots[slot as usize] = Some(item);
+                // A free slot is empty: nothing in it needs dropping.
+                std::mem::forget(self.slots[slot as usize].replace(item));
                 slot
             }
             None => {

@@ -555,6 +555,8 @@ impl Cx<'_> {
         });
     }
 
+    // Asked twice for most messages; a call would cost more than the lookup.
+    #[inline]
     fn region(&self, endpoint: Endpoint) -> u32 {
         match endpoint {
             Endpoint::Client(c) => self.world.clients[c as usize].region,
