@@ -2223,3 +2223,68 @@ fn a_lease_that_ends_with_the_run_expires_in_it() {
     );
     assert_eq!(run.events, eager_trace(&s), "{story}");
 }
+
+/// Each resource's idle time while waited for, counted the plain way: walk the trace and, each
+/// time the clock moves, add the step to every resource that some client waits for (from its
+/// operation's start to its critical section or giving up) and no client works on.
+fn idle_recount(run: &Run) -> Vec<u64> {
+    let world = &run.world;
+    let n = world.resources.len();
+    let (mut waiting, mut busy) = (vec![0u32; n], vec![0u32; n]);
+    let mut client_waiting = vec![false; world.clients.len()];
+    let mut client_busy = vec![false; world.clients.len()];
+    let mut idle = vec![0u64; n];
+    let mut last = 0;
+    let mut advance = |to: u64, waiting: &[u32], busy: &[u32], last: &mut u64| {
+        for r in 0..n {
+            if waiting[r] > 0 && busy[r] == 0 {
+                idle[r] += to.saturating_sub(*last);
+            }
+        }
+        *last = (*last).max(to);
+    };
+    for e in &run.events {
+        advance(e.at, &waiting, &busy, &mut last);
+        let resource_of = |c: u32| world.clients[c as usize].resource as usize;
+        match &e.what {
+            What::OpStarted { client, .. } if !client_waiting[*client as usize] => {
+                client_waiting[*client as usize] = true;
+                waiting[resource_of(*client)] += 1;
+            }
+            What::BeliefStarted { client, .. } => {
+                if std::mem::take(&mut client_waiting[*client as usize]) {
+                    waiting[resource_of(*client)] -= 1;
+                }
+                if !std::mem::replace(&mut client_busy[*client as usize], true) {
+                    busy[resource_of(*client)] += 1;
+                }
+            }
+            What::GaveUp { client } if client_waiting[*client as usize] => {
+                client_waiting[*client as usize] = false;
+                waiting[resource_of(*client)] -= 1;
+            }
+            What::BeliefEnded { client, .. } if client_busy[*client as usize] => {
+                client_busy[*client as usize] = false;
+                busy[resource_of(*client)] -= 1;
+            }
+            _ => {}
+        }
+    }
+    advance(run.end, &waiting, &busy, &mut last);
+    idle
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// The verdict adds up a resource's idle time only when a stretch of it ends; the figure is
+    /// the one a reader gets by walking the trace and counting every step of the clock.
+    #[test]
+    fn idle_time_recounts_from_the_trace(case in any_scenario()) {
+        let run = run(&case.0)?;
+        let verdict = monitor::verdict(&run);
+        let reported: Vec<u64> =
+            verdict.resources.iter().map(|r| r.idle_while_waiting_us).collect();
+        prop_assert_eq!(reported, idle_recount(&run), "idle time reported vs. recounted");
+    }
+}
