@@ -660,6 +660,30 @@ fn a_cycle_closed_by_a_grant_is_found_whoever_else_stopped_waiting() {
 }
 
 #[test]
+fn a_grant_closes_no_cycle_when_its_waiters_are_out_of_reach() {
+    // z is granted s while it waits for t, held by x, who waits for nothing; w, still queued
+    // for s, holds u. A path of waits from z can only end at a holder, and w is one, so the
+    // search for a cycle runs; it must not stop at x, whom nobody's wait for s leads back to.
+    let world = hand_world(
+        &["s", "t", "u"],
+        &[("x", None), ("y", None), ("z", None), ("w", None)],
+    );
+    const U: u32 = 2;
+    const W: u32 = 3;
+    let trace = Trace::default()
+        .op(0, T, granted(X, 1))
+        .op(1, U, granted(W, 1))
+        .op(2, S, granted(Y, 1))
+        .op(3, S, queued(W, Y))
+        .op(4, T, queued(Z, X))
+        .op(5, S, released(Y, 1))
+        .op(5, S, granted(Z, 2))
+        .op(6, T, released(X, 1));
+    let v = verdict_of(&world, &trace.events, END, false, 0);
+    assert!(v.wait_cycles.is_empty(), "{:?}", v.wait_cycles);
+}
+
+#[test]
 fn a_wait_cycle_through_three_clients_is_found_when_its_last_wait_begins() {
     // Three services, each held by one client; each client then queues for the next one's
     // lock: x for t (held by y), y for u (held by z), and, closing the loop, z for s (held by
