@@ -684,6 +684,42 @@ fn a_grant_closes_no_cycle_when_its_waiters_are_out_of_reach() {
 }
 
 #[test]
+fn a_cycle_closed_by_a_grant_is_found_among_more_than_64_clients() {
+    // Clients are kept in sets of 64-bit words; here the two in the cycle are in the second
+    // word. The first client holds s; the 65th holds t and waits for s; the 66th waits for t.
+    // When the first lets go of s, s goes to the 66th, and the last two wait for each other.
+    let world = World::compile(
+        &Scenario::from_toml_str(
+            "name = \"many\"\nduration_ms = 10000\nregions = [\"east\"]\n\
+             resources = [{ name = \"r\", rows = [\"a\"] }]\n\
+             services = [{ name = \"s\", replicas = [\"east\"] }, \
+             { name = \"t\", replicas = [\"east\"] }]\n\
+             [[clients]]\nname = \"a\"\ncount = 64\nregion = \"east\"\n\
+             protocol = { kind = \"all_unordered\", services = [\"s\", \"t\"] }\n\
+             resource = \"r\"\nperiod_ms = 100\nwork_ms = 10\n\
+             [[clients]]\nname = \"b\"\ncount = 2\nregion = \"east\"\n\
+             protocol = { kind = \"all_unordered\", services = [\"s\", \"t\"] }\n\
+             resource = \"r\"\nperiod_ms = 100\nwork_ms = 10\n",
+        )
+        .expect("a valid scenario"),
+    );
+    const Y64: u32 = 64;
+    const Z65: u32 = 65;
+    let trace = Trace::default()
+        .op(0, S, granted(X, 1))
+        .op(1, T, granted(Y64, 1))
+        .op(2, S, queued(Y64, X))
+        .op(3, T, queued(Z65, Y64))
+        .op(4, S, released(X, 1))
+        .op(4, S, granted(Z65, 2));
+    let v = verdict_of(&world, &trace.events, END, false, 0);
+    assert_eq!(v.wait_cycles.len(), 1, "{:?}", v.wait_cycles);
+    let mut clients = v.wait_cycles[0].clients.clone();
+    clients.sort();
+    assert_eq!(clients, ["b-1", "b-2"]);
+}
+
+#[test]
 fn a_wait_cycle_through_three_clients_is_found_when_its_last_wait_begins() {
     // Three services, each held by one client; each client then queues for the next one's
     // lock: x for t (held by y), y for u (held by z), and, closing the loop, z for s (held by
