@@ -1019,7 +1019,7 @@ fn service_excerpt(
     const LINES_MAX: usize = 12;
     // Start a second before the first belief so the grants that caused it are included.
     let lead_in = from.saturating_sub(1_000_000);
-    // Lines are in time order, so the window is found by binary search, and only the lines
+    // Events are in time order, so the window is found by binary search, and only the lines
     // kept are rendered.
     let first = events.partition_point(|e| e.at < lead_in);
     let last = events.partition_point(|e| e.at <= to);
@@ -1577,23 +1577,10 @@ impl WaitGraph {
             return None;
         }
         // A path of waits can only end at a client that holds a lock.
-        let reachable = waiters.iter().enumerate().any(|(w, bits)| {
-            let mut bits = *bits;
-            while bits != 0 {
-                let c = w as u32 * 64 + bits.trailing_zeros();
-                bits &= bits - 1;
-                if c != holder && self.holds_any(c) {
-                    return true;
-                }
-            }
-            false
-        });
-        if !reachable {
+        if !clients_in(&waiters).any(|c| c != holder && self.holds_any(c)) {
             return None;
         }
-        let path = self.path_to(holder, |c| {
-            waiters[(c / 64) as usize] & (1u64 << (c % 64)) != 0 && c != holder
-        });
+        let path = self.path_to(holder, |c| has_client(&waiters, c) && c != holder);
         path.map(|path| self.close(path, lock_key))
     }
 
@@ -1859,6 +1846,24 @@ fn set_client(s: &mut Clients, c: u32, on: bool) {
     }
 }
 
+fn has_client(s: &Clients, c: u32) -> bool {
+    s[(c / 64) as usize] & (1u64 << (c % 64)) != 0
+}
+
+/// The clients of a set, ascending.
+fn clients_in(s: &Clients) -> impl Iterator<Item = u32> + '_ {
+    s.iter().enumerate().flat_map(|(w, word)| {
+        let mut bits = *word;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let c = w as u32 * 64 + bits.trailing_zeros();
+                bits &= bits - 1;
+                c
+            })
+        })
+    })
+}
+
 impl StallWatch {
     fn new() -> StallWatch {
         StallWatch {
@@ -1897,8 +1902,7 @@ impl StallWatch {
                 from_us: from,
                 to_us: to,
                 broken_cycles: broken,
-                clients: (0..world.clients.len() as u32)
-                    .filter(|c| who[(*c / 64) as usize] & (1u64 << (c % 64)) != 0)
+                clients: clients_in(&who)
                     .map(|c| world.clients[c as usize].name.clone())
                     .collect(),
             });
