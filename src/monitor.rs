@@ -705,7 +705,7 @@ pub struct OverlapBand {
 impl OverlapBand {
     /// The involved clients, ascending.
     pub fn client_indices(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..256u32).filter(|c| self.clients[(*c / 64) as usize] & (1u64 << (c % 64)) != 0)
+        clients_in(&self.clients)
     }
 }
 

@@ -795,6 +795,35 @@ fn a_cycle_that_stands_when_another_breaks_is_followed_on_its_own_resource() {
 }
 
 #[test]
+fn a_wait_queued_again_keeps_the_time_it_began() {
+    // Two cycles on r: c-1 and d-1 through s and t, e-1 and f-1 through u and v. e-1 is queued
+    // at v a second time before the first cycle breaks; the second cycle, followed from then
+    // on, still closed when f-1's wait began, not when e-1's wait was queued again.
+    let names = ["c", "d", "e", "f"];
+    let world = hand_world(&["s", "t", "u", "v"], &names.map(|n| (n, None)));
+    const U: u32 = 2;
+    const V: u32 = 3;
+    let trace = Trace::default()
+        .op(4, S, granted(0, 1))
+        .op(5, T, granted(1, 1))
+        .op(6, T, queued(0, 1))
+        .op(7, S, queued(1, 0))
+        .op(8, U, granted(2, 1))
+        .op(9, V, granted(3, 1))
+        .op(10, V, queued(2, 3))
+        .op(11, U, queued(3, 2))
+        .op(15, V, queued(2, 3))
+        .op(20, T, ServiceOp::Cancelled { client: 0 });
+    let v = verdict_of(&world, &trace.events, END, false, 0);
+    let cycles: Vec<(u64, Option<u64>)> = v
+        .wait_cycles
+        .iter()
+        .map(|c| (c.formed_us, c.broken_us))
+        .collect();
+    assert_eq!(cycles, [(7_000, Some(20_000)), (11_000, None)]);
+}
+
+#[test]
 fn a_cycle_broken_by_a_holders_release_is_named_after_why_it_let_go() {
     // x holds s and is queued at t, which it went on without (as a client that skips an
     // unreachable service does); y holds t and waits for s. The cycle that the services' logs
