@@ -10,7 +10,7 @@
 use toml::Value;
 
 use crate::scenario::{Fencing, FencingChecks, Scenario};
-use crate::ui::toggles::{self, Memory, Toggle};
+use crate::ui::toggles::{self, Toggle};
 
 /// One change a control makes, in the words of a lesson file: a control's [`Toggle`], read
 /// from and written as its line of text.
@@ -307,15 +307,11 @@ impl Edit {
     }
 }
 
-/// Applies edits in order, as the controls would, with one memory of the faults turned off.
+/// Applies edits as the controls would: each control ends at the last value the edits give
+/// it, and those values are applied afresh to `start` ([`toggles::Settings`]), so the result
+/// depends on the controls' final values only, not on the order or the values before.
 pub fn apply_edits(start: &Scenario, edits: &[Edit]) -> Scenario {
-    let mut memory = Memory::default();
-    let mut s = start.clone();
-    for e in edits {
-        let t = e.toggle(&s);
-        s = toggles::apply(&s, &t, &mut memory);
-    }
-    s
+    toggles::Settings::of(edits).apply(start)
 }
 
 /// A control of the app, which a step or an exercise lets the learner touch.

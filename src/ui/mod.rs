@@ -33,7 +33,7 @@ use crate::world::{Micros, World};
 use compare::Diff;
 use course::{LessonAction, LessonRun};
 use timeline::{Layout, OwnOrder};
-use toggles::{Memory, Toggle};
+use toggles::{Settings, Toggle};
 
 /// The picker value of the blank scenario.
 pub const BLANK: &str = "blank";
@@ -395,9 +395,13 @@ pub struct App {
     /// Counts every change of the scenario or the text, so that views of the controls redraw
     /// even when a change left the scenario as it was.
     pub revision: u64,
-    /// The last valid scenario: the one that ran.
+    /// The last valid scenario: the one that ran. After a toggle it is always
+    /// `settings.apply(&base)`.
     pub scenario: Scenario,
-    pub memory: Memory,
+    /// The scenario as opened, picked, edited or imported: what the controls' values apply to.
+    pub base: Scenario,
+    /// The controls' values since `base` was set (see [`Settings`]).
+    pub settings: Settings,
     pub outcome: Rc<Outcome>,
     pub compare: Option<Rc<Comparison>>,
     /// How many events have happened at the playhead.
@@ -679,8 +683,9 @@ impl App {
             toggle_errors: Vec::new(),
             replaced_text: None,
             revision: 0,
+            base: scenario.clone(),
             scenario,
-            memory: Memory::default(),
+            settings: Settings::default(),
             outcome: Rc::new(outcome),
             compare: None,
             cursor: 0,
@@ -839,8 +844,10 @@ impl App {
                 if !next.errors.is_empty() {
                     return next;
                 }
-                let mut memory = next.memory.clone();
-                let scenario = toggles::apply(&next.scenario, &t, &mut memory);
+                // The scenario is the controls' values applied afresh to the scenario as
+                // opened, so no earlier value of any control lingers in it.
+                let settings = next.settings.with(t.clone());
+                let scenario = settings.apply(&next.base);
                 // A toggle that would break a rule (a number out of range, a chain without its
                 // subordinate) changes nothing: its errors are shown beside the toggles, and
                 // the text and the run stay as they were.
@@ -849,17 +856,17 @@ impl App {
                     return next;
                 }
                 next.toggle_errors.clear();
-                next.memory = memory;
                 let canonical = (next.codec.write)(&next.scenario);
                 if next.text != canonical {
                     next.replaced_text = Some(std::mem::take(&mut next.text));
                 }
                 next.text = (next.codec.write)(&scenario);
                 next.reading = false;
-                next.set_scenario(scenario);
+                next.settings = settings;
+                next.set_run(scenario);
                 if let Some(run) = next.lesson.take() {
                     let mut run = (*run).clone();
-                    run.edits.push(t.clone());
+                    run.edits = next.settings.toggles();
                     next.lesson = Some(Rc::new(run));
                 }
             }
@@ -1257,7 +1264,18 @@ impl App {
     }
 
     /// Runs a new valid scenario, keeping the playhead's time and the comparison's flip.
+    /// Runs a scenario set other than by a toggle: it is a new starting point for the
+    /// controls, whose values start afresh from it. An invalid one only shows its errors.
     fn set_scenario(&mut self, scenario: Scenario) {
+        if scenario.validate().is_ok() {
+            self.base = scenario.clone();
+            self.settings = Settings::default();
+        }
+        self.set_run(scenario);
+    }
+
+    /// Runs a scenario, keeping the controls' base and values as they are.
+    fn set_run(&mut self, scenario: Scenario) {
         // The text is settled either way: it ran, or it has errors to show.
         self.reading = false;
         match Outcome::compute(&scenario) {
@@ -1286,8 +1304,7 @@ impl App {
     }
 
     fn comparison(&self, toggle: Toggle, label: String) -> Rc<Comparison> {
-        let mut memory = self.memory.clone();
-        let flipped = toggles::apply(&self.scenario, &toggle, &mut memory);
+        let flipped = self.settings.with(toggle.clone()).apply(&self.base);
         let result = Outcome::compute(&flipped).map(|b| {
             let a = &self.outcome;
             let diff = Diff::of(&a.events, &b.events);

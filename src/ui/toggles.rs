@@ -1,8 +1,9 @@
 //! The toggles a learner reaches for first, as edits of a scenario.
 //!
 //! A toggle never decides an outcome: it changes the scenario, and the engine runs the result.
-//! Turning a fault off keeps it in a [`Memory`], so turning it back on restores the same window
-//! instead of a default one.
+//! The app keeps the controls' values as [`Settings`], and the scenario shown is always those
+//! values applied to the scenario as opened: no earlier value of a control lingers, and turning
+//! a fault off and on again restores the opened scenario's window instead of a default one.
 
 use std::collections::BTreeMap;
 
@@ -172,56 +173,16 @@ pub fn protocol_options(s: &Scenario) -> Vec<Choice> {
     out
 }
 
-/// The protocols a control offers one class: those of [`protocol_options`] that give a valid
-/// scenario, and the class's current one. A choice that can only produce errors is not shown.
+/// The protocols a control offers one class of a scenario opened as it is: see
+/// [`Settings::protocol_choices`].
 pub fn protocol_choices(s: &Scenario, class: &str) -> Vec<Choice> {
-    let current = s
-        .clients
-        .iter()
-        .find(|c| c.name == class)
-        .map(|c| protocol_value(&c.protocol));
-    protocol_options(s)
-        .into_iter()
-        .filter(|o| {
-            Some(&o.value) == current.as_ref() || {
-                let t = Toggle::Protocol {
-                    class: class.to_string(),
-                    choice: o.value.clone(),
-                };
-                apply(s, &t, &mut Memory::default()).validate().is_ok()
-            }
-        })
-        // Under a migration a choice's name is not what the client does: it locks wherever the
-        // resource now lives. The label says what it will really do.
-        .map(|mut o| {
-            if let Some(really) = effective_route(s, class, &o.value) {
-                o.label = format!("{}: really {really}", o.label);
-            }
-            o
-        })
-        .collect()
+    Settings::default().protocol_choices(s, class)
 }
 
-/// The roles a control offers one service: those of [`role_options`] that give a valid
-/// scenario, and the service's current role.
+/// The roles a control offers one service of a scenario opened as it is: see
+/// [`Settings::role_choices`].
 pub fn role_choices(s: &Scenario, service: &str) -> Vec<Choice> {
-    let current = s
-        .services
-        .iter()
-        .find(|x| x.name == service)
-        .map(|x| role_value(x.subordinate_to.as_deref()));
-    role_options(s, service)
-        .into_iter()
-        .filter(|o| {
-            Some(&o.value) == current.as_ref() || {
-                let t = Toggle::Role {
-                    service: service.to_string(),
-                    authority: o.value.strip_prefix("subordinate:").map(str::to_string),
-                };
-                apply(s, &t, &mut Memory::default()).validate().is_ok()
-            }
-        })
-        .collect()
+    Settings::default().role_choices(s, service)
 }
 
 /// The value of a role in the role select.
@@ -857,5 +818,209 @@ pub fn fencing_label_at(s: &Scenario, resource: &str, mode: Fencing) -> String {
             }
         }
         _ => fencing_label(mode).to_string(),
+    }
+}
+
+/// Which part of a control a toggle sets. A later toggle of the same slot replaces an earlier
+/// one, so the value of every slot is the control's value as it reads now.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Slot {
+    Seed,
+    Partition,
+    PartitionStart,
+    PartitionLength,
+    Protocol(String),
+    Fencing(String),
+    Role(String),
+    Outage(String),
+    OutageStart(String),
+    OutageLength(String),
+    Pause,
+    PauseClient,
+    PauseStart,
+    PauseLength,
+    Migration,
+    MigrationMode,
+    MigrationAt,
+}
+
+fn slot(t: &Toggle) -> Slot {
+    match t {
+        Toggle::Partition(_) => Slot::Partition,
+        Toggle::PartitionStart(_) => Slot::PartitionStart,
+        Toggle::PartitionLength(_) => Slot::PartitionLength,
+        Toggle::Protocol { class, .. } => Slot::Protocol(class.clone()),
+        Toggle::Fencing { resource, .. } => Slot::Fencing(resource.clone()),
+        Toggle::Role { service, .. } => Slot::Role(service.clone()),
+        Toggle::Outage { service, .. } => Slot::Outage(service.clone()),
+        Toggle::OutageStart { service, .. } => Slot::OutageStart(service.clone()),
+        Toggle::OutageLength { service, .. } => Slot::OutageLength(service.clone()),
+        Toggle::Pause(_) => Slot::Pause,
+        Toggle::PauseClient(_) => Slot::PauseClient,
+        Toggle::PauseStart(_) => Slot::PauseStart,
+        Toggle::PauseLength(_) => Slot::PauseLength,
+        Toggle::Migration(_) => Slot::Migration,
+        Toggle::MigrationMode(_) => Slot::MigrationMode,
+        Toggle::MigrationAt(_) => Slot::MigrationAt,
+        Toggle::Seed(_) => Slot::Seed,
+    }
+}
+
+/// The values the controls were set to since the scenario was opened: for each part of each
+/// control, its last value only.
+///
+/// The scenario shown is always [`Settings::apply`] of the scenario as opened, so it is a
+/// function of what the controls read now and of nothing else: a protocol whose choice made a
+/// service subordinate stops doing so when another protocol is chosen, a fault turned off and
+/// on again is the opened scenario's own window, and the order in which controls were touched
+/// does not matter.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    slots: BTreeMap<Slot, Toggle>,
+}
+
+impl Settings {
+    /// The settings of these toggles, each replacing any earlier toggle of its slot.
+    pub fn of<'a>(toggles: impl IntoIterator<Item = &'a Toggle>) -> Settings {
+        let mut out = Settings::default();
+        for t in toggles {
+            out.slots.insert(slot(t), t.clone());
+        }
+        out
+    }
+
+    /// These settings with one more value set.
+    pub fn with(&self, t: Toggle) -> Settings {
+        let mut out = self.clone();
+        out.slots.insert(slot(&t), t);
+        out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Every value set, one per slot, in the order [`Settings::apply`] applies them.
+    pub fn toggles(&self) -> Vec<Toggle> {
+        self.slots.values().cloned().collect()
+    }
+
+    /// The scenario these settings describe, from the scenario as opened.
+    ///
+    /// Explicit roles come first, so that a protocol's choices see the roles the role controls
+    /// show. Every protocol is then computed from that same scenario, never from another
+    /// class's new protocol, so the classes' order does not matter; a token chain's subordinate
+    /// role comes with it. Explicit roles are applied once more at the end: a role control says
+    /// what it says, and a chain it breaks makes the scenario invalid rather than being
+    /// overruled. The other controls follow in a fixed order (a fault's on or off before its
+    /// times).
+    pub fn apply(&self, base: &Scenario) -> Scenario {
+        let roles: Vec<&Toggle> = self
+            .slots
+            .iter()
+            .filter(|(k, _)| matches!(k, Slot::Role(_)))
+            .map(|(_, t)| t)
+            .collect();
+        let mut context = base.clone();
+        for t in &roles {
+            context = apply(&context, t, &mut Memory::default());
+        }
+        let mut s = context.clone();
+        for (k, t) in &self.slots {
+            let Slot::Protocol(class) = k else { continue };
+            let one = apply(&context, t, &mut Memory::default());
+            if let (Some(from), Some(to)) = (
+                one.clients.iter().find(|c| &c.name == class),
+                s.clients.iter_mut().find(|c| &c.name == class),
+            ) {
+                to.protocol = from.protocol.clone();
+            }
+            for (was, now) in context.services.iter().zip(&one.services) {
+                if was.subordinate_to != now.subordinate_to {
+                    if let Some(x) = s.services.iter_mut().find(|x| x.name == now.name) {
+                        x.subordinate_to = now.subordinate_to.clone();
+                    }
+                }
+            }
+        }
+        for t in &roles {
+            s = apply(&s, t, &mut Memory::default());
+        }
+        for (k, t) in &self.slots {
+            if !matches!(k, Slot::Role(_) | Slot::Protocol(_)) {
+                s = apply(&s, t, &mut Memory::default());
+            }
+        }
+        s
+    }
+
+    /// The protocols a class's control offers under these settings: every option of the
+    /// scenario as opened whose choice gives a valid scenario, and the class's current one.
+    /// Options come from the opened scenario, not the one shown, so a choice never vanishes
+    /// because of what another choice did to the services.
+    pub fn protocol_choices(&self, base: &Scenario, class: &str) -> Vec<Choice> {
+        let shown = self.apply(base);
+        let current = shown
+            .clients
+            .iter()
+            .find(|c| c.name == class)
+            .map(|c| protocol_value(&c.protocol));
+        let mut options = protocol_options(&self.apply_roles(base));
+        if let Some(cur) = &current {
+            if !options.iter().any(|o| &o.value == cur) {
+                options.extend(protocol_options(&shown).into_iter().filter(|o| &o.value == cur));
+            }
+        }
+        options
+            .into_iter()
+            .filter(|o| {
+                Some(&o.value) == current.as_ref() || {
+                    let t = Toggle::Protocol {
+                        class: class.to_string(),
+                        choice: o.value.clone(),
+                    };
+                    self.with(t).apply(base).validate().is_ok()
+                }
+            })
+            .map(|mut o| {
+                if let Some(really) = effective_route(&shown, class, &o.value) {
+                    o.label = format!("{}: really {really}", o.label);
+                }
+                o
+            })
+            .collect()
+    }
+
+    /// The roles a service's control offers under these settings: those that give a valid
+    /// scenario, and the service's current one.
+    pub fn role_choices(&self, base: &Scenario, service: &str) -> Vec<Choice> {
+        let shown = self.apply(base);
+        let current = shown
+            .services
+            .iter()
+            .find(|x| x.name == service)
+            .map(|x| role_value(x.subordinate_to.as_deref()));
+        role_options(&shown, service)
+            .into_iter()
+            .filter(|o| {
+                Some(&o.value) == current.as_ref() || {
+                    let t = Toggle::Role {
+                        service: service.to_string(),
+                        authority: o.value.strip_prefix("subordinate:").map(str::to_string),
+                    };
+                    self.with(t).apply(base).validate().is_ok()
+                }
+            })
+            .collect()
+    }
+
+    fn apply_roles(&self, base: &Scenario) -> Scenario {
+        let mut s = base.clone();
+        for (k, t) in &self.slots {
+            if matches!(k, Slot::Role(_)) {
+                s = apply(&s, t, &mut Memory::default());
+            }
+        }
+        s
     }
 }

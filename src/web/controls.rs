@@ -209,7 +209,7 @@ pub fn controls(p: &ControlsProps) -> Html {
                 let id = format!("protocol-{}", c.name);
                 let current = toggles::protocol_value(&c.protocol);
                 let class = c.name.clone();
-                let options = toggles::protocol_choices(s, &c.name);
+                let options = p.app.settings.protocol_choices(&p.app.base, &c.name);
                 // Under a migration, what the class really does, from the engine's routes.
                 let really = toggles::effective_route(s, &c.name, &current);
                 html! {
@@ -268,7 +268,7 @@ pub fn controls(p: &ControlsProps) -> Html {
                 let id = format!("role-{}", x.name);
                 let current = toggles::role_value(x.subordinate_to.as_deref());
                 let service = x.name.clone();
-                choice_field(&id, &format!("Service {}", x.name), &toggles::role_choices(s, &x.name), &current,
+                choice_field(&id, &format!("Service {}", x.name), &p.app.settings.role_choices(&p.app.base, &x.name), &current,
                     on_change(d, move |e| {
                         let v = value_of(e);
                         let authority = v.strip_prefix("subordinate:").map(str::to_string);

@@ -5,6 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod claims;
+mod controls;
 mod cli;
 mod course;
 mod determinism;

@@ -181,7 +181,7 @@ fn every_offered_flip_runs_and_its_comparison_is_the_toggled_run() {
         let app = App::open(b.file);
         for (label, flip) in toggles::flips(&app.scenario) {
             let what = format!("{} / {label}", b.file);
-            let applied = toggles::apply(&app.scenario, &flip, &mut app.memory.clone());
+            let applied = app.settings.with(flip.clone()).apply(&app.base);
             let next = app.reduce(Action::Toggle(flip.clone()));
             let compared = app.reduce(Action::Compare(Some(flip.clone())));
             let comparison = compared.compare.as_ref().expect("a comparison");
@@ -214,7 +214,7 @@ fn a_toggle_that_breaks_a_rule_changes_nothing_and_says_why() {
                 .all(|(_, t)| *t != toggle),
             "{what}: not offered as a comparison"
         );
-        let applied = toggles::apply(&app.scenario, &toggle, &mut app.memory.clone());
+        let applied = app.settings.with(toggle.clone()).apply(&app.base);
         let errors = applied.validate().expect_err(&what);
         let next = app.reduce(Action::Toggle(toggle.clone()));
         // The reasons are shown beside the toggles, located like the editor's errors ...
