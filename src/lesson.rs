@@ -134,15 +134,45 @@ pub struct Gate {
     /// What is said once the condition holds.
     pub passed: String,
     /// The conditions, all judged from the learner's run (never from which control was used).
+    /// Every gate includes [`claim::WORK`]: a change that starves a class meets no gate.
     pub when: Vec<Claim>,
     /// A change that meets it, from the step's scenario: checked by `lesson check`.
     pub intended: Vec<Edit>,
+    /// Messages for particular ways of meeting the gate, each said instead of `passed` when
+    /// its own conditions hold of the learner's run too; the first that holds is said.
+    pub messages: Vec<GateMessage>,
+}
+
+/// A message said when a gate is met in one particular way, as the run shows it.
+#[derive(Clone, Debug)]
+pub struct GateMessage {
+    pub line: u32,
+    /// Claims about the learner's run, all of which must hold.
+    pub when: Vec<Claim>,
+    /// Conditions on the learner's scenario, all of which must hold too.
+    pub given: Vec<Condition>,
+    pub text: String,
 }
 
 impl Gate {
     /// Whether the learner's run meets the gate: every condition holds.
     pub fn met(&self, scenario: &Scenario, verdict: &Verdict) -> bool {
         self.when.iter().all(|c| c.check(scenario, verdict).holds)
+    }
+
+    /// What to say of a run that meets the gate: the first message whose conditions the run
+    /// shows, or the gate's own `passed`.
+    pub fn message(&self, scenario: &Scenario, verdict: &Verdict) -> &str {
+        self.message_index(scenario, verdict)
+            .map_or(self.passed.as_str(), |k| self.messages[k].text.as_str())
+    }
+
+    /// The index of the message [`Gate::message`] says, if it is not `passed`.
+    pub fn message_index(&self, scenario: &Scenario, verdict: &Verdict) -> Option<usize> {
+        self.messages.iter().position(|m| {
+            m.given.iter().all(|c| c.holds(scenario))
+                && m.when.iter().all(|c| c.check(scenario, verdict).holds)
+        })
     }
 }
 

@@ -145,6 +145,25 @@ pub struct Operations {
     pub rejected: u64,
 }
 
+/// One client class's work in a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClassWork {
+    pub class: String,
+    /// Operations of the class's clients whose write the resource accepted.
+    pub completed: u64,
+}
+
+impl Verdict {
+    /// The classes whose clients completed no operation in this run.
+    pub fn starved_classes(&self) -> Vec<&str> {
+        self.class_work
+            .iter()
+            .filter(|w| w.completed == 0)
+            .map(|w| w.class.as_str())
+            .collect()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ServiceLogCheck {
     pub service: String,
@@ -198,6 +217,9 @@ pub struct Verdict {
     /// such overlap happened, 0 if no client ever held a grant).
     pub max_simultaneous_holders: u32,
     pub operations: Operations,
+    /// Each client class's completed operations (accepted writes), in the scenario's order of
+    /// classes: a class with none got no work done, whatever the other figures say.
+    pub class_work: Vec<ClassWork>,
     pub resources: Vec<ResourceReport>,
     pub unavailability: Vec<Unavailability>,
     pub service_logs: Vec<ServiceLogCheck>,
@@ -520,6 +542,8 @@ struct Monitors {
     stalls: StallWatch,
     logs: LogCheck,
     unprotected: Vec<bool>,
+    /// Accepted writes by client.
+    completed: Vec<u64>,
 }
 
 impl Monitors {
@@ -533,6 +557,7 @@ impl Monitors {
             stalls: StallWatch::new(),
             logs: LogCheck::new(world),
             unprotected: vec![false; world.clients.len()],
+            completed: vec![0; world.clients.len()],
         }
     }
 
@@ -546,10 +571,16 @@ impl Monitors {
         self.watch.on(world, e);
         self.stalls.on(world, e, &self.watch.cycles);
         self.logs.on(world, e);
-        if let What::BeliefStarted { client, grants, .. } = &e.what {
-            if grants.is_empty() {
+        match &e.what {
+            What::BeliefStarted { client, grants, .. } if grants.is_empty() => {
                 self.unprotected[*client as usize] = true;
             }
+            What::Write {
+                client,
+                accepted: true,
+                ..
+            } => self.completed[*client as usize] += 1,
+            _ => {}
         }
     }
 
@@ -571,7 +602,19 @@ impl Monitors {
             stalls,
             logs,
             unprotected,
+            completed,
         } = self;
+        let mut class_work: Vec<ClassWork> = world
+            .classes
+            .iter()
+            .map(|c| ClassWork {
+                class: c.clone(),
+                completed: 0,
+            })
+            .collect();
+        for (c, n) in world.clients.iter().zip(&completed) {
+            class_work[c.class as usize].completed += n;
+        }
         let scan = &analysis.overlaps;
         let lost = &analysis.lost;
         let detailed = &scan.first[..scan.first.len().min(VIOLATIONS_DETAILED_MAX)];
@@ -656,6 +699,7 @@ impl Monitors {
                 .collect(),
             max_simultaneous_holders: scan.max_unrelated,
             operations,
+            class_work,
             resources,
             unavailability: unavailability(world, end),
             service_logs,
@@ -2527,6 +2571,11 @@ impl Verdict {
             "Operations: {} started, {} completed, {} gave up, {} abandoned, {} rejected.\n",
             o.started, o.completed, o.gave_up, o.abandoned, o.rejected
         ));
+        for class in self.starved_classes() {
+            out.push_str(&format!(
+                "Class {class} completed no operation: its clients got no work done.\n"
+            ));
+        }
         for l in &self.service_logs {
             if !l.consistent {
                 out.push_str(&format!(

@@ -441,6 +441,11 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
             Ok(Err(errors)) => errors,
             Ok(Ok(lesson)) => {
                 let checked = lockstep::lesson::check(&lesson);
+                // Not problems: what the work condition refuses, for an author who may want a
+                // hint for it. Standard output keeps one line per lesson.
+                for s in &checked.starving {
+                    eprintln!("{path}:{}: note: {}", s.line, s.message);
+                }
                 if checked.errors.is_empty() {
                     let _ = writeln!(
                         out,

@@ -48,6 +48,8 @@ pub enum Test {
     Deadlock(bool),
     /// `log(SERVICE) consistent`, or `every log consistent` (None).
     LogConsistent(Option<String>),
+    /// `every class completes work`: every client class completed at least one operation.
+    EveryClassWorks,
     /// `METRIC OP NUMBER`.
     Compare {
         metric: Metric,
@@ -106,6 +108,8 @@ pub enum Metric {
     Grants(String),
     /// `overlaps(A, B)`: overlaps between clients of A and of B (classes or instances).
     Overlaps(String, String),
+    /// `completed(CLASS)`: the operations the class's clients completed.
+    Completed(String),
     /// `cycle_services`: the most services in one wait-for cycle.
     CycleServices,
     /// `inventory_defects` or `inventory_defects(RESOURCE)`: defects of the static check.
@@ -216,6 +220,13 @@ impl Metric {
                 }
                 n as f64
             }
+            Metric::Completed(class) => v
+                .class_work
+                .iter()
+                .find(|w| &w.class == class)
+                .map(|w| w.completed)
+                .ok_or_else(|| format!("the run has no client class \"{class}\""))?
+                as f64,
             Metric::CycleServices => v
                 .wait_cycles
                 .iter()
@@ -253,6 +264,8 @@ impl Metric {
                 (!s.regions.contains(region)).then(|| format!("there is no region \"{region}\""))
             }),
             Metric::Overlaps(a, b) => client(a).or_else(|| client(b)),
+            Metric::Completed(c) => (!s.clients.iter().any(|x| &x.name == c))
+                .then(|| format!("there is no client class \"{c}\"")),
             _ => None,
         }
     }
@@ -268,6 +281,7 @@ impl std::fmt::Display for Metric {
             Metric::UnavailableMs(s, r) => write!(f, "unavailable_ms({s}, {r})"),
             Metric::Grants(s) => write!(f, "grants({s})"),
             Metric::Overlaps(a, b) => write!(f, "overlaps({a}, {b})"),
+            Metric::Completed(c) => write!(f, "completed({c})"),
             Metric::CycleServices => write!(f, "cycle_services"),
             Metric::InventoryDefects(None) => write!(f, "inventory_defects"),
             Metric::InventoryDefects(Some(r)) => write!(f, "inventory_defects({r})"),
@@ -334,6 +348,17 @@ impl Test {
                     result(false, format!("inconsistent log: {}", bad.join(", ")))
                 }
             }
+            Test::EveryClassWorks => {
+                let starved = v.starved_classes();
+                match starved.as_slice() {
+                    [] => result(true, "every class completed work".into()),
+                    [one] => result(false, format!("class {one} completed nothing")),
+                    many => result(
+                        false,
+                        format!("classes {} completed nothing", many.join(", ")),
+                    ),
+                }
+            }
             Test::Compare { metric, op, value } => match metric.value(s, v) {
                 Ok(x) => result(op.holds(x, *value), format!("{metric} = {}", figure(x))),
                 Err(why) => result(false, why),
@@ -364,9 +389,17 @@ impl Claim {
         };
         let mut held = Vec::new();
         let mut failed = Vec::new();
+        // What the first seed that failed showed, so that a failure says why, not only where.
+        let mut first_failure = None;
         for &seed in seeds {
             let ok = match run_scenario(s, seed) {
-                Ok((_, v)) => self.test.judge(s, &v).holds,
+                Ok((_, v)) => {
+                    let r = self.test.judge(s, &v);
+                    if !r.holds && first_failure.is_none() {
+                        first_failure = Some(format!("seed {seed}: {}", r.actual));
+                    }
+                    r.holds
+                }
                 Err(_) => false,
             };
             if ok {
@@ -390,6 +423,12 @@ impl Claim {
                 seeds.len(),
                 list(&failed)
             ),
+        };
+        let actual = match (&first_failure, q) {
+            (Some(why), Quantifier::Every(_) | Quantifier::AtLeast(..)) => {
+                format!("{actual}; {why}")
+            }
+            _ => actual,
         };
         let holds = match q {
             Quantifier::Every(_) => failed.is_empty(),
@@ -487,7 +526,12 @@ fn quantifier(text: &str) -> Result<(Option<Quantifier>, &str), String> {
 
 /// The claims a lesson can make, for messages.
 pub const CLAIM_FORMS: &str = "exclusion holds|broken, integrity intact|corrupted, deadlock, \
-no deadlock, log(SERVICE) consistent, every log consistent, or METRIC OP NUMBER";
+no deadlock, log(SERVICE) consistent, every log consistent, every class completes work, or \
+METRIC OP NUMBER";
+
+/// The claim every gate and exercise check includes: a solution that starves a client class is
+/// no solution.
+pub const WORK: &str = "every class completes work";
 
 /// Splits `name(a, b)` into the name and its arguments.
 fn call(text: &str) -> (&str, Vec<String>) {
@@ -516,6 +560,7 @@ fn test(text: &str) -> Result<Test, String> {
         ["deadlock"] => return Ok(Test::Deadlock(true)),
         ["no", "deadlock"] => return Ok(Test::Deadlock(false)),
         ["every", "log", "consistent"] => return Ok(Test::LogConsistent(None)),
+        ["every", "class", "completes", "work"] => return Ok(Test::EveryClassWorks),
         [log, "consistent"] if log.starts_with("log(") => {
             let (_, args) = call(log);
             return match args.as_slice() {
@@ -573,6 +618,7 @@ fn test(text: &str) -> Result<Test, String> {
             _ => return Err("overlaps(A, B) takes two client classes or instances".into()),
         },
         "cycle_services" if args.is_empty() => Metric::CycleServices,
+        "completed" => Metric::Completed(one("CLASS")?),
         "inventory_defects" => match args.as_slice() {
             [] => Metric::InventoryDefects(None),
             [r] => Metric::InventoryDefects(Some(r.clone())),
@@ -582,7 +628,7 @@ fn test(text: &str) -> Result<Test, String> {
             return Err(format!(
                 "unknown figure \"{name}\"; the figures are {}, operations.{}, idle_ms(R), \
                  idle_percent(R), unavailable_ms(S, REGION), grants(S), overlaps(A, B), \
-                 cycle_services and inventory_defects",
+                 completed(CLASS), cycle_services and inventory_defects",
                 COUNTS.join(", "),
                 OPERATIONS.join("|")
             ))

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::claim::Condition;
 use crate::monitor::Verdict;
 use crate::scenario::Scenario;
 use crate::trace::{Endpoint, Event, ServiceOp, What};
@@ -72,6 +73,10 @@ pub struct EventPattern {
     /// For reads and writes: accepted (true) or rejected by fencing (false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted: Option<bool>,
+    /// For reads and writes: the value of the token the access carried, so that a cue about
+    /// "the write with token 1" cannot point at another write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<u64>,
     /// The n-th matching event (from 1); the first by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nth: Option<u32>,
@@ -93,6 +98,7 @@ struct About {
     services: Vec<u32>,
     resource: Option<u32>,
     accepted: Option<bool>,
+    token: Option<u64>,
 }
 
 fn kind_of(what: &What) -> &'static str {
@@ -209,6 +215,7 @@ fn about(world: &World, what: &What) -> About {
             a.resource = Some(*resource);
             a.services.extend(token.map(|t| t.service));
             a.accepted = Some(*accepted);
+            a.token = token.map(|t| t.value);
         }
         What::MessageLost { from, to, .. } => {
             endpoint(from, &mut a);
@@ -263,6 +270,9 @@ impl EventPattern {
         }
         let a = about(world, &event.what);
         if self.accepted.is_some() && self.accepted != a.accepted {
+            return false;
+        }
+        if self.token.is_some() && self.token != a.token {
             return false;
         }
         let clients: Vec<&str> = a
@@ -366,6 +376,10 @@ pub struct Cue {
     /// The sentence (Markdown, rendered like narration).
     pub text: String,
     pub when: EventPattern,
+    /// Conditions on the scenario the sentence depends on (`checks(accounts) == writes`): in
+    /// a run of a scenario where one fails, the cue is not shown, since the run would
+    /// contradict it.
+    pub given: Vec<Condition>,
 }
 
 /// Where a cue's event is: its time, and its index in the trace (none for derived kinds).
@@ -410,6 +424,26 @@ fn first_mark(
             at: e.at,
             event: Some(i),
         })
+}
+
+/// [`cue_marks`] for the cues whose conditions hold of the scenario that ran: a cue whose
+/// sentence the scenario contradicts has no mark, and is never shown.
+pub fn shown_marks(
+    cues: &[Cue],
+    scenario: &Scenario,
+    world: &World,
+    events: &[Event],
+    verdict: &Verdict,
+) -> Vec<Option<Mark>> {
+    cues.iter()
+        .map(|c| {
+            c.given
+                .iter()
+                .all(|g| g.holds(scenario))
+                .then(|| first_mark(&c.when, world, events, verdict))
+                .flatten()
+        })
+        .collect()
 }
 
 /// The cues visible with the playhead at `playhead`: those whose event happened at or before

@@ -14,8 +14,8 @@ use super::claim::{self, Claim, Condition};
 use super::cue::{Cue, EventPattern, Highlight, LaneRef};
 use super::edit::{self, Control, Edit, Patch};
 use super::{
-    Exercise, Gate, Lesson, LessonError, Misconception, Narration, Setup, Step, DESIGN_CLAIMS,
-    EXERCISES_MAX, ITEMS_MAX, LESSON_BYTES_MAX, STEPS_MAX,
+    Exercise, Gate, GateMessage, Lesson, LessonError, Misconception, Narration, Setup, Step,
+    DESIGN_CLAIMS, EXERCISES_MAX, ITEMS_MAX, LESSON_BYTES_MAX, STEPS_MAX,
 };
 
 /// The kinds of fenced blocks that a lesson reads; any other fenced block is narration.
@@ -144,6 +144,8 @@ struct StepToml {
 struct CueToml {
     text: String,
     when: EventPattern,
+    #[serde(default)]
+    given: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -160,6 +162,18 @@ struct GateToml {
     prompt: String,
     #[serde(default)]
     passed: String,
+    #[serde(default)]
+    message: Vec<Spanned<GateMessageToml>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GateMessageToml {
+    #[serde(default)]
+    when: Vec<String>,
+    #[serde(default)]
+    given: Vec<String>,
+    text: String,
 }
 
 #[derive(Deserialize)]
@@ -707,10 +721,21 @@ fn step_part(step: &mut Step, kind: &str, fence: &Fence, problems: &mut Problems
                     problems.at(line, format!("cue: {why}"));
                     continue;
                 }
+                let mut given = Vec::new();
+                for g in &c.given {
+                    match Condition::parse(g) {
+                        Ok(cond) => match cond.problem(&step.scenario) {
+                            Some(why) => problems.at(line, format!("cue \"{g}\": {why}")),
+                            None => given.push(cond),
+                        },
+                        Err(why) => problems.at(line, format!("cue: {why}")),
+                    }
+                }
                 step.cues.push(Cue {
                     line,
                     text: c.text,
                     when: c.when,
+                    given,
                 });
             }
             if step.cues.len() > ITEMS_MAX {
@@ -758,6 +783,45 @@ fn step_part(step: &mut Step, kind: &str, fence: &Fence, problems: &mut Problems
             if t.when.is_empty() {
                 problems.at(fence.line, "a gate needs a condition (when)");
             }
+            with_work(&mut when, fence.line);
+            let mut messages = Vec::new();
+            for m in &t.message {
+                let line = line_of(fence, m);
+                let inner = m.get_ref();
+                let mut conditions = Vec::new();
+                for w in &inner.when {
+                    match Claim::parse(w, line) {
+                        Ok(c) => match c.problem(&step.scenario) {
+                            Some(why) => problems.at(line, format!("gate message: {why}")),
+                            None => conditions.push(c),
+                        },
+                        Err(why) => problems.at(line, format!("gate message: {why}")),
+                    }
+                }
+                let mut given = Vec::new();
+                for g in &inner.given {
+                    match Condition::parse(g) {
+                        Ok(c) => match c.problem(&step.scenario) {
+                            Some(why) => problems.at(line, format!("gate message: {why}")),
+                            None => given.push(c),
+                        },
+                        Err(why) => problems.at(line, format!("gate message: {why}")),
+                    }
+                }
+                if inner.when.is_empty() && inner.given.is_empty() {
+                    problems.at(
+                        line,
+                        "a gate message needs a condition (when, about the run, or given, about \
+                         the scenario)",
+                    );
+                }
+                messages.push(GateMessage {
+                    line,
+                    when: conditions,
+                    given,
+                    text: inner.text.clone(),
+                });
+            }
             let texts: Vec<(u32, &str)> = t
                 .intended
                 .iter()
@@ -779,6 +843,7 @@ fn step_part(step: &mut Step, kind: &str, fence: &Fence, problems: &mut Problems
                 passed: t.passed,
                 when,
                 intended,
+                messages,
             });
         }
         _ => unreachable!("steps and exercises are read elsewhere"),
@@ -831,6 +896,7 @@ fn exercise(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Op
     if t.check.is_empty() {
         problems.at(fence.line, "an exercise needs a check");
     }
+    with_work(&mut check, fence.line);
     if t.hints.is_empty() {
         problems.at(fence.line, "an exercise needs at least one hint");
     }
@@ -908,4 +974,39 @@ fn exercise(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Op
         success: t.success,
         misconceptions,
     })
+}
+
+/// Adds the work condition to a gate's or an exercise's claims, unless the author wrote it: a
+/// change that starves a client class is no solution. A gate judged over several seeds
+/// requires work in each of them too.
+fn with_work(claims: &mut Vec<Claim>, line: u32) {
+    if claims
+        .iter()
+        .any(|c| c.test == crate::lesson::claim::Test::EveryClassWorks)
+    {
+        return;
+    }
+    let mut seeds: Vec<u64> = claims
+        .iter()
+        .filter_map(|c| match &c.quantifier {
+            Some(claim::Quantifier::Every(s)) | Some(claim::Quantifier::AtLeast(_, s)) => {
+                Some(s.clone())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    seeds.truncate(super::SEEDS_MAX);
+    let text = if seeds.is_empty() {
+        claim::WORK.to_string()
+    } else {
+        format!(
+            "every seed in {}: {}",
+            crate::ui::course::seeds_text(&seeds),
+            claim::WORK
+        )
+    };
+    claims.push(Claim::parse(&text, line).expect("the work condition parses"));
 }

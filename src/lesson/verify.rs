@@ -7,8 +7,8 @@ use crate::monitor::{self, Verdict};
 use crate::scenario::{Scenario, ScenarioErrors};
 use crate::sim::Run;
 
-use super::cue::cue_marks;
-use super::edit::{allowed, apply_edits, Control};
+use super::cue::shown_marks;
+use super::edit::{allowed, apply_edits, Control, Edit};
 use super::{Exercise, Lesson, LessonError, Step};
 
 /// Runs a scenario with a seed and computes its verdict.
@@ -25,6 +25,120 @@ pub struct Checked {
     pub errors: Vec<LessonError>,
     /// How many claims (of steps and gates) and exercise checks were judged.
     pub claims: usize,
+    /// Changes the learner can make that would meet a gate or pass an exercise but for the
+    /// work condition, because they starve a client class: found by trying the options of the
+    /// allowed controls, and refused. An author may answer them with a misconception hint.
+    pub starving: Vec<LessonError>,
+}
+
+/// The most combinations of control values `lesson check` tries at one gate or exercise; past
+/// it, each control's values are tried one at a time.
+pub const COMBINATIONS_MAX: usize = 64;
+
+/// The values each allowed control can take, as edits (the seed is left as it is: every
+/// control value is tried with the place's own seeds).
+fn control_values(s: &Scenario, controls: &[Control]) -> Vec<Vec<Vec<Edit>>> {
+    use crate::scenario::{Fencing, FencingChecks, MigrationMode};
+    use crate::ui::toggles;
+    let mut out = Vec::new();
+    for c in controls {
+        let values: Vec<Vec<Edit>> = match c {
+            Control::Protocol(class) => toggles::protocol_options(s)
+                .into_iter()
+                .map(|o| {
+                    vec![Edit::Protocol {
+                        class: class.clone(),
+                        choice: o.value,
+                    }]
+                })
+                .collect(),
+            Control::Fencing(resource) => {
+                let mut v = vec![vec![Edit::Fencing {
+                    resource: resource.clone(),
+                    mode: Fencing::Off,
+                    checks: None,
+                }]];
+                for mode in [Fencing::AnySource, Fencing::OneSource] {
+                    for checks in [FencingChecks::Writes, FencingChecks::AllAccesses] {
+                        v.push(vec![Edit::Fencing {
+                            resource: resource.clone(),
+                            mode,
+                            checks: Some(checks),
+                        }]);
+                    }
+                }
+                v
+            }
+            Control::Role(service) => toggles::role_options(s, service)
+                .into_iter()
+                .map(|o| {
+                    vec![Edit::Role {
+                        service: service.clone(),
+                        authority: o.value.strip_prefix("subordinate:").map(str::to_string),
+                    }]
+                })
+                .collect(),
+            Control::Outage(service) => [true, false]
+                .map(|on| {
+                    vec![Edit::Outage {
+                        service: service.clone(),
+                        on,
+                    }]
+                })
+                .to_vec(),
+            Control::Partition => [true, false].map(|on| vec![Edit::Partition(on)]).to_vec(),
+            Control::Pause => [true, false].map(|on| vec![Edit::Pause(on)]).to_vec(),
+            Control::Migration => {
+                let mut v = vec![vec![Edit::Migration(false)]];
+                for mode in [
+                    MigrationMode::Naive,
+                    MigrationMode::Drain,
+                    MigrationMode::Transfer,
+                ] {
+                    v.push(vec![Edit::Migration(true), Edit::MigrationMode(mode)]);
+                }
+                v
+            }
+            Control::Seed => continue,
+        };
+        out.push(values);
+    }
+    out
+}
+
+/// Every combination of the allowed controls' values, or, when there are more than
+/// [`COMBINATIONS_MAX`], each value of each control alone.
+pub fn combinations(s: &Scenario, controls: &[Control]) -> Vec<Vec<Edit>> {
+    let values = control_values(s, controls);
+    let product = values
+        .iter()
+        .try_fold(1usize, |n, v| n.checked_mul(v.len().max(1)));
+    if product.is_some_and(|n| n <= COMBINATIONS_MAX) {
+        let mut out: Vec<Vec<Edit>> = vec![Vec::new()];
+        for v in &values {
+            out = out
+                .iter()
+                .flat_map(|prefix| {
+                    v.iter().map(move |x| {
+                        let mut e = prefix.clone();
+                        e.extend(x.iter().cloned());
+                        e
+                    })
+                })
+                .collect();
+        }
+        out
+    } else {
+        values.into_iter().flatten().collect()
+    }
+}
+
+fn edits_words(edits: &[Edit]) -> String {
+    edits
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Checks a parsed lesson against the engine.
@@ -37,6 +151,7 @@ pub fn check(lesson: &Lesson) -> Checked {
         check_exercise(exercise, &mut out);
     }
     out.errors.sort_by_key(|e| e.line);
+    out.starving.sort_by_key(|e| e.line);
     out
 }
 
@@ -74,16 +189,22 @@ fn check_step(step: &Step, out: &mut Checked) {
             );
         }
     }
-    let marks = cue_marks(&step.cues, &run.world, &run.events, &verdict);
+    let marks = shown_marks(&step.cues, s, &run.world, &run.events, &verdict);
     for (cue, mark) in step.cues.iter().zip(&marks) {
         if mark.is_none() {
             error(
                 out,
                 cue.line,
-                format!(
-                    "the cue's event ({}) never happens in the step's run",
-                    cue.when.event
-                ),
+                if cue.given.iter().all(|g| g.holds(s)) {
+                    format!(
+                        "the cue's event ({}) never happens in the step's run",
+                        cue.when.event
+                    )
+                } else {
+                    "the cue's conditions (given) do not hold of the step's scenario, so it \
+                     never shows there"
+                        .to_string()
+                },
             );
         }
     }
@@ -142,6 +263,47 @@ fn check_step(step: &Step, out: &mut Checked) {
             format!("the gate's intended change makes the scenario invalid: {e}"),
         ),
     }
+    // Try what the learner can do: every message must be said for some change, and every
+    // change the gate would accept but for the work condition is listed.
+    let mut said = vec![false; gate.messages.len()];
+    for edits in combinations(s, &step.controls) {
+        let tried = apply_edits(s, &edits);
+        let Ok((_, v)) = run_scenario(&tried, tried.seed) else {
+            continue;
+        };
+        let (work, rest): (Vec<_>, Vec<_>) = gate
+            .when
+            .iter()
+            .partition(|c| c.test == super::claim::Test::EveryClassWorks);
+        if !rest.iter().all(|c| c.check(&tried, &v).holds) {
+            continue;
+        }
+        match work.iter().map(|c| c.check(&tried, &v)).find(|r| !r.holds) {
+            Some(r) => out.starving.push(LessonError {
+                line: gate.line,
+                message: format!(
+                    "the gate would accept [{}] but for the work condition: {}",
+                    edits_words(&edits),
+                    r.actual
+                ),
+            }),
+            None => {
+                if let Some(k) = gate.message_index(&tried, &v) {
+                    said[k] = true;
+                }
+            }
+        }
+    }
+    for (m, said) in gate.messages.iter().zip(said) {
+        if !said {
+            error(
+                out,
+                m.line,
+                "no change the step's controls allow meets the gate with this message's \
+                 conditions, so it is never said",
+            );
+        }
+    }
 }
 
 fn check_exercise(x: &Exercise, out: &mut Checked) {
@@ -185,6 +347,32 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
                 x.line,
                 format!("exercise \"{}\": its {what}: {why}", x.id),
             ),
+        }
+    }
+    for edits in combinations(&x.scenario, &x.controls) {
+        let Ok(tried) = x.attempt(&edits) else {
+            continue;
+        };
+        let g = x.grade(&tried);
+        let only_work = !g.failures.is_empty()
+            && g.failures.iter().all(|f| {
+                x.check
+                    .iter()
+                    .any(|c| c.text == f.claim && c.test == super::claim::Test::EveryClassWorks)
+            });
+        if only_work {
+            let f = &g.failures[0];
+            out.starving.push(LessonError {
+                line: x.line,
+                message: format!(
+                    "exercise \"{}\" would accept [{}] but for the work condition: with seed {}, \
+                     {}",
+                    x.id,
+                    edits_words(&edits),
+                    f.seed,
+                    f.actual
+                ),
+            });
         }
     }
     for (i, m) in x.misconceptions.iter().enumerate() {

@@ -17,7 +17,7 @@ use super::claim::{Claim, Condition};
 use super::cue::{Cue, EventPattern, Highlight, LaneRef};
 use super::edit::{Control, Edit};
 use super::narration::{render, Block};
-use super::{Exercise, Gate, Lesson, Misconception, Narration, Setup, Step};
+use super::{Exercise, Gate, GateMessage, Lesson, Misconception, Narration, Setup, Step};
 use crate::scenario::Scenario;
 
 /// The format's version, written in every file; a file of another version is refused.
@@ -74,6 +74,8 @@ pub struct WireCue {
     /// The same, rendered.
     pub blocks: Vec<Block>,
     pub when: EventPattern,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,6 +86,19 @@ pub struct WireGate {
     pub passed: String,
     pub when: Vec<String>,
     pub intended: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<WireGateMessage>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireGateMessage {
+    pub line: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub when: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given: Vec<String>,
+    pub text: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -179,6 +194,7 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                         text: c.text.clone(),
                         blocks: render(&c.text),
                         when: c.when.clone(),
+                        given: c.given.iter().map(|g| g.text.clone()).collect(),
                     })
                     .collect(),
                 claims: s.claims.iter().map(|c| c.text.clone()).collect(),
@@ -188,6 +204,16 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                     passed: g.passed.clone(),
                     when: g.when.iter().map(|c| c.text.clone()).collect(),
                     intended: words(&g.intended),
+                    messages: g
+                        .messages
+                        .iter()
+                        .map(|m| WireGateMessage {
+                            line: m.line,
+                            when: m.when.iter().map(|c| c.text.clone()).collect(),
+                            given: m.given.iter().map(|c| c.text.clone()).collect(),
+                            text: m.text.clone(),
+                        })
+                        .collect(),
                 }),
             })
             .collect(),
@@ -282,6 +308,19 @@ pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
                 passed: g.passed.clone(),
                 when: parse_all(&g.when, "claim", |t| Claim::parse(t, g.line)).map_err(fail)?,
                 intended: parse_all(&g.intended, "edit", str::parse::<Edit>).map_err(fail)?,
+                messages: g
+                    .messages
+                    .iter()
+                    .map(|m| {
+                        Ok(GateMessage {
+                            line: m.line,
+                            when: parse_all(&m.when, "claim", |t| Claim::parse(t, m.line))?,
+                            given: parse_all(&m.given, "condition", Condition::parse)?,
+                            text: m.text.clone(),
+                        })
+                    })
+                    .collect::<Result<_, String>>()
+                    .map_err(fail)?,
             }),
         };
         steps.push(Step {
@@ -301,12 +340,16 @@ pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
             cues: s
                 .cues
                 .iter()
-                .map(|c| Cue {
-                    line: c.line,
-                    text: c.text.clone(),
-                    when: c.when.clone(),
+                .map(|c| {
+                    Ok(Cue {
+                        line: c.line,
+                        text: c.text.clone(),
+                        when: c.when.clone(),
+                        given: parse_all(&c.given, "condition", Condition::parse)?,
+                    })
                 })
-                .collect(),
+                .collect::<Result<_, String>>()
+                .map_err(fail)?,
             claims: parse_all(&s.claims, "claim", |t| Claim::parse(t, s.line)).map_err(fail)?,
             gate,
         });

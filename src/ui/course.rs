@@ -163,6 +163,28 @@ pub fn place_id(l: &Lesson, p: Place) -> &str {
     }
 }
 
+/// Where a place is in its lesson, in words: "Step 2 of 4 (then 1 exercise)", or
+/// "Exercise 1 of 2 (after 4 steps)".
+pub fn place_words(l: &Lesson, p: Place) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let (steps, exercises) = (l.steps.len(), l.exercises.len());
+    match p {
+        Place::Step(k) if exercises > 0 => format!(
+            "Step {} of {steps} (then {})",
+            k + 1,
+            plural(exercises, "exercise", "exercises")
+        ),
+        Place::Step(k) => format!("Step {} of {steps}", k + 1),
+        Place::Exercise(k) if steps > 0 => format!(
+            "Exercise {} of {exercises} (after {})",
+            k + 1,
+            plural(steps, "step", "steps")
+        ),
+        Place::Exercise(k) => format!("Exercise {} of {exercises}", k + 1),
+    }
+}
+
 /// The place before or after `p` in the lesson.
 pub fn neighbour(l: &Lesson, p: Place, forward: bool) -> Option<Place> {
     let all = places(l);
@@ -309,7 +331,11 @@ pub struct LessonRun {
     pub highlighted: Rc<Vec<usize>>,
     /// Whether the learner's run meets the step's gate (none: the step has no gate).
     pub gate: Option<bool>,
-    /// The learner's changes since the step or exercise opened, as edits.
+    /// What the gate says of the run: the message for the way it was met, or which of its
+    /// conditions the run does not show and what it shows instead.
+    pub gate_text: String,
+    /// The learner's changes since the step or exercise opened, as edits: each control's value
+    /// now, once (the app's [`super::toggles::Settings`]), not every toggle on the way.
     pub edits: Vec<Edit>,
     /// How many hints are shown.
     pub hints: usize,
@@ -397,20 +423,22 @@ impl LessonRun {
     /// run also makes the last check stale.
     pub fn follow_run(&mut self, scenario: &Scenario, outcome: &Outcome) {
         if let Some(step) = self.step() {
-            let marks = cue::cue_marks(
+            let marks = cue::shown_marks(
                 &step.cues,
+                scenario,
                 &outcome.world,
                 &outcome.events,
                 &outcome.verdict,
             );
             let highlighted = highlighted_events(&step.highlight, &outcome.world, &outcome.events);
-            let gate = step
-                .gate
-                .as_ref()
-                .map(|g| g.met(scenario, &outcome.verdict));
+            let (gate, gate_text) = match &step.gate {
+                None => (None, String::new()),
+                Some(g) => gate_reading(g, scenario, &outcome.verdict),
+            };
             self.marks = marks;
             self.highlighted = Rc::new(highlighted);
             self.gate = gate;
+            self.gate_text = gate_text;
         }
         self.attempt = None;
     }
@@ -460,6 +488,34 @@ impl LessonRun {
     }
 }
 
+/// Whether a run meets a gate, and what to say: "Done: " and the message for the way it was
+/// met, or "Not yet: " and each condition the run does not show, with what it shows instead.
+fn gate_reading(
+    g: &crate::lesson::Gate,
+    scenario: &Scenario,
+    verdict: &crate::monitor::Verdict,
+) -> (Option<bool>, String) {
+    let failed: Vec<String> = g
+        .when
+        .iter()
+        .filter_map(|c| {
+            let r = c.check(scenario, verdict);
+            (!r.holds).then(|| format!("\"{}\" (the run shows {})", c.text, r.actual))
+        })
+        .collect();
+    if failed.is_empty() {
+        (
+            Some(true),
+            format!("Done: {}", g.message(scenario, verdict)),
+        )
+    } else {
+        (
+            Some(false),
+            format!("Not yet: this needs {}.", failed.join("; and ")),
+        )
+    }
+}
+
 /// What the lesson view can do beyond the sandbox's actions.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LessonAction {
@@ -489,6 +545,7 @@ impl App {
             marks: Vec::new(),
             highlighted: Rc::new(Vec::new()),
             gate: None,
+            gate_text: String::new(),
             edits: Vec::new(),
             hints: 0,
             solution: false,

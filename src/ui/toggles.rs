@@ -968,7 +968,11 @@ impl Settings {
         let mut options = protocol_options(&self.apply_roles(base));
         if let Some(cur) = &current {
             if !options.iter().any(|o| &o.value == cur) {
-                options.extend(protocol_options(&shown).into_iter().filter(|o| &o.value == cur));
+                options.extend(
+                    protocol_options(&shown)
+                        .into_iter()
+                        .filter(|o| &o.value == cur),
+                );
             }
         }
         options

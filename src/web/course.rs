@@ -140,7 +140,7 @@ pub fn course_view(p: &CourseProps) -> Html {
                             <p>{ &l.summary }</p>
                             <p class="progress-text" id={format!("lesson-{}-progress", l.id)}>{ &summary }</p>
                             <progress max="100" value={percent.to_string()} aria-labelledby={format!("lesson-{}-progress", l.id)}></progress>
-                            <a class="button" href={resume} aria-describedby={title_id}>{ if started { "Continue" } else { "Start" } }</a>
+                            <a class="button" href={resume} aria-describedby={title_id}>{ if percent >= 100 { "Review" } else if started { "Continue" } else { "Start" } }</a>
                         </li>
                     }
                 }) }
@@ -222,14 +222,9 @@ pub fn lesson_view(p: &LessonProps) -> Html {
     let texts = run.texts();
     let all = places(l);
     let link = |x: Place| Route::place(&l.id, place_id(l, x)).to_hash();
-    let (kind, title, number, of) = match run.place {
-        Place::Step(k) => ("Step", l.steps[k].title.clone(), k + 1, l.steps.len()),
-        Place::Exercise(k) => (
-            "Exercise",
-            l.exercises[k].title.clone(),
-            k + 1,
-            l.exercises.len(),
-        ),
+    let title = match run.place {
+        Place::Step(k) => l.steps[k].title.clone(),
+        Place::Exercise(k) => l.exercises[k].title.clone(),
     };
     let layout = &app.outcome.layout;
     let width = p.width;
@@ -325,11 +320,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                     <h3 id="gate-h">{ "Your turn" }</h3>
                     <p>{ &g.prompt }</p>
                     <p id="gate-status" role="status">
-                        if run.gate == Some(true) {
-                            { format!("Done: {}", g.passed) }
-                        } else {
-                            { "Not yet: the run does not show it. Use the controls beside the timeline." }
-                        }
+                        { &run.gate_text }
                     </p>
                 </section>
             }
@@ -414,7 +405,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                     <a href="#/lessons">{ "Lessons" }</a>{ " › " }
                     <a href={Route::Lesson { lesson: l.id.clone(), place: None }.to_hash()}>{ &l.title }</a>
                 </p>
-                <p class="where" id="place-of">{ format!("{kind} {number} of {of} · {} of {} in this lesson", pos + 1, all.len()) }</p>
+                <p class="where" id="place-of">{ ui::course::place_words(l, run.place) }</p>
                 <h2 id="view-title" tabindex="-1" data-place={run.id().to_string()}>{ &title }</h2>
                 <div id="narration">
                     if pos == 0 && !texts.intro.is_empty() {

@@ -41,6 +41,19 @@ pub(crate) fn count_items(counts: &[Count]) -> Html {
     }
 }
 
+/// What the flags beside the counts mean, said once under them when any is shown.
+pub(crate) fn flags_key(counts: &[Count]) -> Html {
+    let bad = counts.iter().any(|c| c.bad);
+    let why = counts.iter().any(|c| c.why.is_some());
+    let text = match (bad, why) {
+        (false, false) => return Html::default(),
+        (true, false) => "⚠ marks a figure that shows a problem.",
+        (false, true) => "* marks a figure explained below.",
+        (true, true) => "⚠ marks a figure that shows a problem; * marks one explained below.",
+    };
+    html! { <p class="hint flags-key" id="flags-key">{ text }</p> }
+}
+
 /// The verdict for the whole run, in words, with its counts; beside each surprising figure,
 /// why it is what it is; and the inventory's findings with what this run shows of them.
 #[function_component(VerdictView)]
@@ -55,6 +68,7 @@ pub fn verdict_view(p: &OutcomeProps) -> Html {
             <div id="verdict" role="status">
                 <p id="verdict-headline">{ &o.headline }</p>
                 { count_items(&counts) }
+                { flags_key(&counts) }
             </div>
             { for counts.iter().filter_map(|c| c.why.as_ref().map(|why| html! {
                 <p class="why" data-why={c.key}>{ format!("* {}: ", c.label) }{ why }</p>

@@ -299,7 +299,11 @@ fn a_protocol_taken_back_takes_its_subordinate_role_with_it() {
     });
     let after = chain.reduce(no_lock.clone());
     let alone = fresh.reduce(no_lock);
-    assert!(after.scenario.services.iter().all(|x| x.subordinate_to.is_none()));
+    assert!(after
+        .scenario
+        .services
+        .iter()
+        .all(|x| x.subordinate_to.is_none()));
     assert_eq!(after.scenario, alone.scenario);
     assert_eq!(after.outcome.digest, alone.outcome.digest);
     assert_eq!(after.lesson.unwrap().gate, alone.lesson.unwrap().gate);

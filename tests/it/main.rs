@@ -5,8 +5,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod claims;
-mod controls;
 mod cli;
+mod controls;
 mod course;
 mod determinism;
 mod explore;

@@ -1469,6 +1469,39 @@ fn check_access_recount(s: &Scenario) -> Result<(), TestCaseError> {
         "interleaved writes"
     );
 
+    // Each class's completed operations, recounted by the names the trace's clients carry:
+    // an instance is its class's name, or the class's name, a dash and a number.
+    for w in &verdict.class_work {
+        let mine = events
+            .iter()
+            .filter(|e| match &e.what {
+                What::Write {
+                    client,
+                    accepted: true,
+                    ..
+                } => {
+                    let name = &run.world.clients[*client as usize].name;
+                    name == &w.class
+                        || name
+                            .strip_prefix(w.class.as_str())
+                            .and_then(|r| r.strip_prefix('-'))
+                            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                }
+                _ => false,
+            })
+            .count() as u64;
+        prop_assert_eq!(w.completed, mine, "class {}", w.class);
+    }
+    prop_assert_eq!(
+        verdict.class_work.len(),
+        s.clients.len(),
+        "one entry per class"
+    );
+    prop_assert_eq!(
+        verdict.class_work.iter().map(|w| w.completed).sum::<u64>(),
+        accepted
+    );
+
     let ops = &verdict.operations;
     let count = |f: &dyn Fn(&What) -> bool| events.iter().filter(|e| f(&e.what)).count() as u64;
     prop_assert_eq!(ops.started, count(&|w| matches!(w, What::OpStarted { .. })));
