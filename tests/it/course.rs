@@ -467,3 +467,137 @@ fn a_pasted_lesson_is_checked_like_lesson_check_and_kept() {
     assert!(kept.without("my-fencing").files.is_empty());
     assert_eq!(OpenedFiles::read(Some("not json")), OpenedFiles::default());
 }
+
+/// What the gate says after the learner's changes, through the app as the page drives it.
+fn gate_after(lesson: &str, place: &str, toggles: &[Toggle]) -> (Option<bool>, String) {
+    let c = course();
+    let mut app = open(&c, lesson, place);
+    for t in toggles {
+        app = app.reduce(Action::Toggle(t.clone()));
+    }
+    let run = app.lesson.expect("a lesson");
+    (run.gate, run.gate_text.clone())
+}
+
+fn fencing(resource: &str, mode: &str, checks: &str) -> Toggle {
+    Toggle::Fencing {
+        resource: resource.into(),
+        mode: lockstep::ui::toggles::fencing_from_value(mode).expect("a mode"),
+        checks: lockstep::ui::toggles::checks_from_value(checks),
+    }
+}
+
+/// A change that starves a class meets no gate, and the learner is told which class.
+#[test]
+fn a_gate_is_not_met_by_a_change_that_starves_a_class() {
+    let cases = [
+        ("the-rule", "inventory", "reports", "single:replica-locks", "reports"),
+        ("fixed-order", "followers-only", "east-only", "token_chain", "ordered"),
+    ];
+    for (lesson, place, class, choice, starved) in cases {
+        let t = Toggle::Protocol {
+            class: class.into(),
+            choice: choice.into(),
+        };
+        let (gate, text) = gate_after(lesson, place, &[t]);
+        assert_eq!(gate, Some(false), "{lesson}/{place} with {class} {choice}: {text}");
+        assert!(
+            text.contains("every class completes work") && text.contains(starved),
+            "{lesson}/{place}: {text}"
+        );
+    }
+}
+
+/// A done message describes the change the run shows, not another one.
+#[test]
+fn a_gate_says_what_the_learners_own_change_did() {
+    let cases: Vec<(&str, &str, Vec<Toggle>, &str, &str)> = vec![
+        (
+            "one-order",
+            "leases",
+            vec![fencing("orders", "one_source", "all_accesses")],
+            "on every access",
+            "",
+        ),
+        (
+            "one-order",
+            "leases",
+            vec![fencing("orders", "one_source", "writes")],
+            "Checking writes only depends on that timing",
+            "on every access",
+        ),
+        (
+            "one-order",
+            "leases",
+            vec![fencing("orders", "any_source", "all_accesses")],
+            "accepting any service's tokens did no harm",
+            "on every access",
+        ),
+        (
+            "migrations",
+            "held-across",
+            vec![Toggle::MigrationMode(lockstep::scenario::MigrationMode::Drain)],
+            "waits for the old holder",
+            "hands its holder",
+        ),
+        (
+            "migrations",
+            "held-across",
+            vec![Toggle::MigrationMode(lockstep::scenario::MigrationMode::Transfer)],
+            "hands its holder",
+            "waits for the old holder",
+        ),
+    ];
+    for (lesson, place, toggles, says, not) in cases {
+        let (gate, text) = gate_after(lesson, place, &toggles);
+        assert_eq!(gate, Some(true), "{lesson}/{place} {toggles:?}: {text}");
+        assert!(text.starts_with("Done: ") && text.contains(says), "{toggles:?}: {text}");
+        assert!(not.is_empty() || !text.contains(not), "{toggles:?}: {text}");
+    }
+}
+
+/// A cue whose sentence the learner's run contradicts is not shown: after checking reads, the
+/// stale write is refused, so "Accepted" and "a read is not checked" have no moment.
+#[test]
+fn cues_that_the_run_contradicts_are_not_shown() {
+    let c = course();
+    let start = open(&c, "fencing", "writes-only");
+    let fixed = start.reduce(Action::Toggle(fencing("accounts", "one_source", "all_accesses")));
+    let shown = |app: &App| -> Vec<String> {
+        let run = app.lesson.as_ref().expect("a lesson");
+        let step = run.step().expect("a step");
+        run.visible_cues(app.outcome.end)
+            .into_iter()
+            .map(|k| step.cues[k].text.clone())
+            .collect()
+    };
+    let before = shown(&start);
+    assert!(before.iter().any(|t| t.contains("Accepted")), "{before:?}");
+    assert!(before.iter().any(|t| t.contains("not checked")), "{before:?}");
+    let after = shown(&fixed);
+    assert!(after.iter().all(|t| !t.contains("Accepted")), "{after:?}");
+    assert!(after.iter().all(|t| !t.contains("not checked")), "{after:?}");
+}
+
+#[test]
+fn the_place_says_in_words_where_it_is() {
+    let c = course();
+    let fencing = &c.lessons[c.index("fencing").expect("a lesson")].lesson;
+    assert_eq!(
+        lockstep::ui::course::place_words(fencing, Place::Step(0)),
+        format!(
+            "Step 1 of {} (then {} exercise{})",
+            fencing.steps.len(),
+            fencing.exercises.len(),
+            if fencing.exercises.len() == 1 { "" } else { "s" }
+        )
+    );
+    assert_eq!(
+        lockstep::ui::course::place_words(fencing, Place::Exercise(0)),
+        format!(
+            "Exercise 1 of {} (after {} steps)",
+            fencing.exercises.len(),
+            fencing.steps.len()
+        )
+    );
+}
