@@ -211,6 +211,10 @@ pub struct LessonProgress {
     /// Steps whose gate the learner's run met.
     #[serde(default)]
     pub gates: BTreeSet<String>,
+    /// For each step whose gate was met, the control values that met it (as edits), so that
+    /// coming back shows the learner's own run and the way on.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gate_edits: BTreeMap<String, Vec<String>>,
     /// Exercises solved, with the completion code of the solution.
     #[serde(default)]
     pub solved: BTreeMap<String, String>,
@@ -238,6 +242,10 @@ impl Progress {
         entry.seen.insert(id.clone());
         if run.gate == Some(true) {
             entry.gates.insert(id.clone());
+            entry.gate_edits.insert(
+                id.clone(),
+                run.edits.iter().map(|e| e.to_string()).collect(),
+            );
         }
         if let Some(code) = run.attempt.as_ref().and_then(|a| a.code.clone()) {
             entry.solved.insert(id, code);
@@ -286,6 +294,19 @@ impl Progress {
                 .filter(|e| p.is_some_and(|p| p.solved.contains_key(&e.id)))
                 .count();
         (done * 100 / total) as u32
+    }
+
+    /// The control values that met a step's gate before, to open it with again; edits that no
+    /// longer read are dropped (the step opens as it starts).
+    pub fn resume_edits(&self, l: &Lesson, p: Place) -> Vec<Edit> {
+        let Place::Step(_) = p else {
+            return Vec::new();
+        };
+        self.lessons
+            .get(&l.id)
+            .and_then(|x| x.gate_edits.get(place_id(l, p)))
+            .and_then(|edits| edits.iter().map(|e| e.parse().ok()).collect())
+            .unwrap_or_default()
     }
 
     /// Where to continue a lesson: the first place not yet seen (steps) or solved
@@ -519,11 +540,13 @@ fn gate_reading(
 /// What the lesson view can do beyond the sandbox's actions.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LessonAction {
-    /// Opens a lesson at a place, with the place's own scenario.
+    /// Opens a lesson at a place, with the place's own scenario and, for a step whose gate
+    /// the learner met before, the control values that met it (`resume`, from [`Progress`]).
     Open {
         course: Arc<Course>,
         index: usize,
         place: Place,
+        resume: Vec<Edit>,
     },
     /// Grades the learner's run against the exercise.
     Check,

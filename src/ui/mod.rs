@@ -1229,13 +1229,20 @@ impl App {
             course,
             index,
             place,
+            resume,
         } = action
         {
             let mut opened = (course.ops.open)(Arc::clone(&course), index, place);
+            // The new place is shown at its own zoom (the whole run), so the zoom control
+            // must read 1 too; speed and the legend are the learner's preferences.
             opened.speed = self.speed;
-            opened.zoom = self.zoom;
             opened.legend = self.legend;
             opened.revision = self.revision.wrapping_add(1);
+            // Values that met the gate before are set again, through the same controls (a
+            // value the step no longer offers changes nothing).
+            for e in resume {
+                opened = opened.reduce(Action::Toggle(e));
+            }
             return opened;
         }
         let Some(run) = next.lesson.take() else {
@@ -1256,6 +1263,7 @@ impl App {
                     course,
                     index: run.index,
                     place: run.place,
+                    resume: Vec::new(),
                 });
             }
         }

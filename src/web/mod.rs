@@ -896,7 +896,19 @@ struct LessonPageProps {
 fn lesson_page(p: &LessonPageProps) -> Html {
     let lesson = use_reducer({
         let (course, index, place) = (Arc::clone(&p.course), p.index, p.place);
-        move || ui::App::at_lesson(course, index, place)
+        let progress = Rc::clone(&p.progress);
+        move || {
+            let resume = course
+                .lessons
+                .get(index)
+                .map(|l| progress.resume_edits(&l.lesson, place))
+                .unwrap_or_default();
+            let mut app = ui::App::at_lesson(course, index, place);
+            for e in resume {
+                app = app.reduce(Action::Toggle(e));
+            }
+            app
+        }
     });
     let width = use_state(|| 960u32);
     let timeline_box = use_node_ref();
@@ -906,14 +918,21 @@ fn lesson_page(p: &LessonPageProps) -> Html {
     {
         let dispatch = lesson.dispatcher();
         let shown = lesson.lesson.as_ref().map(|r| (r.index, r.place));
+        let progress = Rc::clone(&p.progress);
         use_effect_with(
             (Arc::clone(&p.course), p.index, p.place),
             move |(course, index, place)| {
                 if shown != Some((*index, *place)) {
+                    let resume = course
+                        .lessons
+                        .get(*index)
+                        .map(|l| progress.resume_edits(&l.lesson, *place))
+                        .unwrap_or_default();
                     dispatch.dispatch(Action::Lesson(LessonAction::Open {
                         course: Arc::clone(course),
                         index: *index,
                         place: *place,
+                        resume,
                     }));
                 }
             },

@@ -22,6 +22,7 @@ fn open_place(course: &Arc<Course>, index: usize, place: Place) -> App {
         course: Arc::clone(course),
         index,
         place,
+        resume: Vec::new(),
     }))
 }
 

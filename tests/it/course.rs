@@ -26,6 +26,7 @@ fn open(course: &Arc<Course>, lesson: &str, place: &str) -> App {
         course: Arc::clone(course),
         index,
         place,
+        resume: Vec::new(),
     }))
 }
 
@@ -491,8 +492,20 @@ fn fencing(resource: &str, mode: &str, checks: &str) -> Toggle {
 #[test]
 fn a_gate_is_not_met_by_a_change_that_starves_a_class() {
     let cases = [
-        ("the-rule", "inventory", "reports", "single:replica-locks", "reports"),
-        ("fixed-order", "followers-only", "east-only", "token_chain", "ordered"),
+        (
+            "the-rule",
+            "inventory",
+            "reports",
+            "single:replica-locks",
+            "reports",
+        ),
+        (
+            "fixed-order",
+            "followers-only",
+            "east-only",
+            "token_chain",
+            "ordered",
+        ),
     ];
     for (lesson, place, class, choice, starved) in cases {
         let t = Toggle::Protocol {
@@ -500,7 +513,11 @@ fn a_gate_is_not_met_by_a_change_that_starves_a_class() {
             choice: choice.into(),
         };
         let (gate, text) = gate_after(lesson, place, &[t]);
-        assert_eq!(gate, Some(false), "{lesson}/{place} with {class} {choice}: {text}");
+        assert_eq!(
+            gate,
+            Some(false),
+            "{lesson}/{place} with {class} {choice}: {text}"
+        );
         assert!(
             text.contains("every class completes work") && text.contains(starved),
             "{lesson}/{place}: {text}"
@@ -536,14 +553,18 @@ fn a_gate_says_what_the_learners_own_change_did() {
         (
             "migrations",
             "held-across",
-            vec![Toggle::MigrationMode(lockstep::scenario::MigrationMode::Drain)],
+            vec![Toggle::MigrationMode(
+                lockstep::scenario::MigrationMode::Drain,
+            )],
             "waits for the old holder",
             "hands its holder",
         ),
         (
             "migrations",
             "held-across",
-            vec![Toggle::MigrationMode(lockstep::scenario::MigrationMode::Transfer)],
+            vec![Toggle::MigrationMode(
+                lockstep::scenario::MigrationMode::Transfer,
+            )],
             "hands its holder",
             "waits for the old holder",
         ),
@@ -551,7 +572,10 @@ fn a_gate_says_what_the_learners_own_change_did() {
     for (lesson, place, toggles, says, not) in cases {
         let (gate, text) = gate_after(lesson, place, &toggles);
         assert_eq!(gate, Some(true), "{lesson}/{place} {toggles:?}: {text}");
-        assert!(text.starts_with("Done: ") && text.contains(says), "{toggles:?}: {text}");
+        assert!(
+            text.starts_with("Done: ") && text.contains(says),
+            "{toggles:?}: {text}"
+        );
         assert!(not.is_empty() || !text.contains(not), "{toggles:?}: {text}");
     }
 }
@@ -562,7 +586,11 @@ fn a_gate_says_what_the_learners_own_change_did() {
 fn cues_that_the_run_contradicts_are_not_shown() {
     let c = course();
     let start = open(&c, "fencing", "writes-only");
-    let fixed = start.reduce(Action::Toggle(fencing("accounts", "one_source", "all_accesses")));
+    let fixed = start.reduce(Action::Toggle(fencing(
+        "accounts",
+        "one_source",
+        "all_accesses",
+    )));
     let shown = |app: &App| -> Vec<String> {
         let run = app.lesson.as_ref().expect("a lesson");
         let step = run.step().expect("a step");
@@ -573,10 +601,16 @@ fn cues_that_the_run_contradicts_are_not_shown() {
     };
     let before = shown(&start);
     assert!(before.iter().any(|t| t.contains("Accepted")), "{before:?}");
-    assert!(before.iter().any(|t| t.contains("not checked")), "{before:?}");
+    assert!(
+        before.iter().any(|t| t.contains("not checked")),
+        "{before:?}"
+    );
     let after = shown(&fixed);
     assert!(after.iter().all(|t| !t.contains("Accepted")), "{after:?}");
-    assert!(after.iter().all(|t| !t.contains("not checked")), "{after:?}");
+    assert!(
+        after.iter().all(|t| !t.contains("not checked")),
+        "{after:?}"
+    );
 }
 
 #[test]
@@ -589,7 +623,11 @@ fn the_place_says_in_words_where_it_is() {
             "Step 1 of {} (then {} exercise{})",
             fencing.steps.len(),
             fencing.exercises.len(),
-            if fencing.exercises.len() == 1 { "" } else { "s" }
+            if fencing.exercises.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
         )
     );
     assert_eq!(
@@ -600,4 +638,40 @@ fn the_place_says_in_words_where_it_is() {
             fencing.steps.len()
         )
     );
+}
+
+/// Coming back to a step whose gate the learner met shows their own run again, with the way
+/// on open, instead of the step's start with Next locked.
+#[test]
+fn a_met_gate_is_still_met_when_the_learner_comes_back() {
+    let c = course();
+    let (index, place) = c.find("two-orders", Some("two-services")).expect("a step");
+    let met = open(&c, "two-orders", "two-services").reduce(protocol("online", "single:old"));
+    let run = met.lesson.as_ref().expect("a lesson");
+    assert_eq!(run.gate, Some(true));
+    let progress = Progress::default().record(run);
+    let resume = progress.resume_edits(&c.lessons[index].lesson, place);
+    assert_eq!(
+        resume,
+        vec![lesson::Edit::Protocol {
+            class: "online".into(),
+            choice: "single:old".into()
+        }]
+    );
+    // Progress saved and read back, as after closing the tab.
+    let progress = Progress::read(Some(&progress.to_json()));
+    let back = App::open("01-two-services.toml")
+        .reduce(Action::Zoom(8))
+        .reduce(Action::Lesson(LessonAction::Open {
+            course: Arc::clone(&c),
+            index,
+            place,
+            resume: progress.resume_edits(&c.lessons[index].lesson, place),
+        }));
+    let run = back.lesson.as_ref().expect("a lesson");
+    assert_eq!(run.gate, Some(true));
+    assert!(run.can_go_on());
+    assert_eq!(back.scenario, met.scenario);
+    // The new place is shown whole, and the zoom control says so.
+    assert_eq!(back.zoom, 1);
 }
