@@ -77,6 +77,10 @@ pub struct EventPattern {
     /// "the write with token 1" cannot point at another write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<u64>,
+    /// Only events at or after this time of the run, in milliseconds: for a sentence about what
+    /// happens once something else has (a grant after the partition began).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_ms: Option<u64>,
     /// The n-th matching event (from 1); the first by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nth: Option<u32>,
@@ -268,6 +272,12 @@ impl EventPattern {
         if kind_of(&event.what) != self.event {
             return false;
         }
+        if self
+            .after_ms
+            .is_some_and(|ms| event.at < ms.saturating_mul(1000))
+        {
+            return false;
+        }
         let a = about(world, &event.what);
         if self.accepted.is_some() && self.accepted != a.accepted {
             return false;
@@ -329,6 +339,9 @@ impl EventPattern {
                 .collect(),
             _ => Vec::new(),
         };
+        if let Some(ms) = self.after_ms {
+            times.retain(|&t| t >= ms.saturating_mul(1000));
+        }
         times.sort_unstable();
         times
     }

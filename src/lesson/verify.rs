@@ -4,6 +4,7 @@
 //! each of its misconceptions. Problems are authoring errors, reported at their lines.
 
 use crate::monitor::{self, Verdict};
+use crate::world::Micros;
 use crate::scenario::{Scenario, ScenarioErrors};
 use crate::sim::Run;
 
@@ -207,6 +208,29 @@ fn check_step(step: &Step, out: &mut Checked) {
                 },
             );
         }
+    }
+    // The cues read as a story in the order they are written; in the step's own run they
+    // must appear in that order too, or the page shows them reading backwards.
+    let mut last: Option<(Micros, usize, &super::Cue)> = None;
+    for (cue, mark) in step.cues.iter().zip(&marks) {
+        let Some(m) = mark else { continue };
+        let at = (m.at, m.event.unwrap_or(usize::MAX));
+        if let Some((t, i, before)) = last {
+            if at < (t, i) {
+                error(
+                    out,
+                    cue.line,
+                    format!(
+                        "the cue's event happens at {} ms, before the event of the cue at line {} \
+                         ({} ms): list the cues in the order their events happen",
+                        m.at / 1000,
+                        before.line,
+                        t / 1000
+                    ),
+                );
+            }
+        }
+        last = Some((at.0, at.1, cue));
     }
     let Some(gate) = &step.gate else {
         return;
