@@ -151,6 +151,20 @@ pub struct ClassWork {
     pub class: String,
     /// Operations of the class's clients whose write the resource accepted.
     pub completed: u64,
+    /// Critical sections the class's clients entered (each operation's belief that it holds
+    /// its locks began).
+    pub sections: u64,
+    /// The time from each of those operations' start to its section's start, added up: what
+    /// the class paid in waiting for its locks.
+    pub waited_us: u64,
+}
+
+impl ClassWork {
+    /// The mean time from an operation's start to its critical section, in microseconds (0
+    /// when no section began).
+    pub fn mean_wait_us(&self) -> u64 {
+        self.waited_us.checked_div(self.sections).unwrap_or(0)
+    }
 }
 
 impl Verdict {
@@ -544,6 +558,11 @@ struct Monitors {
     unprotected: Vec<bool>,
     /// Accepted writes by client.
     completed: Vec<u64>,
+    /// When each client's current operation started.
+    op_start: Vec<Micros>,
+    /// Sections begun and the time waited for them, by client.
+    sections: Vec<u64>,
+    waited: Vec<u64>,
 }
 
 impl Monitors {
@@ -558,6 +577,9 @@ impl Monitors {
             logs: LogCheck::new(world),
             unprotected: vec![false; world.clients.len()],
             completed: vec![0; world.clients.len()],
+            op_start: vec![0; world.clients.len()],
+            sections: vec![0; world.clients.len()],
+            waited: vec![0; world.clients.len()],
         }
     }
 
@@ -572,8 +594,14 @@ impl Monitors {
         self.stalls.on(world, e, &self.watch.cycles);
         self.logs.on(world, e);
         match &e.what {
-            What::BeliefStarted { client, grants, .. } if grants.is_empty() => {
-                self.unprotected[*client as usize] = true;
+            What::OpStarted { client, .. } => self.op_start[*client as usize] = e.at,
+            What::BeliefStarted { client, grants, .. } => {
+                let c = *client as usize;
+                if grants.is_empty() {
+                    self.unprotected[c] = true;
+                }
+                self.sections[c] += 1;
+                self.waited[c] += e.at.saturating_sub(self.op_start[c]);
             }
             What::Write {
                 client,
@@ -603,6 +631,9 @@ impl Monitors {
             logs,
             unprotected,
             completed,
+            op_start: _,
+            sections,
+            waited,
         } = self;
         let mut class_work: Vec<ClassWork> = world
             .classes
@@ -610,10 +641,15 @@ impl Monitors {
             .map(|c| ClassWork {
                 class: c.clone(),
                 completed: 0,
+                sections: 0,
+                waited_us: 0,
             })
             .collect();
-        for (c, n) in world.clients.iter().zip(&completed) {
-            class_work[c.class as usize].completed += n;
+        for (i, c) in world.clients.iter().enumerate() {
+            let w = &mut class_work[c.class as usize];
+            w.completed += completed[i];
+            w.sections += sections[i];
+            w.waited_us += waited[i];
         }
         let scan = &analysis.overlaps;
         let lost = &analysis.lost;
@@ -2571,10 +2607,22 @@ impl Verdict {
             "Operations: {} started, {} completed, {} gave up, {} abandoned, {} rejected.\n",
             o.started, o.completed, o.gave_up, o.abandoned, o.rejected
         ));
-        for class in self.starved_classes() {
-            out.push_str(&format!(
-                "Class {class} completed no operation: its clients got no work done.\n"
-            ));
+        // Each class's work and what it paid in waiting for its locks; a class that got
+        // nothing done is said so plainly, whatever the totals above.
+        for w in &self.class_work {
+            if w.completed == 0 {
+                out.push_str(&format!(
+                    "Class {} completed no operation: its clients got no work done.\n",
+                    w.class
+                ));
+            } else {
+                out.push_str(&format!(
+                    "Class {}: {} completed; {} on average from an operation's start to holding its locks.\n",
+                    w.class,
+                    w.completed,
+                    seconds(w.mean_wait_us())
+                ));
+            }
         }
         for l in &self.service_logs {
             if !l.consistent {

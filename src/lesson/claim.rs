@@ -110,6 +110,9 @@ pub enum Metric {
     Overlaps(String, String),
     /// `completed(CLASS)`: the operations the class's clients completed.
     Completed(String),
+    /// `wait_ms(CLASS)`: the mean time, in milliseconds, from one of the class's operations
+    /// starting to its critical section starting.
+    WaitMs(String),
     /// `cycle_services`: the most services in one wait-for cycle.
     CycleServices,
     /// `inventory_defects` or `inventory_defects(RESOURCE)`: defects of the static check.
@@ -227,6 +230,15 @@ impl Metric {
                 .map(|w| w.completed)
                 .ok_or_else(|| format!("the run has no client class \"{class}\""))?
                 as f64,
+            Metric::WaitMs(class) => {
+                v.class_work
+                    .iter()
+                    .find(|w| &w.class == class)
+                    .map(|w| w.mean_wait_us())
+                    .ok_or_else(|| format!("the run has no client class \"{class}\""))?
+                    as f64
+                    / 1000.0
+            }
             Metric::CycleServices => v
                 .wait_cycles
                 .iter()
@@ -264,7 +276,7 @@ impl Metric {
                 (!s.regions.contains(region)).then(|| format!("there is no region \"{region}\""))
             }),
             Metric::Overlaps(a, b) => client(a).or_else(|| client(b)),
-            Metric::Completed(c) => (!s.clients.iter().any(|x| &x.name == c))
+            Metric::Completed(c) | Metric::WaitMs(c) => (!s.clients.iter().any(|x| &x.name == c))
                 .then(|| format!("there is no client class \"{c}\"")),
             _ => None,
         }
@@ -282,6 +294,7 @@ impl std::fmt::Display for Metric {
             Metric::Grants(s) => write!(f, "grants({s})"),
             Metric::Overlaps(a, b) => write!(f, "overlaps({a}, {b})"),
             Metric::Completed(c) => write!(f, "completed({c})"),
+            Metric::WaitMs(c) => write!(f, "wait_ms({c})"),
             Metric::CycleServices => write!(f, "cycle_services"),
             Metric::InventoryDefects(None) => write!(f, "inventory_defects"),
             Metric::InventoryDefects(Some(r)) => write!(f, "inventory_defects({r})"),
@@ -619,6 +632,7 @@ fn test(text: &str) -> Result<Test, String> {
         },
         "cycle_services" if args.is_empty() => Metric::CycleServices,
         "completed" => Metric::Completed(one("CLASS")?),
+        "wait_ms" => Metric::WaitMs(one("CLASS")?),
         "inventory_defects" => match args.as_slice() {
             [] => Metric::InventoryDefects(None),
             [r] => Metric::InventoryDefects(Some(r.clone())),
@@ -628,7 +642,7 @@ fn test(text: &str) -> Result<Test, String> {
             return Err(format!(
                 "unknown figure \"{name}\"; the figures are {}, operations.{}, idle_ms(R), \
                  idle_percent(R), unavailable_ms(S, REGION), grants(S), overlaps(A, B), \
-                 completed(CLASS), cycle_services and inventory_defects",
+                 completed(CLASS), wait_ms(CLASS), cycle_services and inventory_defects",
                 COUNTS.join(", "),
                 OPERATIONS.join("|")
             ))

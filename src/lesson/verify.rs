@@ -4,9 +4,9 @@
 //! each of its misconceptions. Problems are authoring errors, reported at their lines.
 
 use crate::monitor::{self, Verdict};
-use crate::world::Micros;
 use crate::scenario::{Scenario, ScenarioErrors};
 use crate::sim::Run;
+use crate::world::Micros;
 
 use super::cue::shown_marks;
 use super::edit::{allowed, apply_edits, Control, Edit};

@@ -1497,6 +1497,31 @@ fn check_access_recount(s: &Scenario) -> Result<(), TestCaseError> {
         s.clients.len(),
         "one entry per class"
     );
+    // The sections each class entered and the time it waited for them, walking the trace.
+    let mut started = vec![0u64; run.world.clients.len()];
+    let mut per_class: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for e in events {
+        match &e.what {
+            What::OpStarted { client, .. } => started[*client as usize] = e.at,
+            What::BeliefStarted { client, .. } => {
+                let c = &run.world.clients[*client as usize];
+                let class = run.world.classes[c.class as usize].clone();
+                let entry = per_class.entry(class).or_default();
+                entry.0 += 1;
+                entry.1 += e.at - started[*client as usize];
+            }
+            _ => {}
+        }
+    }
+    for w in &verdict.class_work {
+        let (sections, waited) = per_class.get(&w.class).copied().unwrap_or_default();
+        prop_assert_eq!(
+            (w.sections, w.waited_us),
+            (sections, waited),
+            "class {}",
+            w.class
+        );
+    }
     prop_assert_eq!(
         verdict.class_work.iter().map(|w| w.completed).sum::<u64>(),
         accepted
