@@ -106,6 +106,9 @@ pub enum Metric {
     UnavailableMs(String, String),
     /// `grants(SERVICE)`: the grants in the service's own log.
     Grants(String),
+    /// `grants(SERVICE, FROM_MS, TO_MS)`: the grants in the service's log from one time of the
+    /// run up to (not including) another, counted from the run's trace.
+    GrantsBetween(String, u64, u64),
     /// `overlaps(A, B)`: overlaps between clients of A and of B (classes or instances).
     Overlaps(String, String),
     /// `completed(CLASS)`: the operations the class's clients completed.
@@ -223,6 +226,26 @@ impl Metric {
                 }
                 n as f64
             }
+            Metric::GrantsBetween(service, from, to) => {
+                // The verdict keeps no grant times, so the run (the same scenario and seed) is
+                // made again and its trace counted.
+                let (run, _) = run_scenario(s, v.seed).map_err(|e| e.to_string())?;
+                let Some(k) = run.world.services.iter().position(|x| &x.name == service) else {
+                    return Err(format!("the run has no service \"{service}\""));
+                };
+                let (from, to) = (from.saturating_mul(1000), to.saturating_mul(1000));
+                run.events
+                    .iter()
+                    .filter(|e| e.at >= from && e.at < to)
+                    .filter(|e| {
+                        matches!(&e.what, crate::trace::What::Service {
+                            service: x,
+                            op: crate::trace::ServiceOp::Granted { .. },
+                            ..
+                        } if *x as usize == k)
+                    })
+                    .count() as f64
+            }
             Metric::Completed(class) => v
                 .class_work
                 .iter()
@@ -271,7 +294,7 @@ impl Metric {
         match self {
             Metric::IdleMs(r) | Metric::IdlePercent(r) => resource(r),
             Metric::InventoryDefects(Some(r)) => resource(r),
-            Metric::Grants(x) => service(x),
+            Metric::Grants(x) | Metric::GrantsBetween(x, _, _) => service(x),
             Metric::UnavailableMs(x, region) => service(x).or_else(|| {
                 (!s.regions.contains(region)).then(|| format!("there is no region \"{region}\""))
             }),
@@ -292,6 +315,7 @@ impl std::fmt::Display for Metric {
             Metric::IdlePercent(r) => write!(f, "idle_percent({r})"),
             Metric::UnavailableMs(s, r) => write!(f, "unavailable_ms({s}, {r})"),
             Metric::Grants(s) => write!(f, "grants({s})"),
+            Metric::GrantsBetween(s, a, b) => write!(f, "grants({s}, {a}, {b})"),
             Metric::Overlaps(a, b) => write!(f, "overlaps({a}, {b})"),
             Metric::Completed(c) => write!(f, "completed({c})"),
             Metric::WaitMs(c) => write!(f, "wait_ms({c})"),
@@ -621,7 +645,21 @@ fn test(text: &str) -> Result<Test, String> {
         }
         "idle_ms" => Metric::IdleMs(one("RESOURCE")?),
         "idle_percent" => Metric::IdlePercent(one("RESOURCE")?),
-        "grants" => Metric::Grants(one("SERVICE")?),
+        "grants" => match args.as_slice() {
+            [s] => Metric::Grants(s.clone()),
+            [s, a, b] => {
+                let ms = |x: &str| {
+                    x.parse::<u64>()
+                        .map_err(|_| format!("\"{x}\" is not a whole number of milliseconds"))
+                };
+                let (a, b) = (ms(a)?, ms(b)?);
+                if b <= a {
+                    return Err(format!("grants({s}, {a}, {b}): the window is empty"));
+                }
+                Metric::GrantsBetween(s.clone(), a, b)
+            }
+            _ => return Err("grants(SERVICE) or grants(SERVICE, FROM_MS, TO_MS)".into()),
+        },
         "unavailable_ms" => match args.as_slice() {
             [s, r] => Metric::UnavailableMs(s.clone(), r.clone()),
             _ => return Err("unavailable_ms(SERVICE, REGION) takes two names".into()),
@@ -641,7 +679,7 @@ fn test(text: &str) -> Result<Test, String> {
         _ => {
             return Err(format!(
                 "unknown figure \"{name}\"; the figures are {}, operations.{}, idle_ms(R), \
-                 idle_percent(R), unavailable_ms(S, REGION), grants(S), overlaps(A, B), \
+                 idle_percent(R), unavailable_ms(S, REGION), grants(S), grants(S, FROM_MS, TO_MS), overlaps(A, B), \
                  completed(CLASS), wait_ms(CLASS), cycle_services and inventory_defects",
                 COUNTS.join(", "),
                 OPERATIONS.join("|")
