@@ -49,6 +49,13 @@ pub const EXERCISES_MAX: usize = 16;
 pub const SEEDS_MAX: usize = 32;
 /// The most cues, claims, edits, hints or misconceptions in one step or exercise.
 pub const ITEMS_MAX: usize = 64;
+/// A step's narration above this many words draws a note from `lesson check`: one idea a
+/// step, the rest said by cues as the run reaches each moment.
+pub const NARRATION_WORDS_NOTE: usize = 60;
+/// A step's narration above this many words is an authoring error.
+pub const NARRATION_WORDS_MAX: usize = 90;
+/// The most choices a prediction offers.
+pub const CHOICES_MAX: usize = 6;
 /// The claims of the product brief that lessons can cover.
 pub const DESIGN_CLAIMS: std::ops::RangeInclusive<u8> = 1..=11;
 
@@ -123,6 +130,63 @@ pub struct Step {
     pub cues: Vec<Cue>,
     pub claims: Vec<Claim>,
     pub gate: Option<Gate>,
+    /// A question the learner may answer before the run plays.
+    pub prediction: Option<Prediction>,
+    /// A sweep drawn beside the step: how often exclusion breaks as one parameter varies.
+    pub sweep: Option<StepSweep>,
+}
+
+/// A sweep a step draws, as `lockstep sweep` runs it: the step's scenario with one parameter
+/// set to each value, over seeds `0..seeds`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepSweep {
+    pub line: u32,
+    pub param: crate::sweep::Param,
+    pub values: Vec<u64>,
+    pub seeds: u64,
+    /// What the figure shows, in a sentence.
+    pub caption: String,
+}
+
+impl StepSweep {
+    /// Runs the sweep over the step's scenario.
+    pub fn run(
+        &self,
+        scenario: &Scenario,
+    ) -> Result<Vec<crate::sweep::SweepPoint>, crate::scenario::ScenarioErrors> {
+        crate::sweep::sweep(scenario, self.param, &self.values, self.seeds)
+    }
+}
+
+/// A question about a step's run, asked before it plays: each choice is a claim, and the run
+/// decides which is right ("Will both clients be inside at once?").
+#[derive(Clone, Debug)]
+pub struct Prediction {
+    pub line: u32,
+    pub question: String,
+    pub choices: Vec<PredictionChoice>,
+    /// Said after the answer is revealed, right or wrong.
+    pub why: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct PredictionChoice {
+    /// The choice as the learner reads it.
+    pub text: String,
+    /// What the run shows if this choice is right.
+    pub claim: Claim,
+}
+
+impl Prediction {
+    /// The choices whose claims hold of a run: exactly one, in a lesson that checks.
+    pub fn right(&self, scenario: &Scenario, verdict: &Verdict) -> Vec<usize> {
+        self.choices
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.claim.check(scenario, verdict).holds)
+            .map(|(k, _)| k)
+            .collect()
+    }
 }
 
 /// A condition the learner's own run must meet before the lesson goes on.
@@ -141,6 +205,8 @@ pub struct Gate {
     /// Messages for particular ways of meeting the gate, each said instead of `passed` when
     /// its own conditions hold of the learner's run too; the first that holds is said.
     pub messages: Vec<GateMessage>,
+    /// Known wrong approaches, answered with a hint while the gate is not met.
+    pub misconceptions: Vec<Misconception>,
 }
 
 /// A message said when a gate is met in one particular way, as the run shows it.
@@ -165,6 +231,11 @@ impl Gate {
     pub fn message(&self, scenario: &Scenario, verdict: &Verdict) -> &str {
         self.message_index(scenario, verdict)
             .map_or(self.passed.as_str(), |k| self.messages[k].text.as_str())
+    }
+
+    /// The first misconception the learner's scenario matches.
+    pub fn misconception(&self, scenario: &Scenario) -> Option<usize> {
+        self.misconceptions.iter().position(|m| m.matches(scenario))
     }
 
     /// The index of the message [`Gate::message`] says, if it is not `passed`.

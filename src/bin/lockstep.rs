@@ -443,7 +443,7 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
                 let checked = lockstep::lesson::check(&lesson);
                 // Not problems: what the work condition refuses, for an author who may want a
                 // hint for it. Standard output keeps one line per lesson.
-                for s in &checked.starving {
+                for s in &checked.notes {
                     eprintln!("{path}:{}: note: {}", s.line, s.message);
                 }
                 if checked.errors.is_empty() {

@@ -14,12 +14,15 @@ use super::claim::{self, Claim, Condition};
 use super::cue::{Cue, EventPattern, Highlight, LaneRef};
 use super::edit::{self, Control, Edit, Patch};
 use super::{
-    Exercise, Gate, GateMessage, Lesson, LessonError, Misconception, Narration, Setup, Step,
-    DESIGN_CLAIMS, EXERCISES_MAX, ITEMS_MAX, LESSON_BYTES_MAX, STEPS_MAX,
+    Exercise, Gate, GateMessage, Lesson, LessonError, Misconception, Narration, Prediction,
+    PredictionChoice, Setup, Step, StepSweep, CHOICES_MAX, DESIGN_CLAIMS, EXERCISES_MAX, ITEMS_MAX,
+    LESSON_BYTES_MAX, STEPS_MAX,
 };
 
 /// The kinds of fenced blocks that a lesson reads; any other fenced block is narration.
-const KINDS: [&str; 5] = ["step", "cues", "claims", "gate", "exercise"];
+const KINDS: [&str; 7] = [
+    "step", "cues", "claims", "gate", "predict", "sweep", "exercise",
+];
 
 /// The lists of a scenario whose elements `set` names (by name or number).
 const LISTS: [&str; 6] = [
@@ -164,6 +167,33 @@ struct GateToml {
     passed: String,
     #[serde(default)]
     message: Vec<Spanned<GateMessageToml>>,
+    #[serde(default)]
+    misconception: Vec<Spanned<MisconceptionToml>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepToml {
+    param: String,
+    values: Vec<u64>,
+    seeds: u64,
+    caption: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PredictToml {
+    question: String,
+    choice: Vec<PredictChoiceToml>,
+    #[serde(default)]
+    why: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PredictChoiceToml {
+    text: String,
+    claim: String,
 }
 
 #[derive(Deserialize)]
@@ -704,6 +734,8 @@ fn step(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Option
         cues: Vec::new(),
         claims: Vec::new(),
         gate: None,
+        prediction: None,
+        sweep: None,
     })
 }
 
@@ -837,6 +869,11 @@ fn step_part(step: &mut Step, kind: &str, fence: &Fence, problems: &mut Problems
                     "a gate waits for the learner, but the step offers no controls",
                 );
             }
+            let misconceptions = t
+                .misconception
+                .iter()
+                .map(|m| misconception(line_of(fence, m), m.get_ref(), &step.scenario, problems))
+                .collect();
             step.gate = Some(Gate {
                 line: fence.line,
                 prompt: t.prompt,
@@ -844,6 +881,76 @@ fn step_part(step: &mut Step, kind: &str, fence: &Fence, problems: &mut Problems
                 when,
                 intended,
                 messages,
+                misconceptions,
+            });
+        }
+        "sweep" => {
+            if step.sweep.is_some() {
+                problems.at(fence.line, "a step has at most one sweep");
+                return;
+            }
+            let Some(t) = read_toml::<SweepToml>(fence, problems) else {
+                return;
+            };
+            let Some(param) = crate::sweep::Param::from_name(&t.param) else {
+                let names: Vec<&str> = crate::sweep::Param::ALL.iter().map(|p| p.name()).collect();
+                problems.at(
+                    fence.line,
+                    format!(
+                        "sweep: unknown param \"{}\" ({})",
+                        t.param,
+                        names.join(", ")
+                    ),
+                );
+                return;
+            };
+            if t.seeds == 0 || t.seeds > super::SEEDS_MAX as u64 {
+                problems.at(
+                    fence.line,
+                    format!("sweep: give 1 to {} seeds", super::SEEDS_MAX),
+                );
+                return;
+            }
+            step.sweep = Some(StepSweep {
+                line: fence.line,
+                param,
+                values: t.values,
+                seeds: t.seeds,
+                caption: t.caption,
+            });
+        }
+        "predict" => {
+            if step.prediction.is_some() {
+                problems.at(fence.line, "a step has at most one prediction");
+                return;
+            }
+            let Some(t) = read_toml::<PredictToml>(fence, problems) else {
+                return;
+            };
+            let mut choices = Vec::new();
+            for c in &t.choice {
+                match Claim::parse(&c.claim, fence.line) {
+                    Ok(claim) => match claim.problem(&step.scenario) {
+                        Some(why) => problems.at(fence.line, format!("prediction: {why}")),
+                        None => choices.push(PredictionChoice {
+                            text: c.text.clone(),
+                            claim,
+                        }),
+                    },
+                    Err(why) => problems.at(fence.line, format!("prediction: {why}")),
+                }
+            }
+            if !(2..=CHOICES_MAX).contains(&t.choice.len()) {
+                problems.at(
+                    fence.line,
+                    format!("a prediction offers 2 to {CHOICES_MAX} choices"),
+                );
+            }
+            step.prediction = Some(Prediction {
+                line: fence.line,
+                question: t.question,
+                choices,
+                why: t.why,
             });
         }
         _ => unreachable!("steps and exercises are read elsewhere"),
@@ -920,32 +1027,11 @@ fn exercise(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Op
             problems,
         ));
     }
-    let mut misconceptions = Vec::new();
-    for m in &t.misconception {
-        let line = line_of(fence, m);
-        let inner = m.get_ref();
-        let mut when = Vec::new();
-        for c in &inner.when {
-            match Condition::parse(c) {
-                Ok(cond) => match cond.problem(&scenario) {
-                    Some(why) => problems.at(line, format!("misconception \"{c}\": {why}")),
-                    None => when.push(cond),
-                },
-                Err(why) => problems.at(line, format!("misconception: {why}")),
-            }
-        }
-        if inner.when.is_empty() {
-            problems.at(line, "a misconception needs a condition (when)");
-        }
-        let texts: Vec<(u32, &str)> = inner.example.iter().map(|e| (line, e.as_str())).collect();
-        let example = edits_in(&texts, &scenario, "misconception example", problems);
-        misconceptions.push(Misconception {
-            line,
-            when,
-            hint: inner.hint.clone(),
-            example,
-        });
-    }
+    let misconceptions: Vec<Misconception> = t
+        .misconception
+        .iter()
+        .map(|m| misconception(line_of(fence, m), m.get_ref(), &scenario, problems))
+        .collect();
     for (what, n) in [
         ("hints", t.hints.len()),
         ("checks", t.check.len()),
@@ -1009,4 +1095,35 @@ fn with_work(claims: &mut Vec<Claim>, line: u32) {
         )
     };
     claims.push(Claim::parse(&text, line).expect("the work condition parses"));
+}
+
+/// Reads a misconception of an exercise or a gate: conditions on the learner's scenario, the
+/// hint, and an example made of edits from `scenario`.
+fn misconception(
+    line: u32,
+    inner: &MisconceptionToml,
+    scenario: &Scenario,
+    problems: &mut Problems,
+) -> Misconception {
+    let mut when = Vec::new();
+    for c in &inner.when {
+        match Condition::parse(c) {
+            Ok(cond) => match cond.problem(scenario) {
+                Some(why) => problems.at(line, format!("misconception \"{c}\": {why}")),
+                None => when.push(cond),
+            },
+            Err(why) => problems.at(line, format!("misconception: {why}")),
+        }
+    }
+    if inner.when.is_empty() {
+        problems.at(line, "a misconception needs a condition (when)");
+    }
+    let texts: Vec<(u32, &str)> = inner.example.iter().map(|e| (line, e.as_str())).collect();
+    let example = edits_in(&texts, scenario, "misconception example", problems);
+    Misconception {
+        line,
+        when,
+        hint: inner.hint.clone(),
+        example,
+    }
 }

@@ -26,10 +26,12 @@ pub struct Checked {
     pub errors: Vec<LessonError>,
     /// How many claims (of steps and gates) and exercise checks were judged.
     pub claims: usize,
-    /// Changes the learner can make that would meet a gate or pass an exercise but for the
-    /// work condition, because they starve a client class: found by trying the options of the
-    /// allowed controls, and refused. An author may answer them with a misconception hint.
-    pub starving: Vec<LessonError>,
+    /// What is worth an author's look but is no error: changes the learner can make that would
+    /// meet a gate or pass an exercise but for the work condition, because they starve a client
+    /// class (found by trying the options of the allowed controls, and refused; an author may
+    /// answer them with a misconception hint), and narration over
+    /// [`super::NARRATION_WORDS_NOTE`] words.
+    pub notes: Vec<LessonError>,
 }
 
 /// The most combinations of control values `lesson check` tries at one gate or exercise; past
@@ -152,7 +154,7 @@ pub fn check(lesson: &Lesson) -> Checked {
         check_exercise(exercise, &mut out);
     }
     out.errors.sort_by_key(|e| e.line);
-    out.starving.sort_by_key(|e| e.line);
+    out.notes.sort_by_key(|e| e.line);
     out
 }
 
@@ -163,8 +165,37 @@ fn error(out: &mut Checked, line: u32, message: impl Into<String>) {
     });
 }
 
+/// The words of a narration, as a reader counts them: runs of letters or digits.
+pub fn word_count(markdown: &str) -> usize {
+    markdown
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count()
+}
+
 fn check_step(step: &Step, out: &mut Checked) {
     let s = &step.scenario;
+    let words = word_count(&step.narration.markdown);
+    if words > super::NARRATION_WORDS_MAX {
+        error(
+            out,
+            step.line,
+            format!(
+                "the step's narration has {words} words, more than {}: one idea a step, and what \
+                 happens at a moment of the run goes into a cue",
+                super::NARRATION_WORDS_MAX
+            ),
+        );
+    } else if words > super::NARRATION_WORDS_NOTE {
+        out.notes.push(LessonError {
+            line: step.line,
+            message: format!(
+                "the step's narration has {words} words; aim for at most {}, moving what happens \
+                 at a moment of the run into a cue",
+                super::NARRATION_WORDS_NOTE
+            ),
+        });
+    }
     let (run, verdict) = match run_scenario(s, s.seed) {
         Ok(x) => x,
         Err(e) => {
@@ -232,9 +263,79 @@ fn check_step(step: &Step, out: &mut Checked) {
         }
         last = Some((at.0, at.1, cue));
     }
+    if let Some(sw) = &step.sweep {
+        if let Err(e) = sw.run(s) {
+            error(out, sw.line, format!("the sweep does not run: {e}"));
+        }
+    }
+    if let Some(p) = &step.prediction {
+        out.claims += p.choices.len();
+        let right = p.right(s, &verdict);
+        if right.len() != 1 {
+            let which: Vec<&str> = right.iter().map(|&k| p.choices[k].text.as_str()).collect();
+            error(
+                out,
+                p.line,
+                format!(
+                    "exactly one choice of a prediction must be right in the step's run, but {} \
+                     are{}",
+                    right.len(),
+                    if which.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", which.join("; "))
+                    }
+                ),
+            );
+        }
+    }
     let Some(gate) = &step.gate else {
         return;
     };
+    for (i, m) in gate.misconceptions.iter().enumerate() {
+        if m.matches(s) {
+            error(
+                out,
+                m.line,
+                "the misconception already matches the step's start, so its hint would answer a \
+                 learner who has not tried anything",
+            );
+        }
+        if let Some(e) = m.example.iter().find(|e| !allowed(&step.controls, e)) {
+            error(
+                out,
+                m.line,
+                format!(
+                    "the misconception's example \"{e}\" needs the control \"{}\", which the \
+                     step does not offer",
+                    Control::of(e)
+                ),
+            );
+            continue;
+        }
+        let tried = apply_edits(s, &m.example);
+        let Ok((_, v)) = run_scenario(&tried, tried.seed) else {
+            error(
+                out,
+                m.line,
+                "the misconception's example makes the scenario invalid",
+            );
+            continue;
+        };
+        if gate.met(&tried, &v) {
+            error(
+                out,
+                m.line,
+                "the misconception's example meets the gate: it is not a mistake",
+            );
+        } else if gate.misconception(&tried) != Some(i) {
+            error(
+                out,
+                m.line,
+                "the misconception's example does not trigger its own hint",
+            );
+        }
+    }
     out.claims += gate.when.len();
     if gate.met(s, &verdict) {
         let shown: Vec<String> = gate
@@ -303,7 +404,7 @@ fn check_step(step: &Step, out: &mut Checked) {
             continue;
         }
         match work.iter().map(|c| c.check(&tried, &v)).find(|r| !r.holds) {
-            Some(r) => out.starving.push(LessonError {
+            Some(r) => out.notes.push(LessonError {
                 line: gate.line,
                 message: format!(
                     "the gate would accept [{}] but for the work condition: {}",
@@ -386,7 +487,7 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
             });
         if only_work {
             let f = &g.failures[0];
-            out.starving.push(LessonError {
+            out.notes.push(LessonError {
                 line: x.line,
                 message: format!(
                     "exercise \"{}\" would accept [{}] but for the work condition: with seed {}, \

@@ -17,7 +17,10 @@ use super::claim::{Claim, Condition};
 use super::cue::{Cue, EventPattern, Highlight, LaneRef};
 use super::edit::{Control, Edit};
 use super::narration::{render, Block};
-use super::{Exercise, Gate, GateMessage, Lesson, Misconception, Narration, Setup, Step};
+use super::{
+    Exercise, Gate, GateMessage, Lesson, Misconception, Narration, Prediction, PredictionChoice,
+    Setup, Step, StepSweep,
+};
 use crate::scenario::Scenario;
 
 /// The format's version, written in every file; a file of another version is refused.
@@ -63,6 +66,34 @@ pub struct WireStep {
     pub cues: Vec<WireCue>,
     pub claims: Vec<String>,
     pub gate: Option<WireGate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<WirePrediction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<WireSweep>,
+}
+
+/// A step's sweep with its points, computed when the compact form is written, so that the
+/// page draws it without running it (the points are the engine's, and the shipped file is
+/// checked to be what the engine computes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireSweep {
+    pub line: u32,
+    pub param: String,
+    pub values: Vec<u64>,
+    pub seeds: u64,
+    pub caption: String,
+    pub points: Vec<crate::sweep::SweepPoint>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WirePrediction {
+    pub line: u32,
+    pub question: String,
+    /// Each choice's words and its claim.
+    pub choices: Vec<(String, String)>,
+    pub why: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,6 +119,8 @@ pub struct WireGate {
     pub intended: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<WireGateMessage>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub misconceptions: Vec<WireMisconception>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -147,6 +180,8 @@ pub struct Loaded {
 pub struct StepText {
     pub narration: Vec<Block>,
     pub cues: Vec<Vec<Block>>,
+    /// The points of the step's sweep, as the engine computed them.
+    pub sweep: Vec<crate::sweep::SweepPoint>,
 }
 
 fn lane_text(l: &LaneRef) -> String {
@@ -198,6 +233,24 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                     })
                     .collect(),
                 claims: s.claims.iter().map(|c| c.text.clone()).collect(),
+                sweep: s.sweep.as_ref().map(|sw| WireSweep {
+                    line: sw.line,
+                    param: sw.param.name().to_string(),
+                    values: sw.values.clone(),
+                    seeds: sw.seeds,
+                    caption: sw.caption.clone(),
+                    points: sw.run(&s.scenario).unwrap_or_default(),
+                }),
+                prediction: s.prediction.as_ref().map(|p| WirePrediction {
+                    line: p.line,
+                    question: p.question.clone(),
+                    choices: p
+                        .choices
+                        .iter()
+                        .map(|c| (c.text.clone(), c.claim.text.clone()))
+                        .collect(),
+                    why: p.why.clone(),
+                }),
                 gate: s.gate.as_ref().map(|g| WireGate {
                     line: g.line,
                     prompt: g.prompt.clone(),
@@ -214,6 +267,7 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                             text: m.text.clone(),
                         })
                         .collect(),
+                    misconceptions: g.misconceptions.iter().map(wire_misconception).collect(),
                 }),
             })
             .collect(),
@@ -236,16 +290,7 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                 alternatives: e.alternatives.iter().map(|a| words(a)).collect(),
                 explanation: e.explanation.clone(),
                 success: e.success.clone(),
-                misconceptions: e
-                    .misconceptions
-                    .iter()
-                    .map(|m| WireMisconception {
-                        line: m.line,
-                        when: m.when.iter().map(|c| c.text.clone()).collect(),
-                        hint: m.hint.clone(),
-                        example: words(&m.example),
-                    })
-                    .collect(),
+                misconceptions: e.misconceptions.iter().map(wire_misconception).collect(),
             })
             .collect(),
     }
@@ -321,6 +366,12 @@ pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
                     })
                     .collect::<Result<_, String>>()
                     .map_err(fail)?,
+                misconceptions: g
+                    .misconceptions
+                    .iter()
+                    .map(read_misconception)
+                    .collect::<Result<_, String>>()
+                    .map_err(fail)?,
             }),
         };
         steps.push(Step {
@@ -352,25 +403,58 @@ pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
                 .map_err(fail)?,
             claims: parse_all(&s.claims, "claim", |t| Claim::parse(t, s.line)).map_err(fail)?,
             gate,
+            sweep: match &s.sweep {
+                None => None,
+                Some(sw) => Some(StepSweep {
+                    line: sw.line,
+                    param: crate::sweep::Param::from_name(&sw.param)
+                        .ok_or_else(|| fail(format!("unknown sweep param \"{}\"", sw.param)))?,
+                    values: sw.values.clone(),
+                    seeds: sw.seeds,
+                    caption: sw.caption.clone(),
+                }),
+            },
+            prediction: match &s.prediction {
+                None => None,
+                Some(p) => Some(Prediction {
+                    line: p.line,
+                    question: p.question.clone(),
+                    choices: p
+                        .choices
+                        .iter()
+                        .map(|(text, claim)| {
+                            Ok(PredictionChoice {
+                                text: text.clone(),
+                                claim: Claim::parse(claim, p.line)
+                                    .map_err(|e| format!("claim \"{claim}\": {e}"))?,
+                            })
+                        })
+                        .collect::<Result<_, String>>()
+                        .map_err(fail)?,
+                    why: p.why.clone(),
+                }),
+            },
         });
         texts.push(StepText {
             narration: s.narration.clone(),
             cues: s.cues.iter().map(|c| c.blocks.clone()).collect(),
+            sweep: s
+                .sweep
+                .as_ref()
+                .map(|sw| sw.points.clone())
+                .unwrap_or_default(),
         });
     }
     let mut exercises = Vec::new();
     for e in &w.exercises {
         let fail = |x: String| format!("exercise \"{}\": {x}", e.id);
         let edits = |items: &[String]| parse_all(items, "edit", str::parse::<Edit>).map_err(fail);
-        let mut misconceptions = Vec::new();
-        for m in &e.misconceptions {
-            misconceptions.push(Misconception {
-                line: m.line,
-                when: parse_all(&m.when, "condition", Condition::parse).map_err(fail)?,
-                hint: m.hint.clone(),
-                example: edits(&m.example)?,
-            });
-        }
+        let misconceptions = e
+            .misconceptions
+            .iter()
+            .map(read_misconception)
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(fail)?;
         exercises.push(Exercise {
             id: e.id.clone(),
             title: e.title.clone(),
@@ -425,4 +509,22 @@ pub fn read_course(json: &str) -> Result<Vec<Loaded>, String> {
         .iter()
         .map(|l| from_wire(l).map_err(|e| format!("lesson \"{}\": {e}", l.id)))
         .collect()
+}
+
+fn wire_misconception(m: &Misconception) -> WireMisconception {
+    WireMisconception {
+        line: m.line,
+        when: m.when.iter().map(|c| c.text.clone()).collect(),
+        hint: m.hint.clone(),
+        example: words(&m.example),
+    }
+}
+
+fn read_misconception(m: &WireMisconception) -> Result<Misconception, String> {
+    Ok(Misconception {
+        line: m.line,
+        when: parse_all(&m.when, "condition", Condition::parse)?,
+        hint: m.hint.clone(),
+        example: parse_all(&m.example, "edit", str::parse::<Edit>)?,
+    })
 }
