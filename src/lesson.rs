@@ -36,7 +36,7 @@ pub use cue::{cue_marks, cues_at, highlighted_events, Cue, EventPattern, Highlig
 pub use edit::{apply_edits, apply_patches, Control, Edit, Patch};
 pub use narration::Narration;
 pub use parse::parse;
-pub use verify::{check, run_scenario, Checked};
+pub use verify::{check, run_scenario, word_count, Checked};
 
 /// The largest lesson file read: 256 KiB. A lesson is prose and a few TOML blocks; this bound
 /// keeps parsing, and anything built from a pasted file, small.

@@ -215,6 +215,9 @@ pub struct LessonProgress {
     /// coming back shows the learner's own run and the way on.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub gate_edits: BTreeMap<String, Vec<String>>,
+    /// Steps whose prediction the learner made and saw answered, and whether it was right.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub predictions: BTreeMap<String, bool>,
     /// Exercises solved, with the completion code of the solution.
     #[serde(default)]
     pub solved: BTreeMap<String, String>,
@@ -247,6 +250,9 @@ impl Progress {
                 run.edits.iter().map(|e| e.to_string()).collect(),
             );
         }
+        if let (Some(k), true) = (run.predicted, run.revealed) {
+            entry.predictions.insert(id.clone(), run.right.contains(&k));
+        }
         if let Some(code) = run.attempt.as_ref().and_then(|a| a.code.clone()) {
             entry.solved.insert(id, code);
         }
@@ -267,6 +273,20 @@ impl Progress {
             .filter(|e| p.is_some_and(|p| p.solved.contains_key(&e.id)))
             .count();
         let mut out = format!("{seen} of {} steps seen", l.steps.len());
+        let asked = l.steps.iter().filter(|s| s.prediction.is_some()).count();
+        if asked > 0 {
+            let answered: Vec<bool> = l
+                .steps
+                .iter()
+                .filter_map(|s| p.and_then(|p| p.predictions.get(&s.id)).copied())
+                .collect();
+            out.push_str(&format!(
+                ", {} of {asked} prediction{} made ({} right)",
+                answered.len(),
+                if asked == 1 { "" } else { "s" },
+                answered.iter().filter(|r| **r).count()
+            ));
+        }
         if !l.exercises.is_empty() {
             out.push_str(&format!(
                 ", {solved} of {} exercise{} solved",
@@ -363,6 +383,13 @@ pub struct LessonRun {
     /// Whether the solution is shown.
     pub solution: bool,
     pub attempt: Option<Attempt>,
+    /// The choice the learner committed to for the step's prediction.
+    pub predicted: Option<usize>,
+    /// Set once the playhead reached the end of the run after the learner predicted: the
+    /// answer is then shown, judged from the run.
+    pub revealed: bool,
+    /// The prediction's choices whose claims hold of the run shown.
+    pub right: Vec<usize>,
 }
 
 impl LessonRun {
@@ -456,10 +483,16 @@ impl LessonRun {
                 None => (None, String::new()),
                 Some(g) => gate_reading(g, scenario, &outcome.verdict),
             };
+            let right = step
+                .prediction
+                .as_ref()
+                .map(|p| p.right(scenario, &outcome.verdict))
+                .unwrap_or_default();
             self.marks = marks;
             self.highlighted = Rc::new(highlighted);
             self.gate = gate;
             self.gate_text = gate_text;
+            self.right = right;
         }
         self.attempt = None;
     }
@@ -503,6 +536,47 @@ impl LessonRun {
         }
     }
 
+    /// What the page says of the learner's prediction once the run has played: whether the
+    /// run shows the chosen answer, what it shows, and why.
+    pub fn prediction_text(&self, scenario: &Scenario, outcome: &Outcome) -> Option<String> {
+        let p = self.step()?.prediction.as_ref()?;
+        let k = self.predicted?;
+        let chosen = p.choices.get(k)?;
+        if !self.revealed {
+            return Some(format!(
+                "You said: {}. Play the run to its end to see whether it does.",
+                chosen.text
+            ));
+        }
+        let shows = chosen.claim.check(scenario, &outcome.verdict).actual;
+        let verdict = if self.right.contains(&k) {
+            format!(
+                "Right: you said {}, and the run shows {shows}.",
+                chosen.text
+            )
+        } else {
+            let answer: Vec<&str> = self
+                .right
+                .iter()
+                .filter_map(|&r| p.choices.get(r).map(|c| c.text.as_str()))
+                .collect();
+            format!(
+                "Not this time: you said {}, but the run shows {shows}{}.",
+                chosen.text,
+                if answer.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (the answer: {})", answer.join(" / "))
+                }
+            )
+        };
+        Some(if p.why.is_empty() {
+            verdict
+        } else {
+            format!("{verdict} {}", p.why)
+        })
+    }
+
     /// The label of the next hint to reveal, e.g. "Hint 2 of 4", if any is left.
     pub fn next_hint_label(&self) -> Option<String> {
         self.exercise().and_then(|e| e.hint_label(self.hints))
@@ -528,6 +602,15 @@ fn gate_reading(
         (
             Some(true),
             format!("Done: {}", g.message(scenario, verdict)),
+        )
+    } else if let Some(m) = g.misconception(scenario).map(|k| &g.misconceptions[k]) {
+        (
+            Some(false),
+            format!(
+                "Not yet: {} (This needs {}.)",
+                m.hint,
+                failed.join("; and ")
+            ),
         )
     } else {
         (
@@ -556,6 +639,8 @@ pub enum LessonAction {
     ShowSolution,
     /// Starts the step or exercise again from its own scenario.
     Restart,
+    /// Commits to a choice of the step's prediction; the run plays from the start.
+    Predict(usize),
 }
 
 impl App {
@@ -570,6 +655,9 @@ impl App {
             gate: None,
             gate_text: String::new(),
             edits: Vec::new(),
+            predicted: None,
+            revealed: false,
+            right: Vec::new(),
             hints: 0,
             solution: false,
             attempt: None,

@@ -815,6 +815,14 @@ impl App {
                 next.lesson = Some(Rc::new(run));
             }
         }
+        // A prediction is answered once the playhead reaches the run's end.
+        if let Some(run) = &next.lesson {
+            if run.predicted.is_some() && !run.revealed && next.time >= next.outcome.end {
+                let mut run = (**run).clone();
+                run.revealed = true;
+                next.lesson = Some(Rc::new(run));
+            }
+        }
         next
     }
 
@@ -1257,6 +1265,19 @@ impl App {
                 run.hints = (run.hints + 1).min(n);
             }
             LessonAction::ShowSolution => run.solution = true,
+            LessonAction::Predict(k) => {
+                let choices = run
+                    .step()
+                    .and_then(|s| s.prediction.as_ref())
+                    .map_or(0, |p| p.choices.len());
+                if k < choices {
+                    run.predicted = Some(k);
+                    run.revealed = false;
+                    // The answer is the run: it plays from the start.
+                    next.seek(0);
+                    next.playing = true;
+                }
+            }
             LessonAction::Restart => {
                 let course = Arc::clone(&run.course);
                 return self.reduce_lesson(LessonAction::Open {

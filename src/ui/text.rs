@@ -34,6 +34,14 @@ pub fn counts(v: &Verdict) -> Vec<Count> {
             why: overlaps_explained(v),
         },
         Count {
+            key: "incomparable-pairs",
+            label: "Incomparable grant pairs",
+            value: v.incomparable_pairs.to_string(),
+            bad: v.incomparable_pairs > 0,
+            explain: "Overlaps in which the two clients held grants from services that share no order: no comparison of tokens could say which grant is newer.",
+            why: None,
+        },
+        Count {
             key: "lost-updates",
             label: "Lost updates",
             value: v.lost_updates.to_string(),

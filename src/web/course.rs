@@ -184,7 +184,8 @@ impl PartialEq for LessonProps {
 #[function_component(Headline)]
 pub fn headline(p: &super::panels::OutcomeProps) -> Html {
     let o: &Outcome = &p.outcome;
-    let broken = o.headline.starts_with("Exclusion broken");
+    let broken = o.verdict.exclusion == crate::monitor::Exclusion::Broken;
+    let counts = crate::ui::text::counts(&o.verdict);
     html! {
         <section class={classes!("panel", "verdict", "headline", if broken { "broken" } else { "holds" })} aria-labelledby="verdict-h">
             <h2 id="verdict-h" class="visually-hidden">{ format!("Verdict for the whole run (seed {})", o.seed) }</h2>
@@ -193,8 +194,29 @@ pub fn headline(p: &super::panels::OutcomeProps) -> Html {
             </div>
             <details class="figures">
                 <summary>{ format!("The figures (seed {})", o.seed) }</summary>
-                { count_items(&crate::ui::text::counts(&o.verdict)) }
+                { count_items(&counts) }
+                { super::panels::flags_key(&counts) }
             </details>
+            <ul id="class-work" class="class-work">
+                { for o.verdict.class_work.iter().map(|w| html! {
+                    <li data-class={w.class.clone()} class={classes!((w.completed == 0).then_some("bad"))}>
+                        if w.completed == 0 {
+                            { format!("Class {} completed no operation.", w.class) }
+                        } else {
+                            { format!("Class {}: {} completed, {} ms on average to get its locks.", w.class, w.completed, w.mean_wait_us() / 1000) }
+                        }
+                    </li>
+                }) }
+            </ul>
+            <div id="lesson-inventory" class="inventory">
+                if o.inventory.is_empty() {
+                    <p>{ "Inventory check, before any run: no defect; every resource has one source of order." }</p>
+                } else {
+                    { for o.inventory.iter().map(|f| html! {
+                        <p>{ format!("Inventory check, before any run: {}", f.text()) }</p>
+                    }) }
+                }
+            </div>
         </section>
     }
 }
@@ -299,6 +321,26 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 <p class="assumptions"><strong>{ "Assuming " }</strong>{ step.assumptions.join("; ") }{ "." }</p>
             }
             <div class="narration">{ narration(&text.narration) }</div>
+            if let Some(pr) = &step.prediction {
+                <section id="predict" class="predict" aria-labelledby="predict-h">
+                    <h3 id="predict-h">{ "Before you play it" }</h3>
+                    <p>{ &pr.question }</p>
+                    if run.predicted.is_none() {
+                        <div class="choices" role="group" aria-labelledby="predict-h">
+                            { for pr.choices.iter().enumerate().map(|(k, c)| html! {
+                                <button type="button" id={format!("predict-{k}")} onclick={click(Action::Lesson(ui::course::LessonAction::Predict(k)))}>{ &c.text }</button>
+                            }) }
+                        </div>
+                    } else {
+                        <p id="predict-result" role="status" class={classes!(run.revealed.then_some(if run.predicted.is_some_and(|k| run.right.contains(&k)) { "right" } else { "wrong" }))}>
+                            { run.prediction_text(&app.scenario, &app.outcome).unwrap_or_default() }
+                        </p>
+                    }
+                </section>
+            }
+            if let Some(sw) = &step.sweep {
+                <super::lab::SweepFigure param={sw.param} points={Rc::new(text.sweep.clone())} caption={sw.caption.clone()} />
+            }
             if !watch.is_empty() {
                 <p class="watch">{ format!("Marked on the timeline: {}.", watch.join(", ")) }</p>
             }

@@ -208,7 +208,7 @@ pub fn embed_view(p: &EmbedProps) -> Html {
         app.link_from((*source).clone()).to_fragment()
     );
     let w = (*width).max(320);
-    let broken = app.outcome.headline.starts_with("Exclusion broken")
+    let broken = app.outcome.verdict.exclusion == crate::monitor::Exclusion::Broken
         || app.outcome.verdict.lost_updates > 0;
     html! {
         <main id="embed" class="embed" ref={root}>

@@ -59,7 +59,7 @@ pub(crate) fn flags_key(counts: &[Count]) -> Html {
 #[function_component(VerdictView)]
 pub fn verdict_view(p: &OutcomeProps) -> Html {
     let o = &p.outcome;
-    let broken = o.headline.starts_with("Exclusion broken");
+    let broken = o.verdict.exclusion == crate::monitor::Exclusion::Broken;
     let v = &o.verdict;
     let counts = text::counts(v);
     html! {
@@ -375,7 +375,7 @@ pub fn compare_view(p: &CompareProps) -> Html {
             </div>
         },
         Ok((b, diff)) => {
-            let broken = b.headline.starts_with("Exclusion broken");
+            let broken = b.verdict.exclusion == crate::monitor::Exclusion::Broken;
             let summary = text::compare_summary(&a.outcome.verdict, &b.verdict, diff);
             html! {
                 <>

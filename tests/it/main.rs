@@ -10,6 +10,7 @@ mod controls;
 mod course;
 mod determinism;
 mod explore;
+mod lesson_format;
 mod lessons;
 mod mechanisms;
 mod model_api;

@@ -271,10 +271,10 @@ export class TestContext {
     });
   }
 
-  async screenshot(label) {
+  async screenshot(label, { fullPage = true } = {}) {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     const file = path.join(ARTIFACTS, `${slug(this.name)}${label ? '--' + slug(label) : ''}.png`);
-    await this.page.screenshot({ path: file, fullPage: true });
+    await this.page.screenshot({ path: file, fullPage });
     this.shots.push(path.relative(ROOT, file));
     return file;
   }

@@ -1,0 +1,121 @@
+// The course tells the truth in the page: a control changed back leaves nothing behind, a
+// prediction is answered from the run, a step's sweep is drawn beside it, the run's figures
+// and the inventory are shown with the run, and every step and exercise is screenshotted at
+// 1280×800 for review (target/e2e-artifacts/course-truth--every-place--LESSON--PLACE.png).
+import { assert, assertEqual, until } from '../lib/harness.mjs';
+
+async function waitPlace(ctx, place) {
+  await ctx.page.waitForSelector(`#view-title[data-place="${place}"]`, { timeout: 20000 });
+  await ctx.frames(2);
+}
+
+async function openPlace(ctx, lesson, place) {
+  await ctx.open(`#/lessons/${lesson}/${place}`);
+  await waitPlace(ctx, place);
+}
+
+/** The course as the page loads it: the lessons' compact form, served beside the site. */
+async function course(ctx) {
+  await ctx.open('#/lessons');
+  await ctx.page.waitForSelector('#course li');
+  return ctx.page.evaluate(async () => (await fetch('./lessons.json')).json());
+}
+
+export const tests = [
+  {
+    name: 'course_truth::a_control_changed_back_leaves_nothing_behind',
+    async run(ctx) {
+      // Token chain first (it makes west-locks subordinate), then no lock: the page must show
+      // the run of "no lock" alone, gate and all.
+      await openPlace(ctx, 'fixed-order', 'followers-only');
+      await ctx.page.selectOption('#protocol-east-only', 'token_chain');
+      await until(async () => (await ctx.text('#gate-status')).length > 0, 'the gate to be read');
+      await ctx.page.selectOption('#protocol-east-only', 'no_lock');
+      await until(async () => (await ctx.value('#protocol-east-only')) === 'no_lock', 'the choice to show');
+      await ctx.frames(3);
+      const afterChain = await ctx.text('#gate-status');
+      const headline = await ctx.text('#verdict-headline');
+      // Fresh, with "no lock" alone.
+      await openPlace(ctx, 'fixed-order', 'ordered');
+      await openPlace(ctx, 'fixed-order', 'followers-only');
+      await ctx.page.selectOption('#protocol-east-only', 'no_lock');
+      await until(async () => (await ctx.text('#verdict-headline')) === headline, 'the same run as after the chain');
+      assertEqual(await ctx.text('#gate-status'), afterChain, 'the same gate reading');
+      assert(afterChain.startsWith('Not yet'), `no lock does not meet the gate: ${afterChain}`);
+      // The menu still offers "Lock in all" after the chain was chosen.
+      await ctx.page.selectOption('#protocol-east-only', 'token_chain');
+      const options = await ctx.page.$$eval('#protocol-east-only option', (os) => os.map((o) => o.value));
+      assert(options.includes('all_ordered') && options.includes('all_unordered'), `offered: ${options}`);
+    },
+  },
+  {
+    name: 'course_truth::a_starving_change_is_refused_in_words',
+    async run(ctx) {
+      await openPlace(ctx, 'the-rule', 'inventory');
+      await ctx.page.selectOption('#protocol-reports', 'single:replica-locks');
+      await until(
+        async () => (await ctx.text('#gate-status')).includes('every class completes work'),
+        'the gate to name the work condition',
+      );
+      const status = await ctx.text('#gate-status');
+      assert(status.startsWith('Not yet') && status.includes('reports'), `the gate: ${status}`);
+      assert(await ctx.exists('#class-work li.bad[data-class="reports"]'), 'the starved class is marked beside the run');
+      assert((await ctx.text('#lesson-inventory')).startsWith('Inventory check'), 'the inventory is shown with its words');
+    },
+  },
+  {
+    name: 'course_truth::a_prediction_is_answered_from_the_run',
+    async run(ctx) {
+      const c = await course(ctx);
+      const found = c.lessons
+        .flatMap((l) => l.steps.filter((s) => s.prediction).map((s) => [l.id, s]))
+        .find(() => true);
+      assert(found, 'some step asks for a prediction');
+      const [lesson, step] = found;
+      await openPlace(ctx, lesson, step.id);
+      await ctx.page.waitForSelector('#predict');
+      assert(await ctx.exists('#predict-0'), 'the choices are offered before the run plays');
+      await ctx.page.click('#predict-0');
+      await ctx.page.waitForSelector('#predict-result');
+      assert((await ctx.text('#predict-result')).startsWith('You said'), 'the answer waits for the run');
+      await ctx.page.click('#to-end');
+      await until(async () => /^(Right|Not this time)/.test(await ctx.text('#predict-result')), 'the answer after the run');
+      ctx.note(`${lesson}/${step.id}: ${await ctx.text('#predict-result')}`);
+    },
+  },
+  {
+    name: 'course_truth::a_steps_sweep_is_drawn_beside_it',
+    async run(ctx) {
+      const c = await course(ctx);
+      const found = c.lessons.flatMap((l) => l.steps.filter((s) => s.sweep).map((s) => [l.id, s])).find(() => true);
+      assert(found, 'some step draws a sweep');
+      const [lesson, step] = found;
+      await openPlace(ctx, lesson, step.id);
+      await ctx.page.waitForSelector('#step-sweep canvas');
+      const rows = await ctx.page.$$eval('#step-sweep-table tbody tr', (r) => r.length);
+      assertEqual(rows, step.sweep.values.length, 'one row a value');
+      // The canvas was drawn on (some pixel is not blank).
+      const drawn = await ctx.page.$eval('#step-sweep canvas', (c) => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
+        return false;
+      });
+      assert(drawn, 'the plot is drawn');
+    },
+  },
+  // Every step and exercise as the learner first sees it at 1280×800, one test a lesson.
+  ...['two-orders', 'lock-in-both', 'fixed-order', 'one-order', 'fencing', 'regions', 'migrations', 'the-rule'].map((id) => ({
+    name: `course_truth::every_place_of_${id.replace(/-/g, '_')}`,
+    viewport: { width: 1280, height: 800 },
+    async run(ctx) {
+      const c = await course(ctx);
+      const l = c.lessons.find((x) => x.id === id);
+      assert(l, `the course has the lesson ${id}`);
+      for (const p of [...l.steps, ...l.exercises]) {
+        await openPlace(ctx, l.id, p.id);
+        await ctx.screenshot(p.id, { fullPage: false });
+      }
+      ctx.note(`${l.steps.length + l.exercises.length} places at 1280×800`);
+    },
+  })),
+];

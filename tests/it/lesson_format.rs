@@ -1,0 +1,217 @@
+//! The parts of the lesson format that keep the course truthful, through the library as
+//! `lesson check` and the page use it: predictions answered from the run, gate misconceptions,
+//! sweeps computed into the compact form, and the narration's word limits.
+
+use std::sync::Arc;
+
+use lockstep::lesson::{self, wire};
+use lockstep::ui::course::{Course, LessonAction, Place, Progress};
+use lockstep::ui::toggles::Toggle;
+use lockstep::ui::{Action, App};
+
+const HEADER: &str =
+    "+++\nid = \"truth\"\ntitle = \"Truth\"\norder = 50\n+++\n\nAn introduction.\n\n";
+
+/// A step on the fencing scenario (a stale write lost at the start), then `rest`.
+fn lesson(narration: &str, rest: &str) -> String {
+    format!(
+        "{HEADER}```step\nid = \"stall\"\ntitle = \"A stall\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\n\n[set.clients.slow]\nmax_operations = 2\n```\n\n{narration}\n\n{rest}"
+    )
+}
+
+fn problems(text: &str) -> Vec<String> {
+    match lesson::parse(text) {
+        Err(e) => e
+            .into_iter()
+            .map(|e| format!("{}: {}", e.line, e.message))
+            .collect(),
+        Ok(l) => lesson::check(&l)
+            .errors
+            .into_iter()
+            .map(|e| format!("{}: {}", e.line, e.message))
+            .collect(),
+    }
+}
+
+/// The app at the lesson's first step, as the page opens a lesson file.
+fn open(text: &str) -> App {
+    let parsed = lesson::parse(text).expect("the lesson reads");
+    let checked = lesson::check(&parsed);
+    assert!(checked.errors.is_empty(), "{:?}", checked.errors);
+    let loaded = wire::from_wire(&wire::to_wire(&parsed)).expect("the compact form reads back");
+    let course = Arc::new(Course::new(Vec::new(), vec![loaded]));
+    App::open("01-two-services.toml").reduce(Action::Lesson(LessonAction::Open {
+        course,
+        index: 0,
+        place: Place::Step(0),
+        resume: Vec::new(),
+    }))
+}
+
+const PREDICT: &str = "```predict\nquestion = \"Will an update be lost?\"\nwhy = \"Nothing checks the stale write.\"\n\n[[choice]]\ntext = \"Yes\"\nclaim = \"lost_updates > 0\"\n\n[[choice]]\ntext = \"No\"\nclaim = \"lost_updates == 0\"\n```\n";
+
+#[test]
+fn a_prediction_must_have_exactly_one_right_answer_in_the_steps_run() {
+    assert_eq!(
+        problems(&lesson("Watch the balance.", PREDICT)),
+        Vec::<String>::new()
+    );
+    let two_right = PREDICT.replace("lost_updates == 0", "exclusion broken");
+    let found = problems(&lesson("Watch the balance.", &two_right));
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("exactly one choice") && p.contains("2 are")),
+        "{found:?}"
+    );
+    let none_right = PREDICT.replace("lost_updates > 0", "lost_updates > 5");
+    let found = problems(&lesson("Watch the balance.", &none_right));
+    assert!(found.iter().any(|p| p.contains("0 are")), "{found:?}");
+}
+
+#[test]
+fn a_prediction_is_answered_once_the_run_has_played_and_counts_in_the_progress() {
+    let app = open(&lesson("Watch the balance.", PREDICT));
+    let run = app.lesson.as_ref().expect("a lesson");
+    assert_eq!(run.right, vec![0], "the run loses an update");
+    assert_eq!(run.prediction_text(&app.scenario, &app.outcome), None);
+    // A wrong guess: the run plays from the start, and the answer waits for its end.
+    let guessed = app.reduce(Action::Lesson(LessonAction::Predict(1)));
+    assert!(guessed.playing && guessed.time == 0);
+    let run = guessed.lesson.as_ref().expect("a lesson");
+    assert!(!run.revealed);
+    let waiting = run
+        .prediction_text(&guessed.scenario, &guessed.outcome)
+        .expect("a text");
+    assert!(waiting.starts_with("You said: No."), "{waiting}");
+    let played = guessed.reduce(Action::ToEnd);
+    let run = played.lesson.as_ref().expect("a lesson");
+    assert!(run.revealed);
+    let answer = run
+        .prediction_text(&played.scenario, &played.outcome)
+        .expect("a text");
+    assert!(
+        answer.starts_with("Not this time: you said No, but the run shows lost_updates = 1")
+            && answer.contains("(the answer: Yes)")
+            && answer.ends_with("Nothing checks the stale write."),
+        "{answer}"
+    );
+    let progress = Progress::default().record(run);
+    assert_eq!(
+        progress.lessons["truth"].predictions.get("stall"),
+        Some(&false)
+    );
+    assert!(progress
+        .summary(run.lesson())
+        .contains("1 of 1 prediction made (0 right)"));
+    // A choice that is not offered changes nothing.
+    let stray = app.reduce(Action::Lesson(LessonAction::Predict(9)));
+    assert_eq!(stray.lesson.as_ref().expect("a lesson").predicted, None);
+}
+
+const GATE: &str = "```gate\nwhen = [\"integrity intact\"]\nintended = [\"fencing accounts one_source all_accesses\"]\nprompt = \"Refuse the stale write.\"\npassed = \"The stale write was refused.\"\n\n[[misconception]]\nwhen = [\"checks(accounts) == writes\", \"fencing(accounts) != off\"]\nexample = [\"fencing accounts one_source writes\"]\nhint = \"Reads are not checked, so the table has not seen the newer token yet.\"\n```\n";
+
+#[test]
+fn a_gate_misconception_is_checked_and_answers_the_learner() {
+    assert_eq!(
+        problems(&lesson("Watch the balance.", GATE)),
+        Vec::<String>::new()
+    );
+    // An example that meets the gate is no mistake.
+    let wrong = GATE.replace(
+        "example = [\"fencing accounts one_source writes\"]",
+        "example = [\"fencing accounts one_source all_accesses\"]",
+    );
+    let found = problems(&lesson("Watch the balance.", &wrong));
+    assert!(
+        found.iter().any(|p| p.contains("meets the gate")),
+        "{found:?}"
+    );
+    // In the page: the learner's mistake gets the hint, with what the gate still needs.
+    let app = open(&lesson("Watch the balance.", GATE)).reduce(Action::Toggle(Toggle::Fencing {
+        resource: "accounts".into(),
+        mode: lockstep::scenario::Fencing::OneSource,
+        checks: Some(lockstep::scenario::FencingChecks::Writes),
+    }));
+    let run = app.lesson.as_ref().expect("a lesson");
+    assert_eq!(run.gate, Some(false));
+    assert!(
+        run.gate_text.starts_with("Not yet: Reads are not checked")
+            && run.gate_text.contains("\"integrity intact\""),
+        "{}",
+        run.gate_text
+    );
+}
+
+#[test]
+fn a_steps_sweep_is_computed_into_the_compact_form() {
+    let sweep = "```sweep\nparam = \"pause_ms\"\nvalues = [0, 750]\nseeds = 3\ncaption = \"How often exclusion broke, by the stall's length.\"\n```\n";
+    let text = lesson("Watch the balance.", sweep);
+    assert_eq!(problems(&text), Vec::<String>::new());
+    let parsed = lesson::parse(&text).expect("reads");
+    let w = wire::to_wire(&parsed);
+    let points = &w.steps[0].sweep.as_ref().expect("a sweep").points;
+    assert_eq!(points.len(), 2);
+    assert!(points.iter().all(|p| p.runs == 3));
+    // The points are the engine's: the same as a sweep run directly.
+    let direct = parsed.steps[0]
+        .sweep
+        .as_ref()
+        .expect("a sweep")
+        .run(&parsed.steps[0].scenario)
+        .expect("runs");
+    assert_eq!(points, &direct);
+    let loaded = wire::from_wire(&w).expect("reads back");
+    assert_eq!(&loaded.steps[0].sweep, points);
+    let unknown = sweep.replace("pause_ms", "weather");
+    let found = problems(&lesson("Watch the balance.", &unknown));
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("unknown param \"weather\"")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn narration_over_sixty_words_is_noted_and_over_ninety_refused() {
+    let words = |n: usize| vec!["word"; n].join(" ");
+    let noted = lesson::parse(&lesson(&words(61), "")).expect("reads");
+    let checked = lesson::check(&noted);
+    assert!(checked.errors.is_empty(), "{:?}", checked.errors);
+    assert!(
+        checked.notes.iter().any(|n| n.message.contains("61 words")),
+        "{:?}",
+        checked.notes
+    );
+    let fine = lesson::check(&lesson::parse(&lesson(&words(60), "")).expect("reads"));
+    assert!(fine.notes.iter().all(|n| !n.message.contains("words")));
+    let found = problems(&lesson(&words(91), ""));
+    assert!(
+        found.iter().any(|p| p.contains("91 words, more than 90")),
+        "{found:?}"
+    );
+    // Punctuation alone is not a word.
+    assert_eq!(lesson::word_count("a — b, c."), 3);
+}
+
+/// The app's hand-over of a lesson file (opened, checked, in compact form) keeps its parts.
+#[test]
+fn predictions_and_gate_misconceptions_survive_the_compact_form() {
+    let text = lesson("Watch the balance.", &format!("{PREDICT}\n{GATE}"));
+    let parsed = lesson::parse(&text).expect("reads");
+    let back = wire::from_wire(&wire::to_wire(&parsed)).expect("reads back");
+    let (a, b) = (&parsed.steps[0], &back.lesson.steps[0]);
+    let (pa, pb) = (
+        a.prediction.as_ref().unwrap(),
+        b.prediction.as_ref().unwrap(),
+    );
+    assert_eq!(pa.question, pb.question);
+    assert_eq!(pa.choices.len(), pb.choices.len());
+    for (x, y) in pa.choices.iter().zip(&pb.choices) {
+        assert_eq!((&x.text, &x.claim), (&y.text, &y.claim));
+    }
+    let (ga, gb) = (a.gate.as_ref().unwrap(), b.gate.as_ref().unwrap());
+    assert_eq!(ga.misconceptions.len(), gb.misconceptions.len());
+    assert_eq!(ga.misconceptions[0].hint, gb.misconceptions[0].hint);
+}
