@@ -16,6 +16,9 @@ pub const AXIS_X_PX: (u32, u32) = (MARGIN + Y_LABELS, SIZE.0 - MARGIN);
 const MARGIN: u32 = 12;
 const Y_LABELS: u32 = 56;
 
+/// The top of the vertical axis: 100% and room for the legend above it.
+const Y_TOP: f64 = 1.35;
+
 const RATE: RGBColor = RGBColor(0xd5, 0x5e, 0x00);
 const BAND: RGBColor = RGBColor(0xd5, 0x5e, 0x00);
 
@@ -43,7 +46,9 @@ pub fn draw<DB: DrawingBackend>(
         .margin(MARGIN)
         .x_label_area_size(42)
         .y_label_area_size(Y_LABELS)
-        .build_cartesian_2d(lo as f64..hi as f64, 0.0f64..1.0f64)
+        // The vertical axis runs a little past 100%, so that the legend, in the upper left,
+        // sits above a curve and band that reach 100% instead of on them.
+        .build_cartesian_2d(lo as f64..hi as f64, 0.0f64..Y_TOP)
         .map_err(err)?;
     let labels: Vec<(u64, String)> = points.iter().map(|p| (p.value, p.label.clone())).collect();
     let categorical = param == Param::Fencing;
@@ -51,7 +56,13 @@ pub fn draw<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(param.axis())
         .y_desc("runs with exclusion broken")
-        .y_label_formatter(&|y| format!("{:.0}%", y * 100.0))
+        .y_label_formatter(&|y| {
+            if *y <= 1.0 + 1e-9 {
+                format!("{:.0}%", y * 100.0)
+            } else {
+                String::new()
+            }
+        })
         .x_label_formatter(&|x| {
             if categorical {
                 labels

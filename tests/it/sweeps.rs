@@ -326,3 +326,37 @@ mod explore_in_the_page {
         );
     }
 }
+
+/// A number attribute of an SVG element's text.
+fn attr(element: &str, name: &str) -> f64 {
+    let key = format!(" {name}=\"");
+    let at = element.find(&key).expect("the attribute") + key.len();
+    element[at..]
+        .split('"')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .expect("a number")
+}
+
+/// A curve that reaches 100% is not hidden under the legend: the legend's box ends above the
+/// highest point.
+#[test]
+fn the_legend_sits_above_a_curve_at_one_hundred_percent() {
+    let points = sweep::sweep(&scenario("06"), Param::PartitionMs, &[1000, 1500], 4).unwrap();
+    assert!(points.iter().all(|p| p.broken_rate == 1.0), "{points:?}");
+    let svg = lockstep::plot::svg("A sweep at 100%", Param::PartitionMs, &points).unwrap();
+    let top_point = svg
+        .lines()
+        .filter(|l| l.starts_with("<circle"))
+        .map(|l| attr(l, "cy") - attr(l, "r"))
+        .fold(f64::INFINITY, f64::min);
+    let legend = svg
+        .lines()
+        .find(|l| l.starts_with("<rect") && l.contains("opacity=\"0.9\""))
+        .expect("the legend's box");
+    let legend_bottom = attr(legend, "y") + attr(legend, "height");
+    assert!(
+        legend_bottom < top_point,
+        "the legend ends at y={legend_bottom}, the curve's top is at y={top_point}"
+    );
+}
