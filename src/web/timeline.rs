@@ -444,11 +444,14 @@ pub fn timeline(p: &TimelineProps) -> Html {
         };
         let onfocus = { let f = pin(true); Callback::from(move |_: FocusEvent| f()) };
         let onmouseenter = { let f = pin(false); Callback::from(move |_: MouseEvent| f()) };
+        // A click opens the card as focus does (with the playhead moved to the note), since an
+        // SVG shape does not take focus from a pointer in every browser.
+        let onclick = { let f = pin(true); Callback::from(move |_: MouseEvent| f()) };
         let text = format!("{prefix}{}", n.text);
         let pinned = p.pinned == Some(Pinned::Note(k));
         html! {
             <rect class={classes!("note-focus", format!("note-{}", n.kind.name()), pinned.then_some("pinned"))}
-                tabindex="0" role="img" aria-label={text} data-note={n.kind.name()} {onfocus} {onmouseenter}
+                tabindex="0" role="img" aria-label={text} data-note={n.kind.name()} {onfocus} {onmouseenter} {onclick}
                 x={format!("{:.1}", x(n.tag_at()) - 7.0)} y={format!("{:.1}", g.top(n.anchor))} width="14" height={NOTE_BAND.to_string()} />
         }
     });

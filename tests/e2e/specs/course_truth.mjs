@@ -23,6 +23,22 @@ async function course(ctx) {
 
 export const tests = [
   {
+    name: 'course_truth::clicking_a_note_opens_its_card',
+    async run(ctx) {
+      await ctx.open('#/sandbox');
+      await ctx.page.waitForSelector('#timeline .note-focus');
+      const note = '#timeline .note-focus';
+      const label = await ctx.attr(note, 'aria-label');
+      await ctx.page.click('#to-start');
+      const before = await ctx.text('#playhead-verdict');
+      await ctx.page.click(note);
+      await until(async () => (await ctx.exists('.card-lead')) && label.includes(await ctx.text('.card-lead')), 'the note\'s card');
+      assert((await ctx.attr(note, 'class')).includes('pinned'), 'the clicked note is marked');
+      // As with the keyboard, the playhead goes to the note's moment.
+      await until(async () => (await ctx.text('#playhead-verdict')) !== before, 'the playhead to move to the note');
+    },
+  },
+  {
     name: 'course_truth::a_control_changed_back_leaves_nothing_behind',
     async run(ctx) {
       // Token chain first (it makes west-locks subordinate), then no lock: the page must show
