@@ -414,7 +414,114 @@ impl Test {
     }
 }
 
+impl Metric {
+    /// What the figure is, in words.
+    pub fn words(&self) -> String {
+        match self {
+            Metric::Count(n) => match *n {
+                "violation_count" => "overlapping holds".into(),
+                "lost_updates" => "lost updates".into(),
+                "interleaved_writes" => "writes inside another's critical section".into(),
+                "rejected_writes" => "writes rejected by fencing".into(),
+                "rejected_reads" => "reads rejected by fencing".into(),
+                "accepted_writes" => "accepted writes".into(),
+                "wait_cycle_count" => "wait-for cycles".into(),
+                "livelock_count" => "livelocks".into(),
+                "incomparable_pairs" => "incomparable grant pairs".into(),
+                "overlapping_service_pairs" => "pairs of services whose grants overlap".into(),
+                "max_simultaneous_holders" => {
+                    "clients holding the same rows at once, at most".into()
+                }
+                "unprotected_clients" => "clients working without any lock".into(),
+                other => other.replace('_', " "),
+            },
+            Metric::Operations(n) => match *n {
+                "gave_up" => "operations given up".into(),
+                other => format!("operations {other}"),
+            },
+            Metric::IdleMs(r) => format!("the time {r} stands idle while clients wait (ms)"),
+            Metric::IdlePercent(r) => {
+                format!("the share of the run {r} stands idle while clients wait (%)")
+            }
+            Metric::UnavailableMs(s, region) => {
+                format!("the time {s} is unavailable to {region} (ms)")
+            }
+            Metric::Grants(s) => format!("grants by {s}"),
+            Metric::GrantsBetween(s, a, b) => {
+                format!("grants by {s} from {} to {}", ms_words(*a), ms_words(*b))
+            }
+            Metric::Overlaps(a, b) => format!("overlaps between {a} and {b}"),
+            Metric::Completed(c) => format!("operations class {c} completes"),
+            Metric::WaitMs(c) => format!("class {c}'s mean wait for its locks (ms)"),
+            Metric::CycleServices => "services in one wait-for cycle, at most".into(),
+            Metric::InventoryDefects(None) => "defects the inventory check finds".into(),
+            Metric::InventoryDefects(Some(r)) => {
+                format!("defects the inventory check finds at {r}")
+            }
+        }
+    }
+}
+
+/// Milliseconds as a reader says them: "1.5 s", "250 ms".
+fn ms_words(ms: u64) -> String {
+    if ms >= 1000 && ms % 100 == 0 {
+        let s = ms as f64 / 1000.0;
+        format!("{s} s")
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+impl Op {
+    fn words(self) -> &'static str {
+        match self {
+            Op::Eq => "is",
+            Op::Ne => "is not",
+            Op::Lt => "is under",
+            Op::Le => "is at most",
+            Op::Gt => "is over",
+            Op::Ge => "is at least",
+        }
+    }
+}
+
+impl Test {
+    /// What the test requires, in words.
+    pub fn words(&self) -> String {
+        match self {
+            Test::Exclusion(Exclusion::Holds) => {
+                "exclusion holds: no two clients believe they hold the same rows at once".into()
+            }
+            Test::Exclusion(Exclusion::Broken) => "exclusion breaks".into(),
+            Test::Integrity(Integrity::Intact) => "no update is lost".into(),
+            Test::Integrity(Integrity::Corrupted) => "an update is lost".into(),
+            Test::Deadlock(true) => "a deadlock forms".into(),
+            Test::Deadlock(false) => "no deadlock forms".into(),
+            Test::LogConsistent(None) => "every service's own log keeps its invariants".into(),
+            Test::LogConsistent(Some(s)) => format!("{s}'s own log keeps its invariants"),
+            Test::EveryClassWorks => "every client class completes at least one operation".into(),
+            Test::Compare { metric, op, value } => {
+                format!("{} {} {}", metric.words(), op.words(), figure(*value))
+            }
+        }
+    }
+}
+
 impl Claim {
+    /// What the claim requires, in words ("in every seed of 0..12, no deadlock forms").
+    pub fn words(&self) -> String {
+        let test = self.test.words();
+        let seeds = |s: &[u64]| crate::ui::course::seeds_text(s);
+        match &self.quantifier {
+            None => test,
+            Some(Quantifier::Every(s)) => format!("in every seed of {}, {test}", seeds(s)),
+            Some(Quantifier::Some(s)) => format!("in some seed of {}, {test}", seeds(s)),
+            Some(Quantifier::AtLeast(n, s)) => {
+                format!("in at least {n} of the seeds {}, {test}", seeds(s))
+            }
+        }
+    }
+
     /// Judges the claim: an unquantified claim from the verdict of the run shown, a quantified
     /// one by running the scenario with each of its seeds.
     pub fn check(&self, s: &Scenario, v: &Verdict) -> ClaimResult {

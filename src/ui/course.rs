@@ -514,10 +514,17 @@ impl LessonRun {
                 Some(f) if f.claim.is_empty() => {
                     format!("Not yet: with seed {}, {}.", f.seed, f.actual)
                 }
-                Some(f) => format!(
-                    "Not yet: with seed {}, the goal needs \"{}\" but the run shows {}.",
-                    f.seed, f.claim, f.actual
-                ),
+                Some(f) => {
+                    let needs = e
+                        .check
+                        .iter()
+                        .find(|c| c.text == f.claim)
+                        .map_or_else(|| f.claim.clone(), |c| c.words());
+                    format!(
+                        "Not yet: with seed {}, the goal needs {needs}, but the run shows {}.",
+                        f.seed, f.actual
+                    )
+                }
                 None => "Not yet.".to_string(),
             }
         };
@@ -595,7 +602,7 @@ fn gate_reading(
         .iter()
         .filter_map(|c| {
             let r = c.check(scenario, verdict);
-            (!r.holds).then(|| format!("\"{}\" (the run shows {})", c.text, r.actual))
+            (!r.holds).then(|| format!("{} (the run shows {})", c.words(), r.actual))
         })
         .collect();
     if failed.is_empty() {

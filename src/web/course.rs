@@ -380,7 +380,10 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 <h3 id="goal-h">{ "Goal" }</h3>
                 <p id="goal" class="goal">{ &e.goal }</p>
                 <div class="narration">{ narration(&intro) }</div>
-                <p class="hint">{ format!("Check runs the engine on seeds {} and every one must pass.", seeds_text(&e.seeds)) }</p>
+                <div id="check-needs" class="check-needs">
+                    <p>{ format!("Check runs the engine on seeds {}; in every one of them:", seeds_text(&e.seeds)) }</p>
+                    <ul>{ for e.check.iter().map(|c| html! { <li>{ c.words() }</li> }) }</ul>
+                </div>
                 <div class="buttons">
                     <button id="check" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::Check))}>{ "Check" }</button>
                     <button id="restart" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::Restart))}>{ "Start again" }</button>

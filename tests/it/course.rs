@@ -519,7 +519,8 @@ fn a_gate_is_not_met_by_a_change_that_starves_a_class() {
             "{lesson}/{place} with {class} {choice}: {text}"
         );
         assert!(
-            text.contains("every class completes work") && text.contains(starved),
+            text.contains("every client class completes at least one operation")
+                && text.contains(starved),
             "{lesson}/{place}: {text}"
         );
     }

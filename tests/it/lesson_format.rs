@@ -137,7 +137,7 @@ fn a_gate_misconception_is_checked_and_answers_the_learner() {
     assert_eq!(run.gate, Some(false));
     assert!(
         run.gate_text.starts_with("Not yet: Reads are not checked")
-            && run.gate_text.contains("\"integrity intact\""),
+            && run.gate_text.contains("no update is lost"),
         "{}",
         run.gate_text
     );

@@ -70,7 +70,7 @@ export const tests = [
       await openPlace(ctx, 'the-rule', 'inventory');
       await ctx.page.selectOption('#protocol-reports', 'single:replica-locks');
       await until(
-        async () => (await ctx.text('#gate-status')).includes('every class completes work'),
+        async () => (await ctx.text('#gate-status')).includes('every client class completes at least one operation'),
         'the gate to name the work condition',
       );
       const status = await ctx.text('#gate-status');
