@@ -184,8 +184,15 @@ impl Param {
                         _ => Fencing::OneSource,
                     };
                     r.fencing_checks = crate::scenario::FencingChecks::AllAccesses;
-                    if r.fencing == Fencing::OneSource && r.fencing_source.is_none() {
-                        r.fencing_source = source.clone();
+                    // A token source belongs to one-source fencing only: it is kept for that
+                    // value (or the first service named), and dropped for the others, which a
+                    // scenario with a source would otherwise fail to validate.
+                    if r.fencing == Fencing::OneSource {
+                        if r.fencing_source.is_none() {
+                            r.fencing_source = source.clone();
+                        }
+                    } else {
+                        r.fencing_source = None;
                     }
                 }
             }

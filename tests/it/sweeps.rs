@@ -360,3 +360,15 @@ fn the_legend_sits_above_a_curve_at_one_hundred_percent() {
         "the legend ends at y={legend_bottom}, the curve's top is at y={top_point}"
     );
 }
+
+/// A fencing sweep runs from a scenario that already fences with one source: the other values
+/// drop the source instead of leaving a scenario that does not validate.
+#[test]
+fn a_fencing_sweep_runs_from_one_source_fencing() {
+    let mut s = scenario("05");
+    s.resources[0].fencing = lockstep::scenario::Fencing::OneSource;
+    s.resources[0].fencing_source = Some(s.services[0].name.clone());
+    s.validate().expect("a valid start");
+    let points = sweep::sweep(&s, Param::Fencing, &[0, 1, 2], 2).expect("every value runs");
+    assert_eq!(points.len(), 3);
+}
