@@ -535,6 +535,10 @@ pub struct LeftOff {
     pub linked: bool,
     pub speed: f64,
     pub legend: bool,
+    /// The controls' values and the scenario they apply to (as JSON), when controls were
+    /// changed since the scenario was opened: the copy that goes on keeps them, so that a
+    /// control changed after the hand-over still undoes what its earlier value did.
+    pub controls: Option<(String, Vec<String>)>,
 }
 
 /// What the app saves between visits.
@@ -1204,6 +1208,16 @@ impl App {
             linked: self.linked,
             speed: self.speed,
             legend: self.legend,
+            controls: (!self.settings.is_empty()).then(|| {
+                (
+                    self.base.to_json_string(),
+                    self.settings
+                        .toggles()
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect(),
+                )
+            }),
         }
     }
 
@@ -1222,6 +1236,18 @@ impl App {
         for text in [&l.valid_text, &l.saved.text] {
             if *text != app.text {
                 app = app.reduce(Action::Edit(text.clone()));
+            }
+        }
+        // The controls' values, if they still describe the run: otherwise the text rules.
+        if let Some((json, lines)) = &l.controls {
+            let base = (app.codec.json)(json).ok();
+            let toggles: Option<Vec<Toggle>> = lines.iter().map(|x| x.parse().ok()).collect();
+            if let (Some(base), Some(toggles)) = (base, toggles) {
+                let settings = Settings::of(&toggles);
+                if settings.apply(&base) == app.scenario {
+                    app.base = base;
+                    app.settings = settings;
+                }
             }
         }
         let mut app = app.with_view(&l.view);

@@ -94,6 +94,11 @@ pub struct HandOver {
 /// at every change while that bundle loads, so that nothing done meanwhile is lost.
 fn write(extra: Extra, app: &ui::App) {
     let l = app.left_off();
+    let (base, settings) = l
+        .controls
+        .clone()
+        .map(|(b, s)| (b, s.join("\n")))
+        .unwrap_or_default();
     let parts = js_sys::Array::new();
     for s in [
         extra.id(),
@@ -112,6 +117,8 @@ fn write(extra: Extra, app: &ui::App) {
             .map(ToString::to_string)
             .unwrap_or_default()
             .as_str(),
+        base.as_str(),
+        settings.as_str(),
     ] {
         parts.push(&JsValue::from_str(s));
     }
@@ -153,6 +160,12 @@ pub fn take() -> Option<HandOver> {
                     line if line.is_empty() => None,
                     line => Some(line.parse().ok()?),
                 },
+            },
+            controls: match (part(11), part(12)) {
+                (Some(base), Some(lines)) if !base.is_empty() => {
+                    Some((base, lines.lines().map(str::to_string).collect()))
+                }
+                _ => None,
             },
         },
     })

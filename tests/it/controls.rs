@@ -282,7 +282,7 @@ fn the_sandbox_shows_the_run_of_its_controls_as_they_read() {
 fn a_protocol_taken_back_takes_its_subordinate_role_with_it() {
     let course = course();
     let (index, place) = course
-        .find("fixed-order", Some("followers-only"))
+        .find("fixed-order", Some("ordered-meets-both"))
         .expect("the step exists");
     let fresh = open_place(&course, index, place);
     let chain = fresh.reduce(Action::Toggle(Toggle::Protocol {
@@ -316,7 +316,7 @@ fn a_protocol_taken_back_takes_its_subordinate_role_with_it() {
 fn a_token_chain_does_not_take_lock_in_all_off_the_menu() {
     let course = course();
     let (index, place) = course
-        .find("fixed-order", Some("followers-only"))
+        .find("fixed-order", Some("ordered-meets-both"))
         .expect("the step exists");
     let app = open_place(&course, index, place).reduce(Action::Toggle(Toggle::Protocol {
         class: "east-only".into(),
@@ -332,4 +332,42 @@ fn a_token_chain_does_not_take_lock_in_all_off_the_menu() {
         offered.iter().any(|v| v == "all_ordered") && offered.iter().any(|v| v == "all_unordered"),
         "offered: {offered:?}"
     );
+}
+
+/// The page's small bundle hands the sandbox over to the full one when a heavier panel is
+/// unfolded; the controls' values go with it, so a control changed after the hand-over still
+/// undoes what its earlier value did.
+#[test]
+fn the_controls_values_survive_the_hand_over_between_bundles() {
+    let start = App::open("03-fixed-order.toml");
+    let chain = start.reduce(Action::Toggle(Toggle::Protocol {
+        class: "ordered".into(),
+        choice: "token_chain".into(),
+    }));
+    assert!(chain
+        .scenario
+        .services
+        .iter()
+        .any(|x| x.subordinate_to.is_some()));
+    let resumed = App::resume(&chain.left_off());
+    assert_eq!(resumed.scenario, chain.scenario);
+    assert_eq!(resumed.settings, chain.settings);
+    let no_lock = Action::Toggle(Toggle::Protocol {
+        class: "ordered".into(),
+        choice: "no_lock".into(),
+    });
+    assert_eq!(
+        resumed.reduce(no_lock.clone()).scenario,
+        start.reduce(no_lock).scenario,
+        "the chain's subordinate role goes with it after the hand-over too"
+    );
+    // A hand-over whose controls no longer describe the text is ignored: the text rules.
+    let mut stale = chain.left_off();
+    if let Some((_, lines)) = &mut stale.controls {
+        lines.clear();
+        lines.push("seed 99".into());
+    }
+    let resumed = App::resume(&stale);
+    assert_eq!(resumed.scenario, chain.scenario);
+    assert!(resumed.settings.is_empty());
 }

@@ -200,7 +200,7 @@ fn a_lesson_link_opens_its_first_step_and_places_go_in_order() {
 #[test]
 fn a_step_runs_its_own_scenario_and_offers_only_its_controls() {
     let c = course();
-    let app = open(&c, "two-orders", "two-services");
+    let app = open(&c, "two-orders", "two-orders");
     let run = app.lesson.clone().unwrap();
     assert_eq!(app.scenario, run.step().unwrap().scenario);
     assert!(run.allows(&Toggle::Protocol {
@@ -270,7 +270,7 @@ fn cues_follow_the_playhead_both_ways() {
 #[test]
 fn a_gate_is_judged_from_the_run_not_from_the_control_used() {
     let c = course();
-    let app = open(&c, "two-orders", "two-services");
+    let app = open(&c, "two-orders", "two-orders");
     let run = app.lesson.clone().unwrap();
     assert_eq!(
         run.gate,
@@ -501,7 +501,7 @@ fn a_gate_is_not_met_by_a_change_that_starves_a_class() {
         ),
         (
             "fixed-order",
-            "followers-only",
+            "ordered-meets-both",
             "east-only",
             "token_chain",
             "ordered",
@@ -532,42 +532,44 @@ fn a_gate_says_what_the_learners_own_change_did() {
     let cases: Vec<(&str, &str, Vec<Toggle>, &str, &str)> = vec![
         (
             "one-order",
-            "leases",
+            "stale-write",
             vec![fencing("orders", "one_source", "all_accesses")],
             "on every access",
             "",
         ),
         (
             "one-order",
-            "leases",
+            "stale-write",
             vec![fencing("orders", "one_source", "writes")],
             "Checking writes only depends on that timing",
             "on every access",
         ),
         (
             "one-order",
-            "leases",
+            "stale-write",
             vec![fencing("orders", "any_source", "all_accesses")],
             "accepting any service's tokens did no harm",
             "on every access",
         ),
         (
-            "migrations",
-            "held-across",
-            vec![Toggle::MigrationMode(
-                lockstep::scenario::MigrationMode::Drain,
-            )],
-            "waits for the old holder",
-            "hands its holder",
+            "two-orders",
+            "two-orders",
+            vec![Toggle::Protocol {
+                class: "online".into(),
+                choice: "single:old".into(),
+            }],
+            "One service now orders every grant",
+            "locks in both",
         ),
         (
-            "migrations",
-            "held-across",
-            vec![Toggle::MigrationMode(
-                lockstep::scenario::MigrationMode::Transfer,
-            )],
-            "hands its holder",
-            "waits for the old holder",
+            "two-orders",
+            "two-orders",
+            vec![Toggle::Protocol {
+                class: "online".into(),
+                choice: "all_unordered".into(),
+            }],
+            "now locks in both services",
+            "One service now orders",
         ),
     ];
     for (lesson, place, toggles, says, not) in cases {
@@ -646,8 +648,8 @@ fn the_place_says_in_words_where_it_is() {
 #[test]
 fn a_met_gate_is_still_met_when_the_learner_comes_back() {
     let c = course();
-    let (index, place) = c.find("two-orders", Some("two-services")).expect("a step");
-    let met = open(&c, "two-orders", "two-services").reduce(protocol("online", "single:old"));
+    let (index, place) = c.find("two-orders", Some("two-orders")).expect("a step");
+    let met = open(&c, "two-orders", "two-orders").reduce(protocol("online", "single:old"));
     let run = met.lesson.as_ref().expect("a lesson");
     assert_eq!(run.gate, Some(true));
     let progress = Progress::default().record(run);

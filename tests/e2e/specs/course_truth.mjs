@@ -43,7 +43,7 @@ export const tests = [
     async run(ctx) {
       // Token chain first (it makes west-locks subordinate), then no lock: the page must show
       // the run of "no lock" alone, gate and all.
-      await openPlace(ctx, 'fixed-order', 'followers-only');
+      await openPlace(ctx, 'fixed-order', 'ordered-meets-both');
       await ctx.page.selectOption('#protocol-east-only', 'token_chain');
       await until(async () => (await ctx.text('#gate-status')).length > 0, 'the gate to be read');
       await ctx.page.selectOption('#protocol-east-only', 'no_lock');
@@ -53,7 +53,7 @@ export const tests = [
       const headline = await ctx.text('#verdict-headline');
       // Fresh, with "no lock" alone.
       await openPlace(ctx, 'fixed-order', 'ordered');
-      await openPlace(ctx, 'fixed-order', 'followers-only');
+      await openPlace(ctx, 'fixed-order', 'ordered-meets-both');
       await ctx.page.selectOption('#protocol-east-only', 'no_lock');
       await until(async () => (await ctx.text('#verdict-headline')) === headline, 'the same run as after the chain');
       assertEqual(await ctx.text('#gate-status'), afterChain, 'the same gate reading');
