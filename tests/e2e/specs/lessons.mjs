@@ -217,7 +217,7 @@ export const tests = [
   {
     name: 'lessons::open_in_sandbox_keeps_the_learners_scenario',
     async run(ctx) {
-      await openRoute(ctx, '#/lessons/two-orders/two-services', 'two-services');
+      await openRoute(ctx, '#/lessons/two-orders/two-orders', 'two-orders');
       await ctx.page.selectOption('#protocol-online', 'single:old');
       await until(async () => (await ctx.text('#gate-status')).startsWith('Done'), 'the gate to be met');
       const headline = await ctx.text('#verdict-headline');
