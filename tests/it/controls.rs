@@ -26,6 +26,20 @@ fn open_place(course: &Arc<Course>, index: usize, place: Place) -> App {
     }))
 }
 
+fn protocol(class: &str, choice: &str) -> Action {
+    Action::Toggle(Toggle::Protocol {
+        class: class.into(),
+        choice: choice.into(),
+    })
+}
+
+fn has_subordinate(app: &App) -> bool {
+    app.scenario
+        .services
+        .iter()
+        .any(|x| x.subordinate_to.is_some())
+}
+
 /// A small deterministic generator (SplitMix64), so that a failure names its case.
 struct Draw(u64);
 
@@ -285,19 +299,9 @@ fn a_protocol_taken_back_takes_its_subordinate_role_with_it() {
         .find("fixed-order", Some("ordered-meets-both"))
         .expect("the step exists");
     let fresh = open_place(&course, index, place);
-    let chain = fresh.reduce(Action::Toggle(Toggle::Protocol {
-        class: "east-only".into(),
-        choice: "token_chain".into(),
-    }));
-    assert!(chain
-        .scenario
-        .services
-        .iter()
-        .any(|x| x.subordinate_to.is_some()));
-    let no_lock = Action::Toggle(Toggle::Protocol {
-        class: "east-only".into(),
-        choice: "no_lock".into(),
-    });
+    let chain = fresh.reduce(protocol("east-only", "token_chain"));
+    assert!(has_subordinate(&chain));
+    let no_lock = protocol("east-only", "no_lock");
     let after = chain.reduce(no_lock.clone());
     let alone = fresh.reduce(no_lock);
     assert!(after
@@ -318,10 +322,7 @@ fn a_token_chain_does_not_take_lock_in_all_off_the_menu() {
     let (index, place) = course
         .find("fixed-order", Some("ordered-meets-both"))
         .expect("the step exists");
-    let app = open_place(&course, index, place).reduce(Action::Toggle(Toggle::Protocol {
-        class: "east-only".into(),
-        choice: "token_chain".into(),
-    }));
+    let app = open_place(&course, index, place).reduce(protocol("east-only", "token_chain"));
     let offered: Vec<String> = app
         .settings
         .protocol_choices(&app.base, "east-only")
@@ -340,22 +341,12 @@ fn a_token_chain_does_not_take_lock_in_all_off_the_menu() {
 #[test]
 fn the_controls_values_survive_the_hand_over_between_bundles() {
     let start = App::open("03-fixed-order.toml");
-    let chain = start.reduce(Action::Toggle(Toggle::Protocol {
-        class: "ordered".into(),
-        choice: "token_chain".into(),
-    }));
-    assert!(chain
-        .scenario
-        .services
-        .iter()
-        .any(|x| x.subordinate_to.is_some()));
+    let chain = start.reduce(protocol("ordered", "token_chain"));
+    assert!(has_subordinate(&chain));
     let resumed = App::resume(&chain.left_off());
     assert_eq!(resumed.scenario, chain.scenario);
     assert_eq!(resumed.settings, chain.settings);
-    let no_lock = Action::Toggle(Toggle::Protocol {
-        class: "ordered".into(),
-        choice: "no_lock".into(),
-    });
+    let no_lock = protocol("ordered", "no_lock");
     assert_eq!(
         resumed.reduce(no_lock.clone()).scenario,
         start.reduce(no_lock).scenario,
