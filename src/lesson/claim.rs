@@ -821,12 +821,14 @@ enum Subject {
     MigrationMode,
     /// The time of the first migration, in milliseconds (compared as a number).
     MigrationAt,
+    /// The length of the first partition, in milliseconds (compared as a number).
+    PartitionLength,
 }
 
 /// The conditions on a scenario, for messages.
 pub const CONDITION_FORMS: &str = "fencing(R), checks(R), fencing_source(R), protocol(CLASS), \
 protocol(any), role(S), outage(S), partition, pause, migration, migration_mode, each == or != a \
-value, and migration_at compared with a number of milliseconds";
+value, and migration_at or partition_length compared with a number of milliseconds";
 
 impl Condition {
     /// Reads a condition: `SUBJECT == VALUE` or `SUBJECT != VALUE`.
@@ -864,6 +866,7 @@ impl Condition {
             "migration" if args.is_empty() => Subject::Migration,
             "migration_mode" if args.is_empty() => Subject::MigrationMode,
             "migration_at" if args.is_empty() => Subject::MigrationAt,
+            "partition_length" if args.is_empty() => Subject::PartitionLength,
             _ => {
                 return Err(format!(
                     "unknown subject \"{}\"; a condition is one of: {CONDITION_FORMS}",
@@ -872,7 +875,7 @@ impl Condition {
             }
         };
         let value = right.trim().to_string();
-        let numeric = subject == Subject::MigrationAt;
+        let numeric = matches!(subject, Subject::MigrationAt | Subject::PartitionLength);
         if numeric && value.parse::<f64>().is_err() {
             return Err(format!("\"{value}\" is not a number of milliseconds"));
         }
@@ -956,15 +959,24 @@ impl Condition {
                 .map(|m| m.at_ms.to_string())
                 .into_iter()
                 .collect(),
+            Subject::PartitionLength => s
+                .partitions
+                .first()
+                .map(|p| p.duration_ms.to_string())
+                .into_iter()
+                .collect(),
         }
     }
 
     /// Whether the condition holds of a scenario. `protocol(any) == X` holds when some class
-    /// uses X; `protocol(any) != X` when some class does not. `migration_at` compares numbers,
-    /// and does not hold without a migration.
+    /// uses X; `protocol(any) != X` when some class does not. `migration_at` and
+    /// `partition_length` compare numbers, and do not hold without a migration or a partition.
     pub fn holds(&self, s: &Scenario) -> bool {
         let values = self.values(s);
-        if self.subject == Subject::MigrationAt {
+        if matches!(
+            self.subject,
+            Subject::MigrationAt | Subject::PartitionLength
+        ) {
             let wanted: f64 = self.value.parse().unwrap_or(f64::NAN);
             return values
                 .iter()
