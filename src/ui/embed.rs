@@ -144,10 +144,15 @@ impl Embed {
     }
 
     /// The iframe snippet for a host page: a title, lazy loading, and a sandbox that allows
-    /// scripts and opening the full app in a new tab, nothing else (no same-origin access, so
-    /// the embed can neither read the host's storage nor keep any of its own). The short
-    /// script sizes the frame from the embed's height messages, checking that they come from
-    /// this frame.
+    /// scripts, the frame's own origin, and opening the full app in a new tab, nothing else
+    /// (no forms, no top navigation, no downloads). The frame keeps this site's origin so that
+    /// its script, wasm and stylesheet are same-origin requests that any plain static server
+    /// answers (with an opaque origin they are cross-origin, and a server without
+    /// `Access-Control-Allow-Origin` leaves a blank box), and so that its messages carry an
+    /// origin a host can check. That is safe because the frame runs only this site's code, on
+    /// this site's origin, never the host's: the host's origin stays out of its reach, and a
+    /// scenario in the address is data, validated and shown as text. The short script sizes
+    /// the frame from the embed's height messages, checking that they come from this frame.
     pub fn snippet(&self, app_url: &str, title: &str) -> String {
         let src = format!("{app_url}#/embed?{}", self.to_query());
         let esc = |t: &str| {
@@ -158,7 +163,7 @@ impl Embed {
         };
         format!(
             "<iframe src=\"{}\" title=\"{}\" loading=\"lazy\" \
-             sandbox=\"allow-scripts allow-popups allow-popups-to-escape-sandbox\" \
+             sandbox=\"allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox\" \
              style=\"width:100%;border:0;height:520px\"></iframe>\n\
              <script>addEventListener('message',function(e){{var f=document.querySelectorAll('iframe');\
              for(var i=0;i<f.length;i++){{if(e.source===f[i].contentWindow&&e.data&&e.data.type==='lockstep:height')\
@@ -172,6 +177,34 @@ impl Embed {
     pub fn trusts(&self, origin: &str) -> bool {
         self.origins.iter().any(|o| o == origin)
     }
+}
+
+/// The valid origins an embed address lists, read on their own: an address that is broken
+/// elsewhere can still tell its host why.
+pub fn origins_of(query: &str) -> Vec<String> {
+    query
+        .split('&')
+        .filter_map(|f| f.strip_prefix("origins="))
+        .filter_map(|list| share::unescape(list).ok())
+        .flat_map(|list| {
+            list.split(',')
+                .filter(|o| valid_origin(o))
+                .take(ORIGINS_MAX)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .take(ORIGINS_MAX)
+        .collect()
+}
+
+/// What a broken embed address tells its host: `lockstep:error` with the reason, the same
+/// words the frame shows. It carries no run, so it goes to the listed origins, or to any host
+/// when the address lists none that can be read.
+pub fn error_reply(reason: &str) -> String {
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), "lockstep:error".into());
+    m.insert("error".into(), reason.into());
+    serde_json::Value::Object(m).to_string()
 }
 
 /// A message from the host, once accepted.

@@ -186,6 +186,29 @@ pub fn embed_view(p: &EmbedProps) -> Html {
         });
     }
 
+    // A broken address shows its error, and says so to the host, which would otherwise wait
+    // for a ready that never comes.
+    {
+        let failed = (*parsed).as_ref().err().map(|e| e.0.clone());
+        let query = p.query.to_string();
+        use_effect_with(failed.clone(), move |_| {
+            if let Some(reason) = failed {
+                let message = embed::error_reply(&reason);
+                let origins = embed::origins_of(&query);
+                if origins.is_empty() {
+                    post("*", &message);
+                }
+                for o in &origins {
+                    post(o, &message);
+                    post(o, &embed::reply("height", None, None, Some(240)));
+                }
+                if let Some(html) = gloo::utils::document().document_element() {
+                    let _ = html.set_attribute("data-embed-error", "true");
+                }
+            }
+        });
+    }
+
     // Playback.
     super::use_ticks(app.dispatcher(), app.playing);
 
@@ -207,6 +230,19 @@ pub fn embed_view(p: &EmbedProps) -> Html {
         share::app_url(),
         app.link_from((*source).clone()).to_fragment()
     );
+    if let Err(e) = &*parsed {
+        return html! {
+            <main id="embed" class="embed" ref={root}>
+                <h1 class="embed-title">{ "Lockstep" }</h1>
+                <p id="embed-error" class="notice" role="alert">
+                    { format!("This embedded run cannot be shown: {}.", e.0.trim_end_matches('.')) }
+                </p>
+                <p class="open-full">
+                    <a id="open-full" href={share::app_url()} target="_blank" rel="noopener">{ "Open Lockstep" }</a>
+                </p>
+            </main>
+        };
+    }
     let w = (*width).max(320);
     let broken = app.outcome.verdict.exclusion == crate::monitor::Exclusion::Broken
         || app.outcome.verdict.lost_updates > 0;

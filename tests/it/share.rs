@@ -436,7 +436,7 @@ mod embed {
         let snippet = e.snippet("https://lockstep.example.org/", "Fencing, live");
         for part in [
             "loading=\"lazy\"",
-            "sandbox=\"allow-scripts allow-popups allow-popups-to-escape-sandbox\"",
+            "sandbox=\"allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox\"",
             "title=\"Fencing, live\"",
             "https://lockstep.example.org/#/embed?v=1&amp;b=05-fencing.toml",
             "e.source===f[i].contentWindow",
@@ -881,4 +881,32 @@ fn the_documented_links_open_to_their_own_run() {
         }
     }
     assert!(links >= 4, "docs/embedding.md has {links} links");
+}
+
+/// A broken embed address still knows whom to tell: the origins it lists are read on their
+/// own, and the error message carries the reason and no run.
+#[test]
+fn a_broken_embed_address_tells_its_listed_origins_why() {
+    use lockstep::ui::embed::{error_reply, origins_of, Embed};
+    let query = "v=1&b=05-fencing.toml&d=43c926a68f15ef52&controls=fencing%20nowhere&origins=https%3A%2F%2Fdocs.example.org%2Cnot%20an%20origin";
+    let why = Embed::from_query(query).expect_err("an origin that is not one");
+    assert!(why.0.contains("not an origin"), "{}", why.0);
+    let controls = Embed::from_query(
+        "v=1&b=05-fencing.toml&d=43c926a68f15ef52&controls=fencing%20nowhere&origins=https%3A%2F%2Fdocs.example.org",
+    )
+    .expect_err("an unknown resource in the controls");
+    assert!(controls.0.contains("nowhere"), "{}", controls.0);
+    assert_eq!(
+        origins_of(query),
+        vec!["https://docs.example.org".to_string()]
+    );
+    assert!(origins_of("v=1&b=05-fencing.toml").is_empty());
+    let m: serde_json::Value = serde_json::from_str(&error_reply(&why.0)).unwrap();
+    assert_eq!(m["type"], "lockstep:error");
+    assert_eq!(m["error"], why.0.as_str());
+    assert_eq!(
+        m.as_object().unwrap().len(),
+        2,
+        "the reason and nothing of a run"
+    );
 }

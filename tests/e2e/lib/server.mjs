@@ -46,10 +46,8 @@ export async function serveDir(root) {
         'content-type': MIME[path.extname(file).toLowerCase()] || 'application/octet-stream',
         'content-length': data.length,
         'cache-control': 'no-store',
-        // The embed view runs in a sandboxed frame, whose origin is opaque: its module script
-        // and its wasm are cross-origin requests there, so the site's files allow any origin
-        // (they are public, and no request carries credentials). docs/embedding.md says so.
-        'access-control-allow-origin': '*',
+        // Nothing more: a plain static host (Python's http.server, a default nginx, a bucket)
+        // sends no CORS or other special header, and the site must work there, embeds included.
       });
       res.end(req.method === 'HEAD' ? undefined : data);
     });

@@ -112,7 +112,7 @@ export const tests = [
       const trace = cliTrace(path.join(SCENARIO_DIR, '05-fencing.toml'));
       const app = ctx.baseURL;
       const page = (origin) => `<!doctype html><html lang="en"><head><title>host</title></head><body>
-<iframe id="f" title="Lockstep" sandbox="allow-scripts allow-popups allow-popups-to-escape-sandbox" style="width:900px;height:300px;border:0"
+<iframe id="f" title="Lockstep" sandbox="allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox" style="width:900px;height:300px;border:0"
  src="${app}#/embed?v=1&b=05-fencing.toml&d=${trace.digest}&controls=fencing%20accounts&origins=${encodeURIComponent(origin)}"></iframe>
 <script>window.got=[];addEventListener('message',function(e){if(e.source===document.getElementById('f').contentWindow){window.got.push(e.data);}});</script>
 </body></html>`;

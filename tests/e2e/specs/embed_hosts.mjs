@@ -1,0 +1,115 @@
+// Embeds where docs live: the site served by a plain static server that sends no special
+// header (tests/e2e/lib/server.mjs), and host pages on other origins. The code blocks of
+// docs/embedding.md run as written, with only the example addresses replaced by the test's.
+import fs from 'node:fs';
+import path from 'node:path';
+import { assert, assertEqual, until } from '../lib/harness.mjs';
+import { ROOT } from '../lib/cli.mjs';
+import { serveHtml } from '../lib/server.mjs';
+
+const DOC = path.join(ROOT, 'docs', 'embedding.md');
+
+/** The body of the first code block of `lang` after the heading `after`. */
+function block(lang, after) {
+  const page = fs.readFileSync(DOC, 'utf8');
+  const from = page.indexOf(after);
+  assert(from >= 0, `docs/embedding.md has "${after}"`);
+  const open = page.indexOf('```' + lang + '\n', from);
+  assert(open >= 0, `a ${lang} block after "${after}"`);
+  const start = open + lang.length + 4;
+  return page.slice(start, page.indexOf('\n```', start));
+}
+
+/** The docs' example addresses, replaced by the test's servers. */
+function localise(text, app, host) {
+  const appOrigin = new URL(app).origin;
+  return text
+    .replaceAll('https://example.org/lockstep/', app)
+    .replaceAll(encodeURIComponent('https://docs.example.org'), encodeURIComponent(host))
+    .replaceAll('https://docs.example.org', host)
+    .replaceAll("'https://example.org'", `'${appOrigin}'`);
+}
+
+/** Serves a host page made from `body(hostOrigin)` on an origin of its own. */
+async function hostPage(body) {
+  let origin = '';
+  const server = await serveHtml(() => `<!doctype html><html lang="en"><head><title>host</title></head><body>${body(origin)}</body></html>`);
+  origin = server.origin;
+  return server;
+}
+
+export const tests = [
+  {
+    name: 'embed_hosts::the_documented_snippet_and_host_api_work_verbatim_from_a_plain_server',
+    async run(ctx) {
+      const snippet = block('html', '## Embedding');
+      const api = block('js', '### The host API');
+      const host = await hostPage((origin) => `${localise(snippet, ctx.baseURL, origin)}\n<script>${localise(api, ctx.baseURL, origin)}</script>`);
+      const logged = [];
+      ctx.page.on('console', (m) => {
+        if (m.type() === 'log') logged.push(m.text());
+      });
+      try {
+        await ctx.page.goto(host.url, { waitUntil: 'load' });
+        const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
+        await frame.waitForSelector('#embed-headline', { timeout: 20000 });
+        // The snippet's own script sized the frame from the embed's height message.
+        await until(
+          async () => (await ctx.page.$eval('iframe', (f) => f.style.height)) !== '520px',
+          'the frame to be sized by the embed',
+        );
+        // The host API example: on ready it turns fencing on every access on, and logs the new
+        // headline when the verdict changes.
+        await until(async () => logged.some((l) => l.startsWith('Exclusion')), 'the example to log the changed verdict', 20000);
+        assert(
+          (await frame.$eval('#fencing-accounts', (s) => s.value)) === 'one_source',
+          'the toggle the host sent is shown in the embed',
+        );
+        ctx.note(`logged: ${logged.join(' | ')}`);
+      } finally {
+        await host.close();
+      }
+    },
+  },
+  {
+    name: 'embed_hosts::a_broken_address_shows_its_error_and_tells_the_host',
+    async run(ctx) {
+      const snippet = block('html', '## Embedding');
+      // A hand-made mistake: an edit the scenario has no control for.
+      const broken = (origin) =>
+        localise(snippet, ctx.baseURL, origin).replace('controls=fencing%20accounts', 'controls=fencing%20nowhere') +
+        `<script>window.got=[];addEventListener('message',function(e){if(e.source===document.querySelector('iframe').contentWindow){window.got.push(e.data);}});</script>`;
+      const host = await hostPage(broken);
+      try {
+        await ctx.page.goto(host.url, { waitUntil: 'load' });
+        const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
+        await frame.waitForSelector('#embed-error', { timeout: 20000 });
+        const said = await frame.textContent('#embed-error');
+        assert(said.includes('cannot be shown') && said.includes('nowhere'), `the frame says why: ${said}`);
+        assertEqual(await frame.$('#timeline'), null, 'no other run is shown');
+        const got = () => ctx.page.evaluate(() => window.got);
+        await until(async () => (await got()).some((m) => m && m.type === 'lockstep:error'), 'the host to hear of the error');
+        const error = (await got()).find((m) => m.type === 'lockstep:error');
+        assert(error.error.includes('nowhere'), `the reason: ${error.error}`);
+      } finally {
+        await host.close();
+      }
+    },
+  },
+  {
+    name: 'embed_hosts::an_embed_that_cannot_load_says_so_with_a_link',
+    async run(ctx) {
+      // The wasm is refused, as a strict proxy or a broken host might.
+      await ctx.page.route('**/embed_bg.wasm', (r) => r.abort());
+      await ctx.page.goto(`${ctx.baseURL}#/embed?v=1&b=05-fencing.toml&d=0&controls=fencing%20accounts`, { waitUntil: 'load' });
+      await until(async () => (await ctx.attr('#boot', 'class')).includes('failed'), 'the loader to give up');
+      const text = await ctx.text('#boot');
+      assert(text.startsWith('The simulator could not load here'), `the sentence: ${text}`);
+      const href = await ctx.attr('#boot-link', 'href');
+      assert(href.includes('#/run?v=1&b=05-fencing.toml') && !href.includes('controls='), `the link to the full app: ${href}`);
+      // The refused request is the cause; nothing else went wrong.
+      await ctx.page.waitForTimeout(300);
+      ctx.errors.splice(0, ctx.errors.length, ...ctx.errors.filter((e) => !/embed_bg\.wasm|Failed to fetch|net::ERR_FAILED|WebAssembly/.test(e)));
+    },
+  },
+];
