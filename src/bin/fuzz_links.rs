@@ -48,7 +48,7 @@ Exit status: 0 when no case panicked, 1 otherwise, 2 for usage.";
                 zoom: 2,
                 own_order: true,
                 compare: None,
-                digest: 42,
+                digest: Some(42),
             };
             out.push((0, link.to_query().into_bytes()));
             let custom = Link {

@@ -389,7 +389,7 @@ fn export(
             zoom: 1,
             own_order: false,
             compare: None,
-            digest: lockstep::trace::digest(&outcome.events),
+            digest: Some(lockstep::trace::digest(&outcome.events)),
         };
         format!("{base}{}", link.to_fragment())
     });

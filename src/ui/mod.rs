@@ -422,6 +422,9 @@ pub struct App {
     pub window: timeline::Window,
     /// A message for the user that is not about the scenario (e.g. unreadable saved state).
     pub notice: Option<String>,
+    /// A quiet note about the link the run was opened from, when its run is not the one the
+    /// link recorded (see [`link_note`]); any change of the scenario ends it.
+    pub link_note: Option<String>,
     /// The overlap or note whose card is shown, when one has focus or the pointer.
     pub pinned: Option<Pinned>,
     /// Whether the legend is shown beside the timeline; it is, until the user hides it.
@@ -521,6 +524,33 @@ pub enum Action {
     },
     /// What only the lesson view does: open a place, check an exercise, reveal a hint.
     Lesson(LessonAction),
+}
+
+/// What to say of a link whose run is shown as this version computes it.
+///
+/// A link that records no digest, or whose digest is this run's, needs no word: the run is the
+/// one it describes. Otherwise the scenario is still the one its author chose, computed by this
+/// version of the engine, so the page shows it and says, quietly and truly, what differs; a
+/// link read in another format says which. Nothing here is a warning: the run is not wrong.
+pub fn link_note(link: &share::Link, digest: u64) -> Option<String> {
+    let format = (link.version != share::LINK_VERSION).then(|| {
+        format!(
+            "This link was written in link format {}; this page reads format {} and shows the same scenario.",
+            link.version,
+            share::LINK_VERSION
+        )
+    });
+    let run = link.digest.filter(|d| *d != digest).map(|d| {
+        format!(
+            "The events differ from the run the link recorded (trace digest {d:016x}; this page's run of the same scenario has {digest:016x}): the link was edited, or this version of Lockstep computes the scenario differently."
+        )
+    });
+    match (format, run) {
+        (None, None) => None,
+        (Some(a), None) => Some(a),
+        (None, Some(b)) => Some(b),
+        (Some(a), Some(b)) => Some(format!("{a} {b}")),
+    }
 }
 
 /// Where a copy of the app left off, for another copy to go on from ([`App::resume`]).
@@ -702,6 +732,7 @@ impl App {
             zoom: 1,
             window: timeline::Window::all(outcome_end),
             notice: None,
+            link_note: None,
             pinned: None,
             legend: true,
             lesson: None,
@@ -805,6 +836,7 @@ impl App {
         let mut next = self.reduce_inner(action);
         if changes_scenario {
             next.linked = false;
+            next.link_note = None;
         }
         let new_run = !Rc::ptr_eq(&next.outcome, &self.outcome);
         if next.text != self.text || new_run {
@@ -1115,7 +1147,7 @@ impl App {
             zoom: view.zoom,
             own_order: view.own_order,
             compare: view.compare,
-            digest: self.outcome.digest,
+            digest: Some(self.outcome.digest),
         }
     }
 
@@ -1156,29 +1188,7 @@ impl App {
             ));
         }
         next = next.with_view(&link.view());
-        let digest = next.outcome.digest;
-        next.notice = if link.version != share::LINK_VERSION {
-            Some(format!(
-                "This link was made by another version of Lockstep (link format {}, this page reads {}). {}",
-                link.version,
-                share::LINK_VERSION,
-                if digest == link.digest {
-                    "The run is the same, event for event.".to_string()
-                } else {
-                    format!(
-                        "The run differs: its trace digest was {:016x}, here it is {digest:016x}.",
-                        link.digest
-                    )
-                }
-            ))
-        } else if digest != link.digest {
-            Some(format!(
-                "This link was made by another version of Lockstep: the run it showed had trace digest {:016x}; this version's run of the same scenario has {digest:016x}, so some events differ.",
-                link.digest
-            ))
-        } else {
-            None
-        };
+        next.link_note = link_note(link, next.outcome.digest);
         next.linked = true;
         next
     }

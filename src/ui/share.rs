@@ -80,7 +80,9 @@ pub struct Link {
     pub own_order: bool,
     /// The toggle flipped for the compared run, as an edit line.
     pub compare: Option<Edit>,
-    pub digest: u64,
+    /// The digest of the trace the link was made from; a link written by hand may leave it
+    /// out, and then the run is shown as this version computes it, without comparing.
+    pub digest: Option<u64>,
 }
 
 /// Why a link could not be read.
@@ -317,7 +319,9 @@ impl Link {
         if let Some(f) = &self.compare {
             fields.push(format!("f={}", escape(&f.to_string())));
         }
-        fields.push(format!("d={:016x}", self.digest));
+        if let Some(d) = self.digest {
+            fields.push(format!("d={d:016x}"));
+        }
         fields.join("&")
     }
 
@@ -349,7 +353,7 @@ impl Link {
             zoom: 1,
             own_order: false,
             compare: None,
-            digest: 0,
+            digest: None,
         };
         let mut digest = None;
         for field in query.split('&').filter(|f| !f.is_empty()) {
@@ -378,7 +382,14 @@ impl Link {
                 }
                 "c" => custom = Some(unpack(value)?),
                 "j" => json = Some(unpack(value)?),
-                "t" => link.playhead_us = number("the playhead")?,
+                "t" => {
+                    link.playhead_us = value.parse().map_err(|_| {
+                        bad(format!(
+                            "the playhead \"{}\" is not a whole number of microseconds",
+                            clip(value)
+                        ))
+                    })?
+                }
                 "z" => link.zoom = number("the zoom")?.clamp(1, 64) as u32,
                 "o" => link.own_order = value == "1",
                 "f" => {
@@ -389,6 +400,14 @@ impl Link {
                     );
                 }
                 "d" => {
+                    // A digest is written with all its 16 digits: a shorter one is a
+                    // truncated copy, not a different run.
+                    if value.len() != 16 {
+                        return Err(bad(format!(
+                            "the digest \"{}\" is not 16 hexadecimal digits",
+                            clip(value)
+                        )));
+                    }
                     digest = Some(u64::from_str_radix(value, 16).map_err(|_| {
                         bad(format!("the digest \"{}\" is not hexadecimal", clip(value)))
                     })?)
@@ -401,8 +420,9 @@ impl Link {
                 }
             }
         }
-        link.version = version.ok_or_else(|| bad("the link has no format version (v=)"))?;
-        link.digest = digest.ok_or_else(|| bad("the link has no trace digest (d=)"))?;
+        // A link written by hand may leave out the version (it is this one) and the digest.
+        link.version = version.unwrap_or(LINK_VERSION);
+        link.digest = digest;
         link.source = match (file, custom, json) {
             (Some(file), None, None) => Source::Builtin { file, edits },
             (None, Some(toml), None) if edits.is_empty() => Source::Custom { toml },

@@ -252,6 +252,9 @@ pub fn embed_view(p: &EmbedProps) -> Html {
             if let Some(notice) = &app.notice {
                 <p id="notice" class="notice" role="alert">{ notice }</p>
             }
+            if let Some(note) = &app.link_note {
+                <p id="link-note" class="hint link-note">{ note }</p>
+            }
             <p id="embed-headline" class={classes!("headline", if broken { "broken" } else { "holds" })}>
                 <span aria-hidden="true">{ if broken { "✗ " } else { "✓ " } }</span>
                 { &app.outcome.headline }

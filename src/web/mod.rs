@@ -1094,6 +1094,9 @@ fn sandbox_view(
             </div>
         }
         <main class="layout" id="main">
+            if let Some(note) = &app.link_note {
+                <p id="link-note" class="hint link-note">{ note }</p>
+            }
             <Picker source={app.source.clone()} description={app.scenario.description.clone()} edited={app.edited()} dispatch={dispatch.clone()} />
             <VerdictView outcome={Rc::clone(&app.outcome)} />
             // The picture comes first and widest: the timeline with its legend beside it, the

@@ -27,7 +27,7 @@ fn link_for(picked: &str, s: &Scenario) -> Link {
         zoom: 4,
         own_order: true,
         compare: Some(Edit::Partition(true)),
-        digest: digest_of(s),
+        digest: Some(digest_of(s)),
     }
 }
 
@@ -61,7 +61,7 @@ fn a_builtin_link_is_its_file_name_and_reproduces_the_run() {
             b.file,
             link.to_fragment()
         );
-        assert_eq!(reopened_digest(&link), link.digest, "{}", b.file);
+        assert_eq!(Some(reopened_digest(&link)), link.digest, "{}", b.file);
     }
 }
 
@@ -118,19 +118,31 @@ fn an_edited_scenario_travels_whole_and_compressed() {
 fn broken_links_say_why() {
     let good = link_for("05-fencing.toml", &scenario("05")).to_query();
     let cases: Vec<(String, &str)> = vec![
-        ("v=1&b=05-fencing.toml".into(), "no trace digest"),
-        ("b=05-fencing.toml&d=00".into(), "no format version"),
-        ("v=1&d=00".into(), "names no scenario"),
-        ("v=1&b=nope.toml&d=00".into(), "no built-in scenario"),
         (
-            "v=1&b=05-fencing.toml&e=fly%20away&d=00".into(),
+            "v=1&b=05-fencing.toml&d=43c926a68f15ef5".into(),
+            "not 16 hexadecimal digits",
+        ),
+        (
+            "v=1&b=05-fencing.toml&t=1e20".into(),
+            "not a whole number of microseconds",
+        ),
+        ("v=1&d=0000000000000000".into(), "names no scenario"),
+        (
+            "v=1&b=nope.toml&d=0000000000000000".into(),
+            "no built-in scenario",
+        ),
+        (
+            "v=1&b=05-fencing.toml&e=fly%20away&d=0000000000000000".into(),
             "the change",
         ),
-        ("v=1&c=!!!&d=00".into(), "not base64url"),
-        ("v=1&c=AAAA&d=00".into(), "not deflate"),
+        ("v=1&c=!!!&d=0000000000000000".into(), "not base64url"),
+        ("v=1&c=AAAA&d=0000000000000000".into(), "not deflate"),
         (format!("{good}&x=1"), "unknown field"),
-        ("v=1&b=05-fencing.toml&d=zz".into(), "not hexadecimal"),
-        ("v=1&b=%ZZ&d=00".into(), "%-escape"),
+        (
+            "v=1&b=05-fencing.toml&d=zz00000000000000".into(),
+            "not hexadecimal",
+        ),
+        ("v=1&b=%ZZ&d=0000000000000000".into(), "%-escape"),
         ("x".repeat(300 * 1024), "links are read up to"),
     ];
     for (query, why) in cases {
@@ -274,7 +286,7 @@ fn the_command_line_exports_what_the_app_exports() {
             zoom: 1,
             own_order: false,
             compare: None,
-            digest: trace::digest(&outcome.events),
+            digest: Some(trace::digest(&outcome.events)),
         }
         .to_fragment()
     );
@@ -319,7 +331,7 @@ mod embed {
     const HOST: &str = "https://docs.example.org";
 
     fn embed() -> Embed {
-        let link = Link::from_query("v=1&b=05-fencing.toml&d=0").unwrap();
+        let link = Link::from_query("v=1&b=05-fencing.toml&d=0000000000000000").unwrap();
         Embed::from_query(&format!(
             "{}&controls=fencing%20accounts&origins=https%3A%2F%2Fdocs.example.org,http%3A%2F%2Flocalhost%3A3000",
             link.to_query()
@@ -342,19 +354,19 @@ mod embed {
     fn bad_embed_addresses_say_why() {
         for (query, why) in [
             (
-                "v=1&b=05-fencing.toml&d=0&origins=javascript:alert(1)",
+                "v=1&b=05-fencing.toml&d=0000000000000000&origins=javascript:alert(1)",
                 "is not an origin",
             ),
             (
-                "v=1&b=05-fencing.toml&d=0&origins=https://a.org/path",
+                "v=1&b=05-fencing.toml&d=0000000000000000&origins=https://a.org/path",
                 "is not an origin",
             ),
             (
-                "v=1&b=05-fencing.toml&d=0&controls=fencing%20nowhere",
+                "v=1&b=05-fencing.toml&d=0000000000000000&controls=fencing%20nowhere",
                 "no resource",
             ),
             (
-                "v=1&b=05-fencing.toml&d=0&controls=teleport",
+                "v=1&b=05-fencing.toml&d=0000000000000000&controls=teleport",
                 "unknown control",
             ),
         ] {
@@ -443,7 +455,16 @@ mod embed {
         ] {
             assert!(snippet.contains(part), "{part}\n{snippet}");
         }
-        assert!(!snippet.contains("allow-same-origin"));
+        // The frame keeps its own origin (see Embed::snippet), and gets nothing more: no forms,
+        // no top navigation, no downloads.
+        for never in [
+            "allow-forms",
+            "allow-top-navigation",
+            "allow-downloads",
+            "allow-modals",
+        ] {
+            assert!(!snippet.contains(never), "{never}\n{snippet}");
+        }
     }
 }
 
@@ -488,19 +509,35 @@ mod app {
     }
 
     #[test]
-    fn a_link_from_another_version_or_run_says_so_and_a_broken_one_keeps_the_page() {
+    fn a_link_whose_run_differs_says_so_quietly_and_truly_and_a_broken_one_keeps_the_page() {
         let app = App::open("05-fencing.toml");
         let mut link = app.link();
-        link.digest ^= 1;
+        let own = link.digest.expect("a digest");
+        // The same run: nothing to say.
+        let same = app.reduce(Action::OpenLink(link.clone()));
+        assert_eq!((same.notice.clone(), same.link_note.clone()), (None, None));
+        // Another digest with this format: the run is shown, with a quiet note that does not
+        // blame another version (the link may have been edited).
+        link.digest = Some(own ^ 1);
         let opened = app.reduce(Action::OpenLink(link.clone()));
-        let notice = opened.notice.clone().expect("a notice");
-        assert!(
-            notice.contains("another version") && notice.contains("digest"),
-            "{notice}"
+        assert_eq!(
+            opened.notice, None,
+            "no banner for a run that still shows the scenario"
         );
+        let note = opened.link_note.clone().expect("a note");
+        assert!(
+            note.contains(&format!("{:016x}", own ^ 1))
+                && note.contains(&format!("{own:016x}"))
+                && note.contains("the link was edited, or"),
+            "{note}"
+        );
+        assert!(!note.contains("made by another version"), "{note}");
+        // Any change of the scenario ends the note.
+        assert_eq!(opened.reduce(Action::NewSeed).link_note, None);
+        // Another format, read: it says which.
         link.version = 9;
-        let notice = app.reduce(Action::OpenLink(link)).notice.unwrap();
-        assert!(notice.contains("link format 9"), "{notice}");
+        let note = app.reduce(Action::OpenLink(link)).link_note.unwrap();
+        assert!(note.contains("link format 9"), "{note}");
 
         let before = App::open("07-three-services.toml");
         let failed = before.reduce(Action::LinkFailed(
@@ -684,7 +721,7 @@ mod codecs {
         link.source = Source::Custom {
             toml: s.to_toml_string(),
         };
-        link.digest = App::open("06-partition.toml").outcome.digest;
+        link.digest = Some(App::open("06-partition.toml").outcome.digest);
         let fragment = link.to_fragment();
         assert!(share::carries_toml(fragment.trim_start_matches("#/run?")));
         let full = App::open_with(Codec::FULL, "01-two-services.toml")
@@ -874,7 +911,7 @@ fn the_documented_links_open_to_their_own_run() {
                 .expect("the linked scenario is valid");
             assert_eq!(
                 format!("{:016x}", digest_of(&scenario)),
-                format!("{:016x}", link.digest),
+                format!("{:016x}", link.digest.unwrap_or_default()),
                 "{query}: the documented link's digest is not its run's"
             );
             links += 1;

@@ -101,7 +101,7 @@ export const tests = [
     async run(ctx) {
       // The wasm is refused, as a strict proxy or a broken host might.
       await ctx.page.route('**/embed_bg.wasm', (r) => r.abort());
-      await ctx.page.goto(`${ctx.baseURL}#/embed?v=1&b=05-fencing.toml&d=0&controls=fencing%20accounts`, { waitUntil: 'load' });
+      await ctx.page.goto(`${ctx.baseURL}#/embed?v=1&b=05-fencing.toml&controls=fencing%20accounts`, { waitUntil: 'load' });
       await until(async () => (await ctx.attr('#boot', 'class')).includes('failed'), 'the loader to give up');
       const text = await ctx.text('#boot');
       assert(text.startsWith('The simulator could not load here'), `the sentence: ${text}`);
