@@ -29,11 +29,50 @@ use crate::lesson::edit::{allowed, Control, Edit};
 use crate::monitor::{Exclusion, Integrity, Verdict};
 use crate::ui::share::{self, Link, LinkError};
 
+/// The file of the site that sizes embeds on a host page (`static/embed-size.js`).
+pub const SIZING_SCRIPT: &str = "embed-size.js";
+
+/// The version of the host API's messages: every message from the embed carries it as
+/// `protocol`, and a message to the embed that names another is refused with the reason.
+pub const PROTOCOL: u32 = 1;
+/// The longest embed id (`id=` in the address), echoed as `embed` in every message so that a
+/// page with several embeds can tell them apart.
+pub const EMBED_ID_CHARS_MAX: usize = 64;
+
 /// The largest message accepted from a host, in bytes of JSON.
 pub const MESSAGE_BYTES_MAX: usize = 4096;
 /// The most origins and controls an embed address may list.
 pub const ORIGINS_MAX: usize = 8;
 pub const CONTROLS_MAX: usize = 16;
+
+/// The longest caption an embed address may carry, in characters.
+pub const CAPTION_CHARS_MAX: usize = 200;
+
+/// The embed's colours: the reader's setting (`auto`, the default), or fixed to match a host
+/// page whose theme the reader chose there (mdBook's dark theme, say).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Theme {
+    #[default]
+    Auto,
+    Light,
+    Dark,
+}
+
+impl Theme {
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::Auto => "auto",
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Theme> {
+        [Theme::Auto, Theme::Light, Theme::Dark]
+            .into_iter()
+            .find(|t| t.name() == name)
+    }
+}
 
 /// What an embed address asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +82,21 @@ pub struct Embed {
     pub controls: Vec<Control>,
     /// The origins whose messages are accepted, and to which replies go.
     pub origins: Vec<String>,
+    pub theme: Theme,
+    /// A sentence shown under the embed's title, as text.
+    pub caption: Option<String>,
+    /// The embed's name on its host page (`id=`), echoed in every message.
+    pub id: Option<String>,
+}
+
+/// The theme an embed address asks for, read on its own (the page sets it before the embed
+/// draws anything, so the first picture already has its colours).
+pub fn theme_of(query: &str) -> Theme {
+    query
+        .split('&')
+        .find_map(|f| f.strip_prefix("theme="))
+        .and_then(Theme::from_name)
+        .unwrap_or_default()
 }
 
 /// Checks an origin as a browser writes `event.origin`: `http` or `https`, a host, an optional
@@ -79,7 +133,44 @@ impl Embed {
         let mut rest = Vec::new();
         let mut controls = Vec::new();
         let mut origins = Vec::new();
+        let mut theme = Theme::Auto;
+        let mut caption = None;
+        let mut id = None;
         for field in query.split('&') {
+            if let Some(name) = field.strip_prefix("id=") {
+                let ok = !name.is_empty()
+                    && name.len() <= EMBED_ID_CHARS_MAX
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+                if !ok {
+                    return Err(LinkError(format!(
+                        "the embed id \"{}\" is not 1 to {EMBED_ID_CHARS_MAX} letters, digits, - or _",
+                        name.chars().take(20).collect::<String>()
+                    )));
+                }
+                id = Some(name.to_string());
+                continue;
+            }
+            if let Some(name) = field.strip_prefix("theme=") {
+                theme = Theme::from_name(name).ok_or_else(|| {
+                    LinkError(format!(
+                        "the theme \"{}\" is not light, dark or auto",
+                        name.chars().take(20).collect::<String>()
+                    ))
+                })?;
+                continue;
+            }
+            if let Some(text) = field.strip_prefix("caption=") {
+                let text = share::unescape(text)?;
+                if text.chars().count() > CAPTION_CHARS_MAX {
+                    return Err(LinkError(format!(
+                        "the caption is longer than {CAPTION_CHARS_MAX} characters"
+                    )));
+                }
+                caption = Some(text);
+                continue;
+            }
             if let Some(list) = field.strip_prefix("controls=") {
                 for c in share::unescape(list)?
                     .split(',')
@@ -124,6 +215,9 @@ impl Embed {
             link,
             controls,
             origins,
+            theme,
+            caption,
+            id,
         })
     }
 
@@ -140,6 +234,15 @@ impl Embed {
                 share::escape(&self.origins.join(","))
             ));
         }
+        if self.theme != Theme::Auto {
+            q.push_str(&format!("&theme={}", self.theme.name()));
+        }
+        if let Some(c) = &self.caption {
+            q.push_str(&format!("&caption={}", share::escape(c)));
+        }
+        if let Some(id) = &self.id {
+            q.push_str(&format!("&id={id}"));
+        }
         q
     }
 
@@ -152,7 +255,9 @@ impl Embed {
     /// origin a host can check. That is safe because the frame runs only this site's code, on
     /// this site's origin, never the host's: the host's origin stays out of its reach, and a
     /// scenario in the address is data, validated and shown as text. The short script sizes
-    /// the frame from the embed's height messages, checking that they come from this frame.
+    /// the frame from the embed's height messages, checking that they come from this frame;
+    /// it is a file of the site's ([`SIZING_SCRIPT`]), not inline, so that docs portals whose
+    /// policy forbids inline script can use the snippet as it is.
     pub fn snippet(&self, app_url: &str, title: &str) -> String {
         let src = format!("{app_url}#/embed?{}", self.to_query());
         let esc = |t: &str| {
@@ -165,11 +270,10 @@ impl Embed {
             "<iframe src=\"{}\" title=\"{}\" loading=\"lazy\" \
              sandbox=\"allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox\" \
              style=\"width:100%;border:0;height:520px\"></iframe>\n\
-             <script>addEventListener('message',function(e){{var f=document.querySelectorAll('iframe');\
-             for(var i=0;i<f.length;i++){{if(e.source===f[i].contentWindow&&e.data&&e.data.type==='lockstep:height')\
-             {{f[i].style.height=Math.min(4000,Math.max(100,+e.data.px||0))+'px';}}}}}});</script>\n",
+             <script src=\"{}\" async></script>\n",
             esc(&src),
-            esc(title)
+            esc(title),
+            esc(&format!("{app_url}{SIZING_SCRIPT}"))
         )
     }
 
@@ -215,6 +319,8 @@ pub enum HostMessage {
     Play,
     Pause,
     GetVerdict { id: Option<u64> },
+    GetState { id: Option<u64> },
+    GetLink { id: Option<u64> },
 }
 
 #[derive(Deserialize)]
@@ -230,28 +336,101 @@ enum Wire {
     Pause {},
     #[serde(rename = "lockstep:get-verdict")]
     GetVerdict { id: Option<u64> },
+    #[serde(rename = "lockstep:get-state")]
+    GetState { id: Option<u64> },
+    #[serde(rename = "lockstep:get-link")]
+    GetLink { id: Option<u64> },
 }
 
-/// Reads a message from the host: `None` for anything not from a listed origin, too long, not
-/// JSON of a known shape, or a toggle outside the listed controls. Never an error to answer:
-/// a page that is not the embedder learns nothing from the embed.
-pub fn accept(embed: &Embed, origin: &str, data: &str) -> Option<HostMessage> {
-    if !embed.trusts(origin) || data.len() > MESSAGE_BYTES_MAX {
-        return None;
+/// What the embed makes of a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Read {
+    /// Not from a listed origin: ignored without a word, so a page that is not the embedder
+    /// learns nothing.
+    Ignore,
+    /// From a listed origin but not acceptable: the reason, which goes back to that origin as
+    /// `lockstep:error`.
+    Refuse(String),
+    Accept(HostMessage),
+}
+
+/// Reads a message from the host: see [`Read`].
+pub fn read(embed: &Embed, origin: &str, data: &str) -> Read {
+    if !embed.trusts(origin) {
+        return Read::Ignore;
     }
-    match serde_json::from_str::<Wire>(data).ok()? {
+    if data.len() > MESSAGE_BYTES_MAX {
+        return Read::Refuse(format!(
+            "the message is {} bytes of JSON; at most {MESSAGE_BYTES_MAX} are read",
+            data.len()
+        ));
+    }
+    let mut value: serde_json::Value = match serde_json::from_str(data) {
+        Ok(v) => v,
+        Err(e) => return Read::Refuse(format!("the message is not JSON: {e}")),
+    };
+    if let Some(map) = value.as_object_mut() {
+        if let Some(p) = map.remove("protocol") {
+            if p.as_u64() != Some(u64::from(PROTOCOL)) {
+                return Read::Refuse(format!(
+                    "the message speaks protocol {p}; this embed speaks {PROTOCOL}"
+                ));
+            }
+        }
+    }
+    let wire = match serde_json::from_value::<Wire>(value) {
+        Ok(w) => w,
+        Err(e) => return Read::Refuse(format!("the message is not one the embed reads: {e}")),
+    };
+    Read::Accept(match wire {
         Wire::SetToggle { edit } => {
-            let edit: Edit = edit.parse().ok()?;
-            allowed(&embed.controls, &edit).then_some(HostMessage::SetToggle(edit))
+            let edit: Edit = match edit.parse() {
+                Ok(e) => e,
+                Err(e) => return Read::Refuse(format!("the edit \"{edit}\": {e}")),
+            };
+            if !allowed(&embed.controls, &edit) {
+                return Read::Refuse(format!(
+                    "the edit \"{edit}\" uses the control \"{}\", which this embed does not offer",
+                    Control::of(&edit)
+                ));
+            }
+            HostMessage::SetToggle(edit)
         }
         Wire::SetPlayhead { ms } => {
-            (ms.is_finite() && ms >= 0.0).then(|| HostMessage::SetPlayhead {
+            if !(ms.is_finite() && ms >= 0.0) {
+                return Read::Refuse(format!("the playhead {ms} is not a time in milliseconds"));
+            }
+            HostMessage::SetPlayhead {
                 us: (ms.min(1e12) * 1000.0) as u64,
-            })
+            }
         }
-        Wire::Play {} => Some(HostMessage::Play),
-        Wire::Pause {} => Some(HostMessage::Pause),
-        Wire::GetVerdict { id } => Some(HostMessage::GetVerdict { id }),
+        Wire::Play {} => HostMessage::Play,
+        Wire::Pause {} => HostMessage::Pause,
+        Wire::GetVerdict { id } => HostMessage::GetVerdict { id },
+        Wire::GetState { id } => HostMessage::GetState { id },
+        Wire::GetLink { id } => HostMessage::GetLink { id },
+    })
+}
+
+/// Adds what every message from the embed carries: the protocol's version, and the embed's
+/// id when its address names one.
+pub fn stamp(message: &str, embed_id: Option<&str>) -> String {
+    let Ok(serde_json::Value::Object(mut m)) = serde_json::from_str(message) else {
+        return message.to_string();
+    };
+    m.insert("protocol".into(), PROTOCOL.into());
+    if let Some(id) = embed_id {
+        m.insert("embed".into(), id.into());
+    }
+    serde_json::Value::Object(m).to_string()
+}
+
+/// Reads a message from the host: the message, or `None` for anything [`read`] does not
+/// accept (ignored or refused).
+pub fn accept(embed: &Embed, origin: &str, data: &str) -> Option<HostMessage> {
+    match read(embed, origin, data) {
+        Read::Accept(m) => Some(m),
+        Read::Ignore | Read::Refuse(_) => None,
     }
 }
 
@@ -312,5 +491,54 @@ pub fn reply(
     if let Some(px) = px {
         m.insert("px".into(), px.into());
     }
+    serde_json::Value::Object(m).to_string()
+}
+
+/// The embed's state as `lockstep:state` reports it: the playhead, whether it plays, the
+/// controls' values (as edit lines) and the verdict.
+pub fn state_reply(app: &crate::ui::App, id: Option<u64>) -> String {
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), "lockstep:state".into());
+    m.insert("playhead_ms".into(), (app.time as f64 / 1000.0).into());
+    m.insert("playing".into(), app.playing.into());
+    let edits: Vec<serde_json::Value> = app
+        .settings
+        .toggles()
+        .iter()
+        .map(|t| t.to_string().into())
+        .collect();
+    m.insert("edits".into(), edits.into());
+    let summary = VerdictSummary::of(
+        &app.outcome.headline,
+        &app.outcome.verdict,
+        app.outcome.digest,
+    );
+    m.insert(
+        "verdict".into(),
+        serde_json::to_value(&summary).expect("a summary serializes"),
+    );
+    if let Some(id) = id {
+        m.insert("id".into(), id.into());
+    }
+    serde_json::Value::Object(m).to_string()
+}
+
+/// A message with one string field: `lockstep:link` (`url`), `lockstep:play-state`'s words.
+pub fn text_reply(kind: &str, field: &str, value: &str, id: Option<u64>) -> String {
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), format!("lockstep:{kind}").into());
+    m.insert(field.into(), value.into());
+    if let Some(id) = id {
+        m.insert("id".into(), id.into());
+    }
+    serde_json::Value::Object(m).to_string()
+}
+
+/// `lockstep:play-state`: whether the run plays and where the playhead is.
+pub fn play_state_reply(playing: bool, playhead_us: u64) -> String {
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), "lockstep:play-state".into());
+    m.insert("playing".into(), playing.into());
+    m.insert("playhead_ms".into(), (playhead_us as f64 / 1000.0).into());
     serde_json::Value::Object(m).to_string()
 }

@@ -26,7 +26,12 @@ pub struct EmbedProps {
     pub query: AttrValue,
 }
 
-/// Sends a message to the host page, at exactly `origin`.
+/// Sends a message to the host page, at exactly `origin` (or `"*"` for what is no secret),
+/// stamped with the protocol's version and the embed's id.
+fn send(origin: &str, message: &str, embed_id: Option<&str>) {
+    post(origin, &embed::stamp(message, embed_id));
+}
+
 fn post(origin: &str, message: &str) {
     let window = gloo::utils::window();
     let Ok(Some(parent)) = window.parent() else {
@@ -60,11 +65,14 @@ pub fn embed_view(p: &EmbedProps) -> Html {
         let parsed = Rc::clone(&parsed);
         use_reducer(move || {
             let app = ui::App::open_with(codec, ui::DEFAULT_SOURCE);
-            let app = match &*parsed {
-                Ok(e) => app.reduce(Action::OpenLink(e.link.clone())),
+            match &*parsed {
+                // The playhead the address gives (t=), or the run's end.
+                Ok(e) if e.link.playhead_us > 0 => app.reduce(Action::OpenLink(e.link.clone())),
+                Ok(e) => app
+                    .reduce(Action::OpenLink(e.link.clone()))
+                    .reduce(Action::ToEnd),
                 Err(e) => app.reduce(Action::LinkFailed(e.0.clone())),
-            };
-            app.reduce(Action::ToEnd)
+            }
         })
     };
     let width = use_state(|| 640u32);
@@ -94,8 +102,14 @@ pub fn embed_view(p: &EmbedProps) -> Html {
                             Err(_) => return,
                         },
                     };
-                    let Some(message) = embed::accept(&cfg, &origin, &text) else {
-                        return;
+                    let id = cfg.id.as_deref();
+                    let message = match embed::read(&cfg, &origin, &text) {
+                        embed::Read::Ignore => return,
+                        embed::Read::Refuse(why) => {
+                            send(&origin, &embed::error_reply(&why), id);
+                            return;
+                        }
+                        embed::Read::Accept(m) => m,
                     };
                     let now = Rc::clone(&latest.borrow());
                     match message {
@@ -106,10 +120,27 @@ pub fn embed_view(p: &EmbedProps) -> Html {
                         HostMessage::Play if !now.playing => dispatch.dispatch(Action::PlayPause),
                         HostMessage::Pause if now.playing => dispatch.dispatch(Action::PlayPause),
                         HostMessage::Play | HostMessage::Pause => {}
-                        HostMessage::GetVerdict { id } => post(
+                        HostMessage::GetVerdict { id: asked } => send(
                             &origin,
-                            &embed::reply("verdict", Some(&summary(&now)), id, None),
+                            &embed::reply("verdict", Some(&summary(&now)), asked, None),
+                            id,
                         ),
+                        HostMessage::GetState { id: asked } => {
+                            send(&origin, &embed::state_reply(&now, asked), id)
+                        }
+                        HostMessage::GetLink { id: asked } => {
+                            let source = crate::ui::share::source_of_with(
+                                now.codec,
+                                &now.source,
+                                &now.scenario,
+                            );
+                            let url = format!(
+                                "{}{}",
+                                share::app_url(),
+                                now.link_from(source).to_fragment()
+                            );
+                            send(&origin, &embed::text_reply("link", "url", &url, asked), id)
+                        }
                     }
                 })
             });
@@ -123,6 +154,7 @@ pub fn embed_view(p: &EmbedProps) -> Html {
             .as_ref()
             .map(|e| e.origins.clone())
             .unwrap_or_default();
+        let embed_id = (*parsed).as_ref().ok().and_then(|e| e.id.clone());
         let app_now = app_rc(&app);
         let first = use_mut_ref(|| true);
         // A new run is a new outcome allocation, whatever its headline says.
@@ -134,7 +166,7 @@ pub fn embed_view(p: &EmbedProps) -> Html {
             };
             let message = embed::reply(kind, Some(&summary(&app_now)), None, None);
             for o in &origins {
-                post(o, &message);
+                send(o, &message, embed_id.as_deref());
             }
             if let Some(html) = gloo::utils::document().document_element() {
                 let _ = html.set_attribute("data-embed-ready", "true");
@@ -142,13 +174,31 @@ pub fn embed_view(p: &EmbedProps) -> Html {
         });
     }
 
-    // Tell the host the content's height whenever it changes, and fit the timeline to the
-    // frame's width.
+    // Tell the listed hosts when playback starts or stops, and where a stopped playhead is
+    // (not every frame of playback).
     {
         let origins: Vec<String> = (*parsed)
             .as_ref()
             .map(|e| e.origins.clone())
             .unwrap_or_default();
+        let embed_id = (*parsed).as_ref().ok().and_then(|e| e.id.clone());
+        let key = (app.playing, if app.playing { 0 } else { app.time });
+        let first = use_mut_ref(|| true);
+        use_effect_with(key, move |(playing, time)| {
+            if !std::mem::take(&mut *first.borrow_mut()) {
+                let message = embed::play_state_reply(*playing, *time);
+                for o in &origins {
+                    send(o, &message, embed_id.as_deref());
+                }
+            }
+        });
+    }
+
+    // Tell the host the content's height whenever it changes, and fit the timeline to the
+    // frame's width. A height is no secret, so it goes to any host: a page sizes its frame
+    // without listing its origin.
+    {
+        let embed_id = (*parsed).as_ref().ok().and_then(|e| e.id.clone());
         let root = root.clone();
         let frame = frame.clone();
         let width = width.clone();
@@ -166,10 +216,11 @@ pub fn embed_view(p: &EmbedProps) -> Html {
                     let h = el.scroll_height().max(0) as u32;
                     if h != *last.borrow() {
                         *last.borrow_mut() = h;
-                        let message = embed::reply("height", None, None, Some(h));
-                        for o in &origins {
-                            post(o, &message);
-                        }
+                        send(
+                            "*",
+                            &embed::reply("height", None, None, Some(h)),
+                            embed_id.as_deref(),
+                        );
                     }
                 }
             });
@@ -196,12 +247,12 @@ pub fn embed_view(p: &EmbedProps) -> Html {
                 let message = embed::error_reply(&reason);
                 let origins = embed::origins_of(&query);
                 if origins.is_empty() {
-                    post("*", &message);
+                    send("*", &message, None);
                 }
                 for o in &origins {
-                    post(o, &message);
-                    post(o, &embed::reply("height", None, None, Some(240)));
+                    send(o, &message, None);
                 }
+                send("*", &embed::reply("height", None, None, Some(240)), None);
                 if let Some(html) = gloo::utils::document().document_element() {
                     let _ = html.set_attribute("data-embed-error", "true");
                 }
@@ -249,6 +300,9 @@ pub fn embed_view(p: &EmbedProps) -> Html {
     html! {
         <main id="embed" class="embed" ref={root}>
             <h1 class="embed-title">{ &app.scenario.name }</h1>
+            if let Some(caption) = (*parsed).as_ref().ok().and_then(|e| e.caption.clone()) {
+                <p id="embed-caption" class="embed-caption">{ caption }</p>
+            }
             if let Some(notice) = &app.notice {
                 <p id="notice" class="notice" role="alert">{ notice }</p>
             }

@@ -68,6 +68,17 @@ pub fn start() {
 /// and the toggles its address lists, without the sandbox's editor and panels, so that a page
 /// which embeds a run downloads as little as it can.
 pub fn start_embed() {
+    // The theme the address asks for is set before anything is drawn, so the first picture,
+    // canvas included, already has its colours.
+    let hash = gloo::utils::window().location().hash().unwrap_or_default();
+    if let Some(query) = hash.split_once('?').map(|(_, q)| q) {
+        let theme = crate::ui::embed::theme_of(query);
+        if theme != crate::ui::embed::Theme::Auto {
+            if let Some(html) = gloo::utils::document().document_element() {
+                let _ = html.set_attribute("data-theme", theme.name());
+            }
+        }
+    }
     let root = gloo::utils::document().get_element_by_id("app");
     match root {
         Some(root) => yew::Renderer::<EmbedShell>::with_root(root).render(),

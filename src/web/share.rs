@@ -216,6 +216,9 @@ pub fn share_panel(p: &ShareProps) -> Html {
             .filter(|o| valid_origin(o))
             .cloned()
             .collect(),
+        theme: crate::ui::embed::Theme::Auto,
+        caption: None,
+        id: None,
     };
     let snippet = embed.snippet(&app_url(), &format!("Lockstep: {}", app.scenario.name));
 

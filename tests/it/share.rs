@@ -339,6 +339,89 @@ mod embed {
         .unwrap()
     }
 
+    /// A listed host hears why a message was refused; an unlisted one hears nothing.
+    #[test]
+    fn the_host_api_talks_back_to_a_listed_host() {
+        use lockstep::ui::embed::{read, stamp, Read, PROTOCOL};
+        let e = embed();
+        let refused = |data: &str| match read(&e, HOST, data) {
+            Read::Refuse(why) => why,
+            other => panic!("{data}: {other:?}"),
+        };
+        assert!(
+            refused(r#"{"type":"lockstep:set-toggle","edit":"seed 99"}"#)
+                .contains("does not offer")
+        );
+        assert!(refused(r#"{"type":"lockstep:fly"}"#).contains("not one the embed reads"));
+        assert!(refused(r#"{"type":"lockstep:play","colour":1}"#).contains("not one"));
+        assert!(refused("not json").contains("not JSON"));
+        assert!(refused(r#"{"type":"lockstep:play","protocol":2}"#).contains("protocol 2"));
+        assert!(refused(&format!("\"{}\"", "x".repeat(5000))).contains("at most 4096"));
+        assert_eq!(
+            read(&e, HOST, r#"{"type":"lockstep:play","protocol":1}"#),
+            Read::Accept(HostMessage::Play)
+        );
+        assert_eq!(
+            read(&e, HOST, r#"{"type":"lockstep:get-state","id":3}"#),
+            Read::Accept(HostMessage::GetState { id: Some(3) })
+        );
+        assert_eq!(
+            read(&e, HOST, r#"{"type":"lockstep:get-link"}"#),
+            Read::Accept(HostMessage::GetLink { id: None })
+        );
+        assert_eq!(
+            read(&e, "https://evil.example.org", "not json"),
+            Read::Ignore
+        );
+        // Every message from the embed carries the protocol and, when named, the embed's id.
+        let m: serde_json::Value = serde_json::from_str(&stamp(
+            &reply("height", None, None, Some(300)),
+            Some("fig-2"),
+        ))
+        .unwrap();
+        assert_eq!(m["protocol"], PROTOCOL);
+        assert_eq!(m["embed"], "fig-2");
+        assert_eq!(m["px"], 300);
+        let named = Embed::from_query("b=05-fencing.toml&id=fig-2").unwrap();
+        assert_eq!(named.id.as_deref(), Some("fig-2"));
+        assert!(Embed::from_query("b=05-fencing.toml&id=a%20b").is_err());
+        // The state a host asks for is the app's, in numbers and edit lines.
+        let app = lockstep::ui::App::open("05-fencing.toml").reduce(lockstep::ui::Action::Toggle(
+            lockstep::ui::toggles::Toggle::Fencing {
+                resource: "accounts".into(),
+                mode: Fencing::OneSource,
+                checks: Some(FencingChecks::AllAccesses),
+            },
+        ));
+        let s: serde_json::Value =
+            serde_json::from_str(&lockstep::ui::embed::state_reply(&app, Some(4))).unwrap();
+        assert_eq!(s["type"], "lockstep:state");
+        assert_eq!(s["id"], 4);
+        assert_eq!(s["edits"][0], "fencing accounts one_source all_accesses");
+        assert_eq!(s["verdict"]["lost_updates"], 0);
+    }
+
+    #[test]
+    fn an_embed_address_carries_its_theme_and_caption() {
+        use lockstep::ui::embed::{theme_of, Theme};
+        let query = "b=05-fencing.toml&theme=dark&caption=Fencing%2C%20live";
+        let e = Embed::from_query(query).unwrap();
+        assert_eq!(
+            (e.theme, e.caption.as_deref()),
+            (Theme::Dark, Some("Fencing, live"))
+        );
+        assert_eq!(Embed::from_query(&e.to_query()).unwrap(), e);
+        assert_eq!(theme_of(query), Theme::Dark);
+        assert_eq!(theme_of("b=05-fencing.toml"), Theme::Auto);
+        let why = Embed::from_query("b=05-fencing.toml&theme=purple").unwrap_err();
+        assert!(why.0.contains("not light, dark or auto"), "{}", why.0);
+        let long = format!("b=05-fencing.toml&caption={}", "x".repeat(201));
+        assert!(Embed::from_query(&long)
+            .unwrap_err()
+            .0
+            .contains("200 characters"));
+    }
+
     #[test]
     fn an_embed_address_reads_back_with_its_controls_and_origins() {
         let e = embed();
@@ -451,7 +534,7 @@ mod embed {
             "sandbox=\"allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox\"",
             "title=\"Fencing, live\"",
             "https://lockstep.example.org/#/embed?v=1&amp;b=05-fencing.toml",
-            "e.source===f[i].contentWindow",
+            "<script src=\"https://lockstep.example.org/embed-size.js\" async></script>",
         ] {
             assert!(snippet.contains(part), "{part}\n{snippet}");
         }
@@ -465,6 +548,13 @@ mod embed {
         ] {
             assert!(!snippet.contains(never), "{never}\n{snippet}");
         }
+        // No inline script: the sizing is a file of the site, which trusts only its own frames.
+        assert!(!snippet.contains("<script>"), "{snippet}");
+        let sizing = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static/embed-size.js"),
+        )
+        .expect("the sizing script");
+        assert!(sizing.contains("e.source === frames[i].contentWindow"));
     }
 }
 

@@ -112,4 +112,67 @@ export const tests = [
       ctx.errors.splice(0, ctx.errors.length, ...ctx.errors.filter((e) => !/embed_bg\.wasm|Failed to fetch|net::ERR_FAILED|WebAssembly/.test(e)));
     },
   },
+  {
+    name: 'embed_hosts::zero_configuration_height_theme_and_playhead',
+    async run(ctx) {
+      // No origins listed: the frame still sizes itself with the documented script.
+      const snippet = block('html', '## Embedding').replace(/&amp;origins=[^"]*/, '&amp;t=500000&amp;theme=dark&amp;caption=Fencing%2C%20live');
+      const host = await hostPage((origin) => localise(snippet, ctx.baseURL, origin));
+      try {
+        await ctx.page.goto(host.url, { waitUntil: 'load' });
+        const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
+        await frame.waitForSelector('#embed-headline', { timeout: 20000 });
+        await until(async () => (await ctx.page.$eval('iframe', (f) => f.style.height)) !== '520px', 'the frame sized without any origin listed');
+        // theme=dark is dark, whatever the reader's setting (the test browser's is light).
+        const bg = await frame.evaluate(() => getComputedStyle(document.body).backgroundColor);
+        const [r, g, b] = bg.match(/\d+/g).map(Number);
+        assert(r + g + b < 200, `a dark background: ${bg}`);
+        assertEqual((await frame.textContent('#embed-caption')).trim(), 'Fencing, live', 'the caption');
+        // t= is honoured: the full app opens at the same moment.
+        const href = await frame.getAttribute('#open-full', 'href');
+        assert(href.includes('t=500000'), `the playhead kept: ${href}`);
+      } finally {
+        await host.close();
+      }
+    },
+  },
+  {
+    name: 'embed_hosts::the_host_api_talks_back',
+    async run(ctx) {
+      const snippet = block('html', '## Embedding');
+      const page = (origin) =>
+        localise(snippet, ctx.baseURL, origin).replace('&amp;controls=', '&amp;id=fig-2&amp;controls=') +
+        `<script>window.got=[];addEventListener('message',function(e){if(e.source===document.querySelector('iframe').contentWindow){window.got.push(e.data);}});</script>`;
+      const host = await hostPage(page);
+      try {
+        const p = ctx.page;
+        await p.goto(host.url, { waitUntil: 'load' });
+        const got = (type) => p.evaluate((t) => window.got.filter((m) => m && m.type === t), type);
+        const appOrigin = new URL(ctx.baseURL).origin;
+        const send = (m) => p.evaluate(([m, o]) => document.querySelector('iframe').contentWindow.postMessage(m, o), [m, appOrigin]);
+        await until(async () => (await got('lockstep:ready')).length > 0, 'ready', 20000);
+        const ready = (await got('lockstep:ready'))[0];
+        assertEqual(ready.protocol, 1, 'the protocol version');
+        assertEqual(ready.embed, 'fig-2', 'the embed id');
+        // A control the address does not list is refused, with the reason.
+        await send({ type: 'lockstep:set-toggle', edit: 'seed 99' });
+        await until(async () => (await got('lockstep:error')).length > 0, 'an error reply');
+        assert((await got('lockstep:error'))[0].error.includes('does not offer'), 'the reason');
+        // State, link and play state.
+        await send({ type: 'lockstep:set-toggle', edit: 'fencing accounts one_source all_accesses', protocol: 1 });
+        await send({ type: 'lockstep:get-state', id: 1 });
+        await until(async () => (await got('lockstep:state')).some((m) => m.id === 1 && m.edits.length === 1), 'the state');
+        await send({ type: 'lockstep:get-link', id: 2 });
+        await until(async () => (await got('lockstep:link')).some((m) => m.id === 2), 'the link');
+        const url = (await got('lockstep:link')).find((m) => m.id === 2).url;
+        assert(url.includes('#/run?') && url.includes('fencing%20accounts%20one_source%20all_accesses'), url);
+        await send({ type: 'lockstep:play' });
+        await until(async () => (await got('lockstep:play-state')).some((m) => m.playing), 'playing');
+        await send({ type: 'lockstep:pause' });
+        await until(async () => (await got('lockstep:play-state')).some((m) => !m.playing), 'paused');
+      } finally {
+        await host.close();
+      }
+    },
+  },
 ];

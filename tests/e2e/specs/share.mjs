@@ -104,7 +104,7 @@ export const tests = [
         await ctx.page.click('#notice button');
       }
       // A good link shows its run but does not replace the saved work.
-      await ctx.page.evaluate(() => (location.hash = '#/run?v=1&b=01-two-services.toml&d=0'));
+      await ctx.page.evaluate(() => (location.hash = '#/run?v=1&b=01-two-services.toml'));
       await until(async () => (await ctx.value('#scenario')) === '01-two-services.toml', 'the linked run');
       await ctx.page.evaluate(() => (location.hash = '#/sandbox'));
       await ctx.reload();
