@@ -29,6 +29,10 @@ usage:
   lockstep export FILE --format svg|json|md [--seed N] [--link-base URL]
       The run as the app exports it: the timeline as SVG, the trace as JSON or the verdict as
       Markdown; with --link-base, a link to the live run at that address.
+  lockstep export FILE --format embed --link-base URL [--edit EDIT]... [--seed N]
+                  [--playhead MS] [--controls LIST] [--origins LIST] [--caption TEXT]
+                  [--theme light|dark|auto] [--title TEXT]
+      The embed snippet the share panel makes, for the site served at URL.
   lockstep explore FILE [--depth N] [--states N] [--faults N] [--operations N] [--json]
       Every interleaving of a small scenario, breadth first: either every property holds for
       all the states reached, or the shortest counterexample as a trace with its verdict.
@@ -84,7 +88,18 @@ fn options_of(command: &str) -> &'static [&'static str] {
             "--json",
             "--svg",
         ],
-        "export" => &["--seed", "--format", "--link-base"],
+        "export" => &[
+            "--seed",
+            "--format",
+            "--link-base",
+            "--edit",
+            "--playhead",
+            "--controls",
+            "--origins",
+            "--caption",
+            "--theme",
+            "--title",
+        ],
         _ => &[],
     }
 }
@@ -101,6 +116,11 @@ struct Options {
     param: Option<String>,
     values: Option<String>,
     svg: bool,
+    /// `export --format embed`: the embed address's parts.
+    edits: Vec<String>,
+    playhead_ms: Option<u64>,
+    embed_fields: Vec<String>,
+    title: Option<String>,
 }
 
 fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
@@ -116,6 +136,10 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
         param: None,
         values: None,
         svg: false,
+        edits: Vec::new(),
+        playhead_ms: None,
+        embed_fields: Vec::new(),
+        title: None,
     };
     let allowed = options_of(command);
     let every = ["run", "at", "lint", "sweep", "export"]
@@ -169,12 +193,26 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
             }
             "--format" => {
                 let v = value()?;
-                if !["svg", "json", "md"].contains(&v.as_str()) {
-                    return Err(format!("--format: \"{v}\" is not svg, json or md"));
+                if !["svg", "json", "md", "embed"].contains(&v.as_str()) {
+                    return Err(format!("--format: \"{v}\" is not svg, json, md or embed"));
                 }
                 o.format = Some(v.clone());
             }
             "--link-base" => o.link_base = Some(value()?.clone()),
+            "--edit" => o.edits.push(value()?.clone()),
+            "--playhead" => {
+                let v = value()?;
+                o.playhead_ms = Some(v.parse().map_err(|_| {
+                    format!("--playhead: \"{v}\" is not a whole number of milliseconds")
+                })?);
+            }
+            "--controls" | "--origins" | "--caption" | "--theme" => {
+                let field = &a[2..];
+                let v = value()?;
+                o.embed_fields
+                    .push(format!("{field}={}", lockstep::ui::share::escape(v)));
+            }
+            "--title" => o.title = Some(value()?.clone()),
             "--param" => o.param = Some(value()?.clone()),
             "--values" => o.values = Some(value()?.clone()),
             "--svg" => o.svg = true,
@@ -306,11 +344,22 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
                 return Err(format!("export takes one FILE\n{USAGE}"));
             };
             let Some(format) = &o.format else {
-                return Err("export needs --format svg, json or md".into());
+                return Err("export needs --format svg, json, md or embed".into());
             };
             let mut scenario = load(path)?;
             if let Some(seed) = o.seed {
                 scenario.seed = seed;
+            }
+            if format == "embed" {
+                let _ = write!(out, "{}", embed_snippet(path, &scenario, &o)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            if !o.edits.is_empty() || o.playhead_ms.is_some() || !o.embed_fields.is_empty() {
+                return Err(
+                    "--edit, --playhead, --controls, --origins, --caption, --theme and --title \
+                     go with --format embed"
+                        .into(),
+                );
             }
             let _ = write!(
                 out,
@@ -398,6 +447,73 @@ fn export(
         "json" => export::trace_json(scenario, &outcome),
         _ => export::verdict_markdown(scenario, &outcome, link.as_deref()),
     })
+}
+
+/// `lockstep export FILE --format embed`: the snippet the share panel makes, for a docs build
+/// to generate. The address is read back through the embed's own reader, so a control, an
+/// origin or a theme it would refuse is refused here, with the same words.
+fn embed_snippet(path: &str, scenario: &Scenario, o: &Options) -> Result<String, String> {
+    use lockstep::ui::{embed::Embed, share, Outcome};
+    let site = o
+        .link_base
+        .as_deref()
+        .ok_or("--format embed needs --link-base URL: the address the site is served at")?;
+    let edits: Vec<lockstep::lesson::Edit> = o
+        .edits
+        .iter()
+        .map(|e| e.parse().map_err(|why| format!("--edit \"{e}\": {why}")))
+        .collect::<Result<_, String>>()?;
+    if let Some(e) = edits.iter().find_map(|e| e.problem(scenario)) {
+        return Err(format!("--edit: {e}"));
+    }
+    let edited = lockstep::lesson::apply_edits(scenario, &edits);
+    edited
+        .validate()
+        .map_err(|e| format!("{path}: the edits make the scenario invalid: {e}"))?;
+    let outcome = Outcome::compute(&edited).map_err(|errors| {
+        errors
+            .iter()
+            .map(|e| format!("{path}: {e}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    let file = std::path::Path::new(path)
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or_default();
+    // A shipped scenario travels as its name and the edits; any other as JSON, the form the
+    // embed reads.
+    let source = match share::source_of(file, scenario) {
+        share::Source::Builtin {
+            file,
+            edits: mut own,
+        } => {
+            // The file's own differences from the built-in (a seed, say), then the edits.
+            own.extend(edits);
+            share::Source::Builtin { file, edits: own }
+        }
+        other => other.for_embed(&edited),
+    };
+    let link = share::Link {
+        version: share::LINK_VERSION,
+        source,
+        playhead_us: o.playhead_ms.unwrap_or(0).saturating_mul(1000),
+        zoom: 1,
+        own_order: false,
+        compare: None,
+        digest: Some(lockstep::trace::digest(&outcome.events)),
+    };
+    let mut query = link.to_query();
+    for f in &o.embed_fields {
+        query.push('&');
+        query.push_str(f);
+    }
+    let embed = Embed::from_query(&query).map_err(|e| format!("--format embed: {}", e.0))?;
+    let title = o
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("Lockstep: {}", edited.name));
+    Ok(embed.snippet(site, &title))
 }
 
 /// `lockstep lesson check FILE...`: parses each lesson and checks it against the engine. One

@@ -1072,3 +1072,81 @@ fn the_documented_examples_are_the_real_output() {
         problems.join("\n\n")
     );
 }
+
+/// `export --format embed` prints the share panel's snippet for a run made with the given
+/// edits: the embed's reader reads its address back, and its digest is that run's.
+#[test]
+fn export_prints_the_embed_snippet_of_the_edited_run() {
+    use lockstep::ui::embed::Embed;
+    let file = "lessons/scenarios/05-fencing.toml";
+    let out = lockstep(&[
+        "export",
+        file,
+        "--format",
+        "embed",
+        "--link-base",
+        "https://example.org/lockstep/",
+        "--edit",
+        "fencing accounts one_source all_accesses",
+        "--controls",
+        "fencing accounts",
+        "--origins",
+        "https://docs.example.org",
+        "--caption",
+        "Fencing, live",
+        "--playhead",
+        "700",
+    ]);
+    expect_code(&out, 0, "export --format embed");
+    let snippet = stdout(&out);
+    let src = snippet
+        .split("src=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("the frame's address")
+        .replace("&amp;", "&");
+    let query = src
+        .strip_prefix("https://example.org/lockstep/#/embed?")
+        .expect("the site's embed view");
+    let embed = Embed::from_query(query).expect("the embed reads its address");
+    assert_eq!(embed.caption.as_deref(), Some("Fencing, live"));
+    assert_eq!(embed.origins, vec!["https://docs.example.org".to_string()]);
+    assert_eq!(embed.link.playhead_us, 700_000);
+    let scenario = lockstep::Scenario::from_toml_str(
+        &std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+            .unwrap(),
+    )
+    .unwrap();
+    let edited = lockstep::lesson::apply_edits(
+        &scenario,
+        &["fencing accounts one_source all_accesses".parse().unwrap()],
+    );
+    let outcome = lockstep::ui::Outcome::compute(&edited).unwrap();
+    assert_eq!(
+        embed.link.digest,
+        Some(lockstep::trace::digest(&outcome.events))
+    );
+    assert!(snippet.contains("<script src=\"https://example.org/lockstep/embed-size.js\" async>"));
+    // What the embed would refuse is refused here, in its words.
+    for (args, why) in [
+        (vec!["--controls", "teleport"], "unknown control"),
+        (vec!["--edit", "fly away"], "--edit"),
+        (vec!["--theme", "purple"], "not light, dark or auto"),
+    ] {
+        let mut all = vec![
+            "export",
+            file,
+            "--format",
+            "embed",
+            "--link-base",
+            "https://e.org/",
+        ];
+        all.extend(args);
+        let out = lockstep(&all);
+        expect_code(&out, 2, why);
+        assert!(stderr(&out).contains(why), "{}", stderr(&out));
+    }
+    let out = lockstep(&["export", file, "--format", "embed"]);
+    expect_code(&out, 2, "no site");
+    assert!(stderr(&out).contains("--link-base"));
+}
