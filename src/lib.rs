@@ -21,6 +21,9 @@ pub mod builtin;
 pub mod explore;
 pub mod inventory;
 pub mod lesson;
+// The mdBook preprocessor runs only from the command line.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod mdbook;
 pub mod model;
 pub mod monitor;
 pub mod plot;

@@ -33,6 +33,8 @@ usage:
                   [--playhead MS] [--controls LIST] [--origins LIST] [--caption TEXT]
                   [--theme light|dark|auto] [--title TEXT]
       The embed snippet the share panel makes, for the site served at URL.
+  lockstep mdbook [supports RENDERER]
+      mdBook's preprocessor: each ```lockstep block of a book becomes its live run.
   lockstep explore FILE [--depth N] [--states N] [--faults N] [--operations N] [--json]
       Every interleaving of a small scenario, breadth first: either every property holds for
       all the states reached, or the shortest counterexample as a trace with its verdict.
@@ -271,6 +273,9 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     if command == "explore" {
         return explore_command(&args[1..], out);
     }
+    if command == "mdbook" {
+        return mdbook_command(&args[1..], out);
+    }
     if !matches!(
         command.as_str(),
         "run" | "at" | "lint" | "sweep" | "export" | "schema" | "lesson"
@@ -447,6 +452,35 @@ fn export(
         "json" => export::trace_json(scenario, &outcome),
         _ => export::verdict_markdown(scenario, &outcome, link.as_deref()),
     })
+}
+
+/// `lockstep mdbook`: mdBook's preprocessor protocol. `supports RENDERER` answers yes for
+/// every renderer (HTML gets the live embed, the others its picture); without arguments the
+/// book is read from standard input and written, with every `lockstep` block made into its
+/// run, to standard output.
+fn mdbook_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
+    match args {
+        [supports, _renderer] if supports == "supports" => return Ok(ExitCode::SUCCESS),
+        [] => {}
+        _ => {
+            return Err(format!(
+                "mdbook takes no arguments, or supports RENDERER\n{USAGE}"
+            ))
+        }
+    }
+    let limit = lockstep::mdbook::BOOK_BYTES_MAX;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("standard input: {e}"))?;
+    if bytes.len() > limit {
+        return Err(format!("the book is larger than {limit} bytes"));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "the book is not UTF-8".to_string())?;
+    let book = lockstep::mdbook::preprocess(&text)?;
+    let _ = write!(out, "{book}");
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `lockstep export FILE --format embed`: the snippet the share panel makes, for a docs build
