@@ -141,6 +141,62 @@ pub fn edits_from(start: &Scenario, current: &Scenario) -> Option<Vec<Edit>> {
             });
         }
     }
+    for (a, b) in start.services.iter().zip(&current.services) {
+        if a.outages != b.outages {
+            let service = b.name.clone();
+            match b.outages.first() {
+                None => edits.push(Edit::Outage { service, on: false }),
+                Some(w) => {
+                    edits.push(Edit::Outage {
+                        service: service.clone(),
+                        on: true,
+                    });
+                    edits.push(Edit::OutageStart {
+                        service: service.clone(),
+                        ms: w.start_ms,
+                    });
+                    edits.push(Edit::OutageLength {
+                        service,
+                        ms: w.duration_ms,
+                    });
+                }
+            }
+        }
+    }
+    // Faults as their controls set them: off, or on with the first window's times. Anything
+    // the controls cannot say (a second window, other groups) fails the final comparison, and
+    // the scenario travels whole.
+    if start.partitions != current.partitions {
+        match current.partitions.first() {
+            None => edits.push(Edit::Partition(false)),
+            Some(p) => edits.extend([
+                Edit::Partition(true),
+                Edit::PartitionStart(p.start_ms),
+                Edit::PartitionLength(p.duration_ms),
+            ]),
+        }
+    }
+    if start.pauses != current.pauses {
+        match current.pauses.first() {
+            None => edits.push(Edit::Pause(false)),
+            Some(p) => edits.extend([
+                Edit::Pause(true),
+                Edit::PauseClient(p.client.clone()),
+                Edit::PauseStart(p.start_ms),
+                Edit::PauseLength(p.duration_ms),
+            ]),
+        }
+    }
+    if start.migrations != current.migrations {
+        match current.migrations.first() {
+            None => edits.push(Edit::Migration(false)),
+            Some(m) => edits.extend([
+                Edit::Migration(true),
+                Edit::MigrationMode(m.mode),
+                Edit::MigrationAt(m.at_ms),
+            ]),
+        }
+    }
     if start.seed != current.seed {
         edits.push(Edit::Seed(current.seed));
     }

@@ -1037,3 +1037,49 @@ fn a_broken_embed_address_tells_its_listed_origins_why() {
         "the reason and nothing of a run"
     );
 }
+
+/// A link for a fault turned off or moved travels as the edit, not as the whole scenario.
+#[test]
+fn a_fault_changed_with_its_control_travels_as_its_edit() {
+    for (file, toggles) in [
+        ("05-fencing.toml", vec![Toggle::Pause(false)]),
+        ("06-partition.toml", vec![Toggle::PartitionLength(250)]),
+        (
+            "03-fixed-order.toml",
+            vec![Toggle::Outage {
+                service: "east-locks".into(),
+                on: false,
+            }],
+        ),
+        (
+            "09-migration-held.toml",
+            vec![Toggle::MigrationMode(
+                lockstep::scenario::MigrationMode::Drain,
+            )],
+        ),
+    ] {
+        let mut app = lockstep::ui::App::open(file);
+        for t in toggles {
+            app = app.reduce(lockstep::ui::Action::Toggle(t));
+        }
+        let link = app.link();
+        let share::Source::Builtin { file: f, edits } = &link.source else {
+            panic!(
+                "{file}: the link carries the whole scenario: {:?}",
+                link.source
+            );
+        };
+        assert_eq!(f, file);
+        assert!(!edits.is_empty() && edits.len() <= 4, "{file}: {edits:?}");
+        assert!(
+            link.to_fragment().len() < 200,
+            "{file}: {}",
+            link.to_fragment()
+        );
+        assert_eq!(
+            link.source.scenario().unwrap(),
+            app.scenario,
+            "{file}: the same run"
+        );
+    }
+}
