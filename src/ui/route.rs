@@ -52,10 +52,16 @@ impl Route {
     /// ignored; a fragment that does not start with `/` is not an address of this app and
     /// opens the sandbox; a `/…` that names no view is [`Route::NotFound`].
     pub fn parse(hash: &str) -> Route {
-        if hash.len() > HASH_CHARS_MAX {
-            return Route::NotFound(String::new());
-        }
         let raw = hash.strip_prefix('#').unwrap_or(hash);
+        if hash.len() > HASH_CHARS_MAX {
+            // A link that is too long is still a link: its reader refuses it at once, saying
+            // how long it is and how long a link may be. Anything else that long names no view.
+            return match raw.split_once('?') {
+                Some(("/run", query)) => Route::Run(query.to_string()),
+                Some(("/embed", query)) => Route::Embed(query.to_string()),
+                _ => Route::NotFound(String::new()),
+            };
+        }
         // Only a fragment that starts with `/` is an address of this app; any other (an
         // anchor, a test runner's own marker) leaves the page on the sandbox, as before there
         // were routes.

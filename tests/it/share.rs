@@ -1083,3 +1083,26 @@ fn a_fault_changed_with_its_control_travels_as_its_edit() {
         );
     }
 }
+
+/// A link over the size limit says so, in the words of the limit, rather than "no view".
+#[test]
+fn a_link_over_the_size_limit_says_how_long_it_is() {
+    use lockstep::ui::route::Route;
+    let long = format!(
+        "#/run?v=1&b=05-fencing.toml&x={}",
+        "a".repeat(LINK_SCENARIO_BYTES_MAX.max(300 * 1024))
+    );
+    let Route::Run(query) = Route::parse(&long) else {
+        panic!("a long link is still a link");
+    };
+    let why = Link::from_query(&query).unwrap_err();
+    assert!(
+        why.0.contains("bytes long; links are read up to"),
+        "{}",
+        why.0
+    );
+    assert!(matches!(
+        Route::parse(&format!("#/{}", "a".repeat(300 * 1024))),
+        Route::NotFound(_)
+    ));
+}
