@@ -526,6 +526,13 @@ pub enum Action {
     Lesson(LessonAction),
 }
 
+/// The built-in scenario a scenario is, up to what its controls change, if any.
+fn builtin_of(codec: Codec, scenario: &Scenario) -> Option<&'static str> {
+    builtin::ALL.iter().map(|b| b.file).find(|file| {
+        (codec.source)(file).is_some_and(|start| share::edits_from(&start, scenario).is_some())
+    })
+}
+
 /// What to say of a link whose run is shown as this version computes it.
 ///
 /// A link that records no digest, or whose digest is this run's, needs no word: the run is the
@@ -1080,7 +1087,11 @@ impl App {
                 next.text = (next.codec.write)(&scenario);
                 next.replaced_text = None;
                 next.toggle_errors.clear();
-                next.source = BLANK.to_string();
+                // A run that is a built-in with its controls changed keeps the built-in's name,
+                // so the picker says where it came from and Reset goes back there.
+                next.source = builtin_of(next.codec, &scenario)
+                    .unwrap_or(BLANK)
+                    .to_string();
                 next.set_scenario(*scenario);
                 next.notice = Some(format!("Imported a {what}."));
             }
@@ -1172,7 +1183,12 @@ impl App {
         let mut next = match &link.source {
             share::Source::Builtin { file, .. } => App::open_with(self.codec, file),
             share::Source::Custom { .. } | share::Source::Json { .. } => {
-                App::from_scenario_with(self.codec, scenario.clone(), BLANK.to_string())
+                match builtin_of(self.codec, &scenario) {
+                    Some(file) => App::open_with(self.codec, file),
+                    None => {
+                        App::from_scenario_with(self.codec, scenario.clone(), BLANK.to_string())
+                    }
+                }
             }
         };
         next.speed = self.speed;

@@ -1106,3 +1106,35 @@ fn a_link_over_the_size_limit_says_how_long_it_is() {
         Route::NotFound(_)
     ));
 }
+
+/// A run opened from a link or an imported picture that is a built-in with its controls
+/// changed names the built-in in the picker, and Reset goes back there (not to a blank one).
+#[test]
+fn a_linked_or_imported_builtin_keeps_its_name() {
+    use lockstep::ui::{Action, App};
+    let edited = App::open("05-fencing.toml").reduce(Action::Toggle(Toggle::Pause(false)));
+    // As a JSON link (what an older page or another tool may write).
+    let mut link = edited.link();
+    link.source = Source::Json {
+        json: edited.scenario.to_json_string(),
+    };
+    let opened = App::open("01-two-services.toml").reduce(Action::OpenLink(link));
+    assert_eq!(opened.source, "05-fencing.toml");
+    assert_eq!(opened.scenario, edited.scenario);
+    let reset = opened.reduce(Action::Pick(opened.source.clone()));
+    assert_eq!(reset.scenario, App::open("05-fencing.toml").scenario);
+    // As an imported picture.
+    let imported = App::open("01-two-services.toml").reduce(Action::Import {
+        scenario: Box::new(edited.scenario.clone()),
+        what: "picture".into(),
+    });
+    assert_eq!(imported.source, "05-fencing.toml");
+    // A scenario no built-in describes stays a scenario of its own.
+    let mut other = edited.scenario.clone();
+    other.duration_ms += 1;
+    let imported = App::open("01-two-services.toml").reduce(Action::Import {
+        scenario: Box::new(other),
+        what: "picture".into(),
+    });
+    assert_eq!(imported.source, lockstep::ui::BLANK);
+}
