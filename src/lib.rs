@@ -21,8 +21,8 @@ pub mod builtin;
 pub mod explore;
 pub mod inventory;
 pub mod lesson;
-// The mdBook preprocessor runs only from the command line.
-#[cfg(not(target_arch = "wasm32"))]
+// The mdBook preprocessor: pure text in and out, run from the command line (no browser bundle
+// reaches it, so none links it).
 pub mod mdbook;
 pub mod model;
 pub mod monitor;
