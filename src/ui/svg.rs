@@ -17,6 +17,9 @@ pub const WIDTH: u32 = 1200;
 const LABEL_W: f64 = 150.0;
 const LANE_H: f64 = 26.0;
 const TOP: f64 = 74.0;
+/// The most characters of the headline on one line of the picture, and the line's height.
+const HEADLINE_CHARS: usize = 150;
+const HEADLINE_LINE: f64 = 15.0;
 const RIGHT: f64 = 16.0;
 
 /// Escapes text for XML content and attribute values.
@@ -130,11 +133,15 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     let end = layout.end.max(1);
     let plot_w = f64::from(WIDTH) - LABEL_W - RIGHT;
     let lanes = layout.lanes.len() as f64;
-    let legend_y = TOP + lanes * LANE_H + 28.0;
+    // The headline is shown whole, wrapped onto as many lines as it needs (a long one names
+    // two grants and their services), and the picture grows to make room.
+    let headline = wrap(&outcome.headline, HEADLINE_CHARS);
+    let top = TOP + (headline.len().saturating_sub(1)) as f64 * HEADLINE_LINE;
+    let legend_y = top + lanes * LANE_H + 28.0;
     let height = legend_y + 64.0;
     let us_per_px = end as f64 / plot_w;
     let x_of = |t: Micros| LABEL_W + (t.min(end) as f64 / end as f64) * plot_w;
-    let lane_y = |i: usize| TOP + i as f64 * LANE_H;
+    let lane_y = |i: usize| top + i as f64 * LANE_H;
 
     let mut s = String::with_capacity(64 * 1024);
     let _ = writeln!(
@@ -162,12 +169,20 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     );
     let broken = outcome.verdict.exclusion == crate::monitor::Exclusion::Broken
         || outcome.verdict.integrity == crate::monitor::Integrity::Corrupted;
-    let _ = writeln!(
+    let _ = write!(
         s,
-        r##"<text x="12" y="42" fill="{}">{}</text>"##,
-        if broken { "#b33c00" } else { "#006b4f" },
-        xml_escape(&clip(&outcome.headline, 190))
+        r##"<text x="12" y="42" fill="{}">"##,
+        if broken { "#b33c00" } else { "#006b4f" }
     );
+    for (k, line) in headline.iter().enumerate() {
+        let _ = write!(
+            s,
+            r##"<tspan x="12" dy="{}">{}</tspan>"##,
+            if k == 0 { 0.0 } else { HEADLINE_LINE },
+            xml_escape(line)
+        );
+    }
+    let _ = writeln!(s, "</text>");
 
     // The time axis.
     let step = tick_step(end);
@@ -177,9 +192,9 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         let _ = writeln!(
             s,
             r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#dde0e4"/><text x="{x:.1}" y="{:.1}" fill="#555555" font-size="10" text-anchor="middle">{}</text>"##,
-            TOP - 6.0,
-            TOP + lanes * LANE_H,
-            TOP - 9.0,
+            top - 6.0,
+            top + lanes * LANE_H,
+            top - 9.0,
             time_label(t)
         );
         t += step;
@@ -340,6 +355,25 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
 }
 
 /// At most `n` characters, with an ellipsis when cut.
+/// Words in lines of at most `n` characters (a longer word gets a line of its own).
+fn wrap(text: &str, n: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > n {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 fn clip(text: &str, n: usize) -> String {
     let mut out: String = text.chars().take(n).collect();
     if text.chars().count() > n {

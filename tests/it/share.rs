@@ -1138,3 +1138,30 @@ fn a_linked_or_imported_builtin_keeps_its_name() {
     });
     assert_eq!(imported.source, lockstep::ui::BLANK);
 }
+
+/// The exported picture says the whole headline, on as many lines as it takes.
+#[test]
+fn the_exported_svg_shows_the_whole_headline() {
+    for b in builtin::ALL {
+        let s = Scenario::from_toml_str(b.toml).unwrap();
+        let outcome = Outcome::compute(&s).unwrap();
+        let svg = export::timeline_svg(&s, &outcome, None);
+        let start = svg.find("<text x=\"12\" y=\"42\"").expect("the headline");
+        let end = start + svg[start..].find("</text>").unwrap();
+        let shown: Vec<String> = svg[start..end]
+            .split("<tspan")
+            .skip(1)
+            .map(|t| {
+                let text = &t[t.find('>').unwrap() + 1..];
+                text.trim_end_matches("</tspan>")
+                    .replace("&amp;", "&")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&quot;", "\"")
+                    .replace("&apos;", "'")
+            })
+            .collect();
+        assert_eq!(shown.join(" "), outcome.headline, "{}", b.file);
+        assert!(!svg[start..end].contains('…'), "{}", b.file);
+    }
+}
