@@ -542,3 +542,31 @@ pub fn play_state_reply(playing: bool, playhead_us: u64) -> String {
     m.insert("playhead_ms".into(), (playhead_us as f64 / 1000.0).into());
     serde_json::Value::Object(m).to_string()
 }
+
+/// The verdict in one short line, for a narrow frame: whether exclusion held, and the figures
+/// a reader checks first ("Exclusion broken: 6 overlaps, 5 lost updates").
+pub fn short_headline(v: &Verdict) -> String {
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = Vec::new();
+    if v.violation_count > 0 {
+        parts.push(plural(v.violation_count, "overlap", "overlaps"));
+    }
+    if v.lost_updates > 0 {
+        parts.push(plural(v.lost_updates, "lost update", "lost updates"));
+    }
+    if v.rejected_writes > 0 {
+        parts.push(plural(v.rejected_writes, "write refused", "writes refused"));
+    }
+    if v.deadlock {
+        parts.push("deadlock".to_string());
+    }
+    let head = match v.exclusion {
+        Exclusion::Holds => "Exclusion holds",
+        Exclusion::Broken => "Exclusion broken",
+    };
+    if parts.is_empty() {
+        head.to_string()
+    } else {
+        format!("{head}: {}", parts.join(", "))
+    }
+}

@@ -20,6 +20,9 @@ use crate::lesson::Control;
 use crate::ui::embed::{self, Embed, HostMessage, VerdictSummary};
 use crate::ui::{self, Action};
 
+/// Below this frame width the verdict is one line, with the sentence on demand.
+const NARROW_PX: u32 = 700;
+
 #[derive(Properties, PartialEq)]
 pub struct EmbedProps {
     /// The embed address's query, as the route gives it.
@@ -309,10 +312,21 @@ pub fn embed_view(p: &EmbedProps) -> Html {
             if let Some(note) = &app.link_note {
                 <p id="link-note" class="hint link-note">{ note }</p>
             }
-            <p id="embed-headline" class={classes!("headline", if broken { "broken" } else { "holds" })}>
-                <span aria-hidden="true">{ if broken { "✗ " } else { "✓ " } }</span>
-                { &app.outcome.headline }
-            </p>
+            // A narrow frame says the verdict in one line, with the whole sentence on demand.
+            if w < NARROW_PX {
+                <details id="embed-headline-short" class={classes!("headline", "short", if broken { "broken" } else { "holds" })}>
+                    <summary>
+                        <span aria-hidden="true">{ if broken { "✗ " } else { "✓ " } }</span>
+                        { embed::short_headline(&app.outcome.verdict) }
+                    </summary>
+                    <p id="embed-headline">{ &app.outcome.headline }</p>
+                </details>
+            } else {
+                <p id="embed-headline" class={classes!("headline", if broken { "broken" } else { "holds" })}>
+                    <span aria-hidden="true">{ if broken { "✗ " } else { "✓ " } }</span>
+                    { &app.outcome.headline }
+                </p>
+            }
             <section class="stage picture" aria-label="Timeline of the run">
                 <div class="timeline-frame" ref={frame}>
                     <div class="timeline-box">

@@ -1165,3 +1165,22 @@ fn the_exported_svg_shows_the_whole_headline() {
         assert!(!svg[start..end].contains('…'), "{}", b.file);
     }
 }
+
+/// A narrow frame's one-line verdict names what a reader checks first.
+#[test]
+fn a_narrow_embed_says_the_verdict_in_one_line() {
+    use lockstep::ui::embed::short_headline;
+    let line =
+        |file: &str| short_headline(&Outcome::compute(&scenario(&file[..2])).unwrap().verdict);
+    let fencing = line("05");
+    assert!(
+        fencing.starts_with("Exclusion broken: ") && fencing.contains("1 lost update"),
+        "{fencing}"
+    );
+    assert!(
+        !fencing.contains("granted"),
+        "one line, not the sentence: {fencing}"
+    );
+    let deadlock = line("02");
+    assert!(deadlock.contains("deadlock"), "{deadlock}");
+}

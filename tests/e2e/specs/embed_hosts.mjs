@@ -175,4 +175,18 @@ export const tests = [
       }
     },
   },
+  {
+    name: 'embed_hosts::a_narrow_frame_says_the_verdict_in_one_line',
+    viewport: { width: 420, height: 800 },
+    async run(ctx) {
+      await ctx.page.goto(`${ctx.baseURL}#/embed?b=06-partition.toml`, { waitUntil: 'load' });
+      await ctx.page.waitForSelector('#embed-headline-short');
+      const summary = await ctx.text('#embed-headline-short summary');
+      assert(/^✗ Exclusion broken: \d+ overlaps?/.test(summary), `one line: ${summary}`);
+      const box = await ctx.page.$eval('#embed-headline-short summary', (s) => s.getBoundingClientRect().height);
+      assert(box < 60, `the line is short: ${box}px high`);
+      await ctx.page.click('#embed-headline-short summary');
+      assert((await ctx.text('#embed-headline')).includes('both held'), 'the sentence on demand');
+    },
+  },
 ];
