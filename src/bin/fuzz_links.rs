@@ -77,7 +77,7 @@ Exit status: 0 when no case panicked, 1 otherwise, 2 for usage.";
         }
         out.push((
             0,
-            b"v=1&b=05-fencing.toml&e=fencing%20accounts%20one_source&f=partition%20on&d=0"
+            b"v=1&b=05-fencing.toml&e=fencing%20accounts%20one_source&f=partition%20on&d=0000000000000000"
                 .to_vec(),
         ));
         for m in [
@@ -189,7 +189,7 @@ Exit status: 0 when no case panicked, 1 otherwise, 2 for usage.";
         }
         let corpus = corpus();
         let embedder = Embed::from_query(
-            "v=1&b=05-fencing.toml&d=0&controls=seed,fencing%20accounts&origins=https%3A%2F%2Fa.example.org",
+            "v=1&b=05-fencing.toml&d=0000000000000000&controls=seed,fencing%20accounts&origins=https%3A%2F%2Fa.example.org",
         )
         .expect("the fuzzer's embed address is valid");
         // Panics are caught and counted; the default hook's message would flood the output.
