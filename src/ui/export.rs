@@ -36,6 +36,10 @@ pub struct RunMeta {
     pub digest: String,
     /// The scenario, as canonical TOML.
     pub scenario: String,
+    /// Where the playhead was when the picture was made (microseconds); importing the file
+    /// puts it there again. Files from before it was kept have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playhead_us: Option<u64>,
 }
 
 impl RunMeta {
@@ -46,7 +50,14 @@ impl RunMeta {
             seed: outcome.seed,
             digest: format!("{:016x}", outcome.digest),
             scenario: scenario.to_toml_string(),
+            playhead_us: None,
         }
+    }
+
+    /// The metadata of a picture made with the playhead at `t`.
+    pub fn at(mut self, t: u64) -> RunMeta {
+        self.playhead_us = Some(t);
+        self
     }
 
     fn to_json(&self) -> String {
@@ -142,8 +153,17 @@ pub fn verdict_markdown(scenario: &Scenario, outcome: &Outcome, link: Option<&st
 
 /// The timeline as SVG, carrying its run.
 pub fn timeline_svg(scenario: &Scenario, outcome: &Outcome, link: Option<&str>) -> String {
-    let meta = xml_escape(&RunMeta::of(scenario, outcome).to_json());
-    svg::timeline_svg(&scenario.name, outcome, &meta, link)
+    timeline_svg_with(scenario, outcome, &RunMeta::of(scenario, outcome), link)
+}
+
+/// [`timeline_svg`] carrying the given metadata (the page's, with its playhead).
+pub fn timeline_svg_with(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    meta: &RunMeta,
+    link: Option<&str>,
+) -> String {
+    svg::timeline_svg(&scenario.name, outcome, &xml_escape(&meta.to_json()), link)
 }
 
 /// CRC-32 (IEEE), as PNG chunks use it.
@@ -263,6 +283,8 @@ pub struct Imported {
     pub scenario: Scenario,
     /// The digest the file recorded for its run, when it was an export.
     pub digest: Option<String>,
+    /// The playhead the file recorded, when it was a picture made by the page.
+    pub playhead_us: Option<u64>,
     /// What kind of file it was, for the user: "scenario (TOML)", "timeline (SVG)", ….
     pub kind: &'static str,
 }
@@ -290,6 +312,7 @@ fn from_meta(json: &str, kind: &'static str) -> Result<Imported, String> {
     Ok(Imported {
         scenario,
         digest: Some(meta.digest),
+        playhead_us: meta.playhead_us,
         kind,
     })
 }
@@ -343,6 +366,7 @@ pub fn import(bytes: &[u8]) -> Result<Imported, String> {
             .map(|scenario| Imported {
                 scenario,
                 digest: None,
+                playhead_us: None,
                 kind: "scenario (JSON)",
             })
             .map_err(|e| e.to_string());
@@ -351,6 +375,7 @@ pub fn import(bytes: &[u8]) -> Result<Imported, String> {
         .map(|scenario| Imported {
             scenario,
             digest: None,
+            playhead_us: None,
             kind: "scenario (TOML)",
         })
         .map_err(|e| e.to_string())

@@ -116,6 +116,10 @@ async fn import_file(file: web_sys::File, dispatch: Dispatch, status: UseStateHa
                 scenario: Box::new(imported.scenario),
                 what: format!("{} from {name}", imported.kind),
             });
+            // A picture the page made puts the playhead back where it was.
+            if let Some(t) = imported.playhead_us {
+                dispatch.dispatch(Action::Seek(t));
+            }
         }
         Err(e) => status.set(format!(
             "{name} was not imported, and the scenario shown is unchanged: {e}"
@@ -246,19 +250,23 @@ pub fn share_panel(p: &ShareProps) -> Html {
             let name = stem(&app);
             let scenario = app.scenario.clone();
             let outcome = Rc::clone(&app.outcome);
+            let time = app.time;
             let link = format!("{}{}", app_url(), app.link().to_fragment());
             let status = status.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 let done = match kind {
                     "svg" => {
-                        let svg = export::timeline_svg(&scenario, &outcome, Some(&link));
+                        let meta = RunMeta::of(&scenario, &outcome).at(time);
+                        let svg =
+                            export::timeline_svg_with(&scenario, &outcome, &meta, Some(&link));
                         download(&format!("{name}.svg"), "image/svg+xml", svg.as_bytes())
                             .map_err(|e| format!("{e:?}"))
                     }
                     "png" => {
                         let svg = export::timeline_svg(&scenario, &outcome, None);
-                        let meta = serde_json::to_string(&RunMeta::of(&scenario, &outcome))
-                            .unwrap_or_default();
+                        let meta =
+                            serde_json::to_string(&RunMeta::of(&scenario, &outcome).at(time))
+                                .unwrap_or_default();
                         match png_of(&svg, &meta).await {
                             Ok(png) => download(&format!("{name}.png"), "image/png", &png)
                                 .map_err(|e| format!("{e:?}")),

@@ -1184,3 +1184,28 @@ fn a_narrow_embed_says_the_verdict_in_one_line() {
     let deadlock = line("02");
     assert!(deadlock.contains("deadlock"), "{deadlock}");
 }
+
+/// A picture the page made carries its playhead, and importing it puts the playhead back.
+#[test]
+fn an_exported_picture_keeps_its_playhead() {
+    use lockstep::ui::export::RunMeta;
+    use lockstep::ui::{Action, App};
+    let s = scenario("05");
+    let outcome = Outcome::compute(&s).unwrap();
+    let meta = RunMeta::of(&s, &outcome).at(552_000);
+    let svg = export::timeline_svg_with(&s, &outcome, &meta, None);
+    let imported = export::import(svg.as_bytes()).unwrap();
+    assert_eq!(imported.playhead_us, Some(552_000));
+    // As the page does it: the import, then the playhead.
+    let app = App::open("01-two-services.toml")
+        .reduce(Action::Import {
+            scenario: Box::new(imported.scenario),
+            what: "timeline (SVG)".into(),
+        })
+        .reduce(Action::Seek(imported.playhead_us.unwrap()));
+    assert_eq!(app.time, 552_000);
+    assert_eq!(app.outcome.digest, outcome.digest);
+    // A picture from the command line, or an older one, has none: nothing moves.
+    let plain = export::import(export::timeline_svg(&s, &outcome, None).as_bytes()).unwrap();
+    assert_eq!(plain.playhead_us, None);
+}
