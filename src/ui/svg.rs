@@ -17,6 +17,8 @@ pub const WIDTH: u32 = 1200;
 const LABEL_W: f64 = 150.0;
 const LANE_H: f64 = 26.0;
 const TOP: f64 = 74.0;
+/// The most notes a picture draws (the first ones).
+const NOTES_MAX: usize = 24;
 /// The most characters of the headline on one line of the picture, and the line's height.
 const HEADLINE_CHARS: usize = 150;
 const HEADLINE_LINE: f64 = 15.0;
@@ -278,6 +280,40 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         let _ = writeln!(s, "</g>");
     }
 
+    // The notes the page draws: each decisive moment's tag, with its letter, and its short
+    // label where it does not run into the last label of its lane; the full sentence is the
+    // tag's title. At most NOTES_MAX, the first ones, as a picture has no zoom.
+    let mut label_end: Vec<f64> = vec![0.0; layout.lanes.len()];
+    for n in layout.notes.iter().take(NOTES_MAX) {
+        let x = x_of(n.tag_at());
+        let y = lane_y(n.anchor) + 2.0;
+        let _ = write!(
+            s,
+            r##"<g class="note" data-note="{}"><title>{}</title><rect x="{:.1}" y="{y:.1}" width="12" height="12" rx="2" fill="{}"/><text x="{x:.1}" y="{:.1}" fill="#ffffff" font-size="9" font-weight="700" text-anchor="middle">{}</text>"##,
+            n.kind.name(),
+            xml_escape(&n.text),
+            x - 6.0,
+            note_colour(n.kind),
+            y + 9.0,
+            n.kind.letter()
+        );
+        let label = clip(&n.short, 40);
+        let lane = n.anchor.min(label_end.len().saturating_sub(1));
+        if x + 8.0 > label_end.get(lane).copied().unwrap_or(0.0) {
+            let _ = write!(
+                s,
+                r##"<text x="{:.1}" y="{:.1}" fill="#1b1b1b" font-size="10">{}</text>"##,
+                x + 8.0,
+                y + 9.0,
+                xml_escape(&label)
+            );
+            if let Some(end) = label_end.get_mut(lane) {
+                *end = x + 8.0 + label.chars().count() as f64 * 5.6;
+            }
+        }
+        let _ = writeln!(s, "</g>");
+    }
+
     // The legend: every span and mark kind, by shape and word.
     let mut x = 12.0;
     let mut y = legend_y;
@@ -355,6 +391,17 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
 }
 
 /// At most `n` characters, with an ellipsis when cut.
+/// The colour of a note's tag, as the page's style sheet gives it in its light theme.
+fn note_colour(kind: crate::ui::notes::NoteKind) -> &'static str {
+    use crate::ui::notes::NoteKind;
+    match kind {
+        NoteKind::FirstOverlap | NoteKind::LostUpdate => "#b33c00",
+        NoteKind::Rejection => "#1b1b1b",
+        NoteKind::Cycle => "#5a3d8a",
+        NoteKind::Unavailable => "#6b6b6b",
+    }
+}
+
 /// Words in lines of at most `n` characters (a longer word gets a line of its own).
 fn wrap(text: &str, n: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();

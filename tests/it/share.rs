@@ -214,7 +214,10 @@ fn exported_files_carry_their_run_and_import_to_the_same_digest() {
 
     let svg = export::timeline_svg(&s, &outcome, Some("https://example.org/#/run?v=1&d=0"));
     assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches("<g>").count(), svg.matches("</g>").count());
+    assert_eq!(
+        svg.matches("<g>").count() + svg.matches("<g ").count(),
+        svg.matches("</g>").count()
+    );
     assert!(
         svg.contains("&amp;d=0"),
         "the link is escaped inside the SVG"
@@ -1208,4 +1211,36 @@ fn an_exported_picture_keeps_its_playhead() {
     // A picture from the command line, or an older one, has none: nothing moves.
     let plain = export::import(export::timeline_svg(&s, &outcome, None).as_bytes()).unwrap();
     assert_eq!(plain.playhead_us, None);
+}
+
+/// The exported picture draws the notes the page draws: each decisive moment's tag with its
+/// letter, and its full sentence as the tag's title.
+#[test]
+fn the_exported_svg_draws_the_notes() {
+    let s = scenario("05");
+    let outcome = Outcome::compute(&s).unwrap();
+    let svg = export::timeline_svg(&s, &outcome, None);
+    let notes = &outcome.layout.notes;
+    assert!(!notes.is_empty());
+    assert_eq!(
+        svg.matches("<g class=\"note\"").count(),
+        notes.len().min(24),
+        "one tag a note"
+    );
+    for n in notes.iter().take(24) {
+        let title = format!(
+            "<title>{}</title>",
+            n.text
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        );
+        assert!(svg.contains(&format!("data-note=\"{}\"", n.kind.name())));
+        assert!(
+            svg.contains(&title) || svg.contains(&n.text.replace('\'', "&apos;")),
+            "{}",
+            n.text
+        );
+    }
+    assert!(svg.contains(">L</text>"), "the lost update's letter");
 }
