@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::lesson::Edit;
 use crate::scenario::Scenario;
 use crate::ui::embed::Embed;
-use crate::ui::{export, share, Outcome};
+use crate::ui::{export, share};
 
 /// The largest book read from standard input: 64 MiB.
 pub const BOOK_BYTES_MAX: usize = 64 * 1024 * 1024;
@@ -104,36 +104,12 @@ fn render_block(body: &str, site: Option<&str>, html: bool) -> Result<String, St
         .iter()
         .map(|e| e.parse().map_err(|why| format!("edit \"{e}\": {why}")))
         .collect::<Result<_, String>>()?;
-    if let Some(why) = edits.iter().find_map(|e| e.problem(&scenario)) {
-        return Err(why);
-    }
-    let edited = crate::lesson::apply_edits(&scenario, &edits);
-    let outcome = Outcome::compute(&edited).map_err(|errors| {
-        errors
-            .iter()
-            .map(|e| e.to_string())
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
-    let source = match share::source_of(&file, &scenario) {
-        share::Source::Builtin {
-            file,
-            edits: mut own,
-        } => {
-            own.extend(edits);
-            share::Source::Builtin { file, edits: own }
-        }
-        other => other.for_embed(&edited),
-    };
-    let link = share::Link {
-        version: share::LINK_VERSION,
-        source,
-        playhead_us: options.playhead_ms.unwrap_or(0).saturating_mul(1000),
-        zoom: 1,
-        own_order: false,
-        compare: None,
-        digest: Some(crate::trace::digest(&outcome.events)),
-    };
+    let (edited, outcome, link) = share::linked_run(
+        &file,
+        &scenario,
+        edits,
+        options.playhead_ms.unwrap_or(0).saturating_mul(1000),
+    )?;
     let mut query = link.to_query();
     let list = |xs: &[String]| share::escape(&xs.join(","));
     if !options.controls.is_empty() {

@@ -487,7 +487,7 @@ fn mdbook_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Stri
 /// to generate. The address is read back through the embed's own reader, so a control, an
 /// origin or a theme it would refuse is refused here, with the same words.
 fn embed_snippet(path: &str, scenario: &Scenario, o: &Options) -> Result<String, String> {
-    use lockstep::ui::{embed::Embed, share, Outcome};
+    use lockstep::ui::{embed::Embed, share};
     let site = o
         .link_base
         .as_deref()
@@ -497,46 +497,17 @@ fn embed_snippet(path: &str, scenario: &Scenario, o: &Options) -> Result<String,
         .iter()
         .map(|e| e.parse().map_err(|why| format!("--edit \"{e}\": {why}")))
         .collect::<Result<_, String>>()?;
-    if let Some(e) = edits.iter().find_map(|e| e.problem(scenario)) {
-        return Err(format!("--edit: {e}"));
-    }
-    let edited = lockstep::lesson::apply_edits(scenario, &edits);
-    edited
-        .validate()
-        .map_err(|e| format!("{path}: the edits make the scenario invalid: {e}"))?;
-    let outcome = Outcome::compute(&edited).map_err(|errors| {
-        errors
-            .iter()
-            .map(|e| format!("{path}: {e}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    })?;
     let file = std::path::Path::new(path)
         .file_name()
         .and_then(|f| f.to_str())
         .unwrap_or_default();
-    // A shipped scenario travels as its name and the edits; any other as JSON, the form the
-    // embed reads.
-    let source = match share::source_of(file, scenario) {
-        share::Source::Builtin {
-            file,
-            edits: mut own,
-        } => {
-            // The file's own differences from the built-in (a seed, say), then the edits.
-            own.extend(edits);
-            share::Source::Builtin { file, edits: own }
-        }
-        other => other.for_embed(&edited),
-    };
-    let link = share::Link {
-        version: share::LINK_VERSION,
-        source,
-        playhead_us: o.playhead_ms.unwrap_or(0).saturating_mul(1000),
-        zoom: 1,
-        own_order: false,
-        compare: None,
-        digest: Some(lockstep::trace::digest(&outcome.events)),
-    };
+    let (edited, _, link) = share::linked_run(
+        file,
+        scenario,
+        edits,
+        o.playhead_ms.unwrap_or(0).saturating_mul(1000),
+    )
+    .map_err(|e| format!("{path}: {e}"))?;
     let mut query = link.to_query();
     for f in &o.embed_fields {
         query.push('&');

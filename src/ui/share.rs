@@ -507,3 +507,49 @@ fn clip(text: &str) -> String {
     }
     out
 }
+
+/// The run a scenario file shows with `edits` made with the controls, and the link to it: a
+/// shipped scenario travels as its name, its own differences and the edits; any other as JSON,
+/// the form every view reads. What the command line's embed snippet and the mdBook
+/// preprocessor both make.
+pub fn linked_run(
+    file: &str,
+    scenario: &Scenario,
+    edits: Vec<Edit>,
+    playhead_us: u64,
+) -> Result<(Scenario, crate::ui::Outcome, Link), String> {
+    if let Some(why) = edits.iter().find_map(|e| e.problem(scenario)) {
+        return Err(why);
+    }
+    let edited = apply_edits(scenario, &edits);
+    edited
+        .validate()
+        .map_err(|e| format!("the edits make the scenario invalid: {e}"))?;
+    let outcome = crate::ui::Outcome::compute(&edited).map_err(|errors| {
+        errors
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    let source = match source_of(file, scenario) {
+        Source::Builtin {
+            file,
+            edits: mut own,
+        } => {
+            own.extend(edits);
+            Source::Builtin { file, edits: own }
+        }
+        other => other.for_embed(&edited),
+    };
+    let link = Link {
+        version: LINK_VERSION,
+        source,
+        playhead_us,
+        zoom: 1,
+        own_order: false,
+        compare: None,
+        digest: Some(crate::trace::digest(&outcome.events)),
+    };
+    Ok((edited, outcome, link))
+}
