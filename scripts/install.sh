@@ -77,24 +77,33 @@ for component in rustfmt clippy; do
     fi
 done
 
-# Chromium and its driver come from Debian, because nothing may download a browser build.
+# Debian's packages, because nothing may download a browser build: Chromium and its driver for
+# the browser tests, and a font for `lockstep export --format png`.
 deb_installed() {
     [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
 }
-if deb_installed chromium && deb_installed chromium-driver; then
-    log "skip: chromium and chromium-driver already installed ($(dpkg-query -W -f='${Version}' chromium))"
+DEBS=(chromium chromium-driver fonts-dejavu-core)
+MISSING=()
+for deb in "${DEBS[@]}"; do
+    deb_installed "$deb" || MISSING+=("$deb")
+done
+if [ "${#MISSING[@]}" -eq 0 ]; then
+    log "skip: ${DEBS[*]} already installed (chromium $(dpkg-query -W -f='${Version}' chromium))"
 else
-    # The package lists are refreshed only when they do not know the driver yet, or when
-    # an install from the lists at hand fails (for example on a superseded version).
-    if ! output_has 'Candidate: [0-9]' apt-cache policy chromium-driver; then
-        log "apt-get update: the package lists do not know chromium-driver yet"
-        $SUDO apt-get update
-    fi
-    log "install: chromium chromium-driver (apt)"
-    if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; then
+    # The package lists are refreshed only when they do not know a package yet, or when an
+    # install from the lists at hand fails (for example on a superseded version).
+    for deb in "${MISSING[@]}"; do
+        if ! output_has 'Candidate: [0-9]' apt-cache policy "$deb"; then
+            log "apt-get update: the package lists do not know $deb yet"
+            $SUDO apt-get update
+            break
+        fi
+    done
+    log "install: ${MISSING[*]} (apt)"
+    if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${MISSING[@]}"; then
         log "apt-get install failed with the current lists: updating them and retrying"
         $SUDO apt-get update
-        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${MISSING[@]}"
     fi
 fi
 

@@ -13,6 +13,21 @@ use lockstep::world::World;
 use serde::ser::{Error as _, SerializeSeq};
 use serde::{Serialize, Serializer};
 
+// Drawing needs the system's fonts: the command line has them natively only.
+#[cfg(not(target_arch = "wasm32"))]
+#[path = "lockstep/png.rs"]
+mod png;
+#[cfg(target_arch = "wasm32")]
+mod png {
+    pub fn png_of_svg(_: &str, _: &str, _: &str) -> Result<Vec<u8>, String> {
+        Err("PNG export needs the native command line".into())
+    }
+}
+
+/// The environment variable `export` reads the site's address from when `--link-base` is not
+/// given.
+const LINK_BASE_VAR: &str = "LOCKSTEP_LINK_BASE";
+
 const USAGE: &str = "\
 usage:
   lockstep run FILE [--seed N] [--json] [--no-trace]
@@ -26,9 +41,9 @@ usage:
       partition_ms, overlap_ms, pause_ms, lease_ms, services or fencing; LIST is
       comma-separated (fencing: off,any_source,one_source). --partition-ms LIST is short
       for --param partition_ms --values LIST. --svg prints the plot.
-  lockstep export FILE --format svg|json|md [--seed N] [--link-base URL]
-      The run as the app exports it: the timeline as SVG, the trace as JSON or the verdict as
-      Markdown; with --link-base, a link to the live run at that address.
+  lockstep export FILE --format svg|png|json|md [--seed N] [--link-base URL]
+      The run as the app exports it: the timeline as SVG or PNG, the trace as JSON or the
+      verdict as Markdown; with --link-base (or LOCKSTEP_LINK_BASE), a link to the live run.
   lockstep export FILE --format embed --link-base URL [--edit EDIT]... [--seed N]
                   [--playhead MS] [--controls LIST] [--origins LIST] [--caption TEXT]
                   [--theme light|dark|auto] [--title TEXT]
@@ -195,8 +210,10 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
             }
             "--format" => {
                 let v = value()?;
-                if !["svg", "json", "md", "embed"].contains(&v.as_str()) {
-                    return Err(format!("--format: \"{v}\" is not svg, json, md or embed"));
+                if !["svg", "png", "json", "md", "embed"].contains(&v.as_str()) {
+                    return Err(format!(
+                        "--format: \"{v}\" is not svg, png, json, md or embed"
+                    ));
                 }
                 o.format = Some(v.clone());
             }
@@ -282,7 +299,13 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     ) {
         return Err(format!("unknown command \"{command}\"\n{USAGE}"));
     }
-    let o = parse_options(command, &args[1..])?;
+    let mut o = parse_options(command, &args[1..])?;
+    // A docs build that always exports for one site names it once, in the environment.
+    if command == "export" && o.link_base.is_none() {
+        o.link_base = std::env::var(LINK_BASE_VAR)
+            .ok()
+            .filter(|base| !base.trim().is_empty());
+    }
     match command.as_str() {
         "run" => {
             let [path] = o.positional.as_slice() else {
@@ -349,7 +372,7 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
                 return Err(format!("export takes one FILE\n{USAGE}"));
             };
             let Some(format) = &o.format else {
-                return Err("export needs --format svg, json, md or embed".into());
+                return Err("export needs --format svg, png, json, md or embed".into());
             };
             let mut scenario = load(path)?;
             if let Some(seed) = o.seed {
@@ -366,11 +389,7 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
                         .into(),
                 );
             }
-            let _ = write!(
-                out,
-                "{}",
-                export(path, &scenario, format, o.link_base.as_deref())?
-            );
+            let _ = out.write_all(&export(path, &scenario, format, o.link_base.as_deref())?);
             Ok(ExitCode::SUCCESS)
         }
         "schema" => {
@@ -420,7 +439,7 @@ fn export(
     scenario: &Scenario,
     format: &str,
     link_base: Option<&str>,
-) -> Result<String, String> {
+) -> Result<Vec<u8>, String> {
     use lockstep::ui::{export, share, Outcome};
     let outcome = Outcome::compute(scenario).map_err(|errors| {
         errors
@@ -448,9 +467,14 @@ fn export(
         format!("{base}{}", link.to_fragment())
     });
     Ok(match format {
-        "svg" => export::timeline_svg(scenario, &outcome, link.as_deref()),
-        "json" => export::trace_json(scenario, &outcome),
-        _ => export::verdict_markdown(scenario, &outcome, link.as_deref()),
+        "svg" => export::timeline_svg(scenario, &outcome, link.as_deref()).into_bytes(),
+        "png" => png::png_of_svg(
+            &export::timeline_svg(scenario, &outcome, link.as_deref()),
+            export::PNG_KEYWORD,
+            &export::RunMeta::of(scenario, &outcome).to_json(),
+        )?,
+        "json" => export::trace_json(scenario, &outcome).into_bytes(),
+        _ => export::verdict_markdown(scenario, &outcome, link.as_deref()).into_bytes(),
     })
 }
 
@@ -488,10 +512,10 @@ fn mdbook_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Stri
 /// origin or a theme it would refuse is refused here, with the same words.
 fn embed_snippet(path: &str, scenario: &Scenario, o: &Options) -> Result<String, String> {
     use lockstep::ui::{embed::Embed, share};
-    let site = o
-        .link_base
-        .as_deref()
-        .ok_or("--format embed needs --link-base URL: the address the site is served at")?;
+    let site = o.link_base.as_deref().ok_or(
+        "--format embed needs --link-base URL (or LOCKSTEP_LINK_BASE): the address the \
+             site is served at",
+    )?;
     let edits: Vec<lockstep::lesson::Edit> = o
         .edits
         .iter()

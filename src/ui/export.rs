@@ -60,7 +60,7 @@ impl RunMeta {
         self
     }
 
-    fn to_json(&self) -> String {
+    pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("metadata always serializes")
     }
 }

@@ -325,6 +325,82 @@ fn the_command_line_exports_what_the_app_exports() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// The PNG the command line writes is the SVG's picture at twice its size, with its text drawn,
+/// and importing it gives back the same run, as importing the page's PNG does.
+#[test]
+fn the_command_line_exports_a_png_that_imports_as_the_same_run() {
+    let path = crate::scenarios_dir().join("05-fencing.toml");
+    let mut s = scenario("05");
+    s.seed = 4;
+    let outcome = Outcome::compute(&s).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(["export", path.to_str().unwrap(), "--seed", "4"])
+        .args(["--format", "png"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = out.stdout;
+    let imported = export::import(&png).expect("the PNG imports");
+    assert_eq!(imported.scenario, s);
+    assert_eq!(
+        imported.digest.as_deref(),
+        Some(format!("{:016x}", outcome.digest).as_str())
+    );
+    let svg = export::timeline_svg(&s, &outcome, None);
+    let attr = |name: &str| -> u32 {
+        let at = svg.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        svg[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let picture = resvg::tiny_skia::Pixmap::decode_png(&png).expect("a PNG the decoder reads");
+    assert_eq!(
+        (picture.width(), picture.height()),
+        (2 * attr("width"), 2 * attr("height"))
+    );
+    // The title is dark text at the top left: without a font it would be blank.
+    let dark = (0..60u32)
+        .flat_map(|y| (0..400u32).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = picture.pixel(x, y).unwrap();
+            p.alpha() > 200 && u32::from(p.red()) + u32::from(p.green()) + u32::from(p.blue()) < 200
+        })
+        .count();
+    assert!(dark > 500, "the title's text is drawn ({dark} dark pixels)");
+}
+
+/// A docs build that names its site once in `LOCKSTEP_LINK_BASE` gets the same files as with
+/// `--link-base`, and the flag wins over the environment.
+#[test]
+fn the_site_address_can_come_from_the_environment() {
+    let path = crate::scenarios_dir().join("05-fencing.toml");
+    let export = |env: Option<&str>, flag: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockstep"));
+        cmd.args(["export", path.to_str().unwrap(), "--format", "md"]);
+        if let Some(flag) = flag {
+            cmd.args(["--link-base", flag]);
+        }
+        match env {
+            Some(env) => cmd.env("LOCKSTEP_LINK_BASE", env),
+            None => cmd.env_remove("LOCKSTEP_LINK_BASE"),
+        };
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let site = "https://docs.example.org/lockstep/";
+    let from_env = export(Some(site), None);
+    assert!(from_env.contains(&format!("]({site}#/run?")), "{from_env}");
+    assert_eq!(from_env, export(None, Some(site)));
+    assert_eq!(
+        export(Some("https://other.example.org/"), Some(site)),
+        from_env
+    );
+    assert!(!export(None, None).contains("#/run?"));
+}
+
 mod embed {
     use lockstep::lesson::edit::{Control, Edit};
     use lockstep::scenario::{Fencing, FencingChecks};
@@ -1011,6 +1087,60 @@ fn the_documented_links_open_to_their_own_run() {
         }
     }
     assert!(links >= 4, "docs/embedding.md has {links} links");
+}
+
+/// The README recipe of the embedding guide, run as written: its command writes a picture whose
+/// link to the live run is the very link the Markdown block puts around the picture.
+#[test]
+fn the_readme_recipe_runs_as_written() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/embedding.md")).unwrap();
+    let recipe = &page[page
+        .find("**A README on a code host**")
+        .expect("the recipe")..];
+    let block = |lang: &str| -> String {
+        let open = recipe.find(&format!("```{lang}\n")).expect("the block") + lang.len() + 4;
+        let body = &recipe[open..];
+        body[..body.find("```").unwrap()]
+            .lines()
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let command = block("sh");
+    let (command, target) = command
+        .split_once(" > ")
+        .expect("the command writes a file");
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(words[0], "lockstep");
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(&words[1..])
+        .current_dir(root)
+        .env_remove("LOCKSTEP_LINK_BASE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = String::from_utf8(out.stdout).unwrap();
+    let markdown = block("markdown");
+    let picture = format!("]({})]", target.trim());
+    assert!(markdown.contains(&picture), "{markdown} shows {target}");
+    let link = markdown
+        .trim()
+        .rsplit_once("](")
+        .unwrap()
+        .1
+        .trim_end_matches(')');
+    let href = svg
+        .split(" href=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the picture links to the live run")
+        .replace("&amp;", "&");
+    assert_eq!(link, href, "the Markdown's link is the picture's own");
 }
 
 /// A broken embed address still knows whom to tell: the origins it lists are read on their

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { ROOT } from '../lib/cli.mjs';
 import { serveHtml } from '../lib/server.mjs';
+import { build } from 'esbuild';
 
 const DOC = path.join(ROOT, 'docs', 'embedding.md');
 
@@ -16,8 +17,15 @@ function block(lang, after) {
   assert(from >= 0, `docs/embedding.md has "${after}"`);
   const open = page.indexOf('```' + lang + '\n', from);
   assert(open >= 0, `a ${lang} block after "${after}"`);
+  // A block inside a list item is indented: its closing fence has the same indentation, and
+  // its lines lose it, as Markdown reads them.
+  const indent = page.slice(page.lastIndexOf('\n', open) + 1, open);
   const start = open + lang.length + 4;
-  return page.slice(start, page.indexOf('\n```', start));
+  const body = page.slice(start, page.indexOf('\n' + indent + '```', start));
+  return body
+    .split('\n')
+    .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
+    .join('\n');
 }
 
 /** The docs' example addresses, replaced by the test's servers. */
@@ -187,6 +195,49 @@ export const tests = [
       assert(box < 60, `the line is short: ${box}px high`);
       await ctx.page.click('#embed-headline-short summary');
       assert((await ctx.text('#embed-headline')).includes('both held'), 'the sentence on demand');
+    },
+  },
+  {
+    // The Docusaurus recipe's MDX block: its component and its use, compiled as MDX compiles
+    // JSX (React's automatic runtime) and rendered by React on a host of its own.
+    name: 'embed_hosts::the_documented_docusaurus_component_renders_and_sizes_the_run',
+    async run(ctx) {
+      const jsx = block('jsx', '**Docusaurus (MDX)**');
+      // The block is the component's module, a blank line, and the element an MDX page writes.
+      const cut = jsx.lastIndexOf('\n\n');
+      const [module, use] = [jsx.slice(0, cut), jsx.slice(cut + 2).trim()];
+      assert(use.startsWith('<Lockstep '), `the block ends with the element: ${use}`);
+      let origin = '';
+      const scripts = new Map();
+      const host = await serveHtml(() => `<!doctype html><html lang="en"><head><title>docs</title></head><body><main id="root"></main><script type="module">${scripts.get(origin)}</script></body></html>`);
+      origin = host.origin;
+      try {
+        const entry = `${localise(module, ctx.baseURL, origin)}
+import {createRoot} from 'react-dom/client';
+createRoot(document.getElementById('root')).render(${localise(use, ctx.baseURL, origin)});
+`;
+        const bundled = await build({
+          stdin: { contents: entry, loader: 'jsx', resolveDir: ROOT },
+          bundle: true,
+          write: false,
+          format: 'esm',
+          jsx: 'automatic',
+          define: { 'process.env.NODE_ENV': '"production"' },
+          logLevel: 'silent',
+        });
+        scripts.set(origin, bundled.outputFiles[0].text);
+        await ctx.page.goto(host.url, { waitUntil: 'load' });
+        const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
+        await frame.waitForSelector('#embed-headline', { timeout: 20000 });
+        assert((await frame.textContent('#embed-headline')).includes('Exclusion'), 'the run is shown');
+        await until(
+          async () => (await ctx.page.$eval('iframe', (f) => f.style.height)) !== '520px',
+          'the component to size the frame from the embed',
+        );
+        ctx.note(`frame height ${await ctx.page.$eval('iframe', (f) => f.style.height)}`);
+      } finally {
+        await host.close();
+      }
     },
   },
 ];
