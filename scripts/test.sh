@@ -94,6 +94,10 @@ cargo fmt --all -- --check
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
 
+# src/web exists only on wasm32: lint what ships, too.
+step "cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings"
+cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
+
 step "cargo test (native)"
 run_tests native cargo test
 
