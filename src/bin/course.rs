@@ -1,6 +1,7 @@
-//! The course's bundle for the browser: lessons, the facilitator's view and the sandbox.
-//! `index.html` loads it for those views, and the sandbox's bundle (`app`) loads it when the
-//! user goes to one of them.
+//! The lesson view's bundle for the browser: the lessons and their steps and exercises, with
+//! the run, the verdict and the controls a step offers, and nothing of the sandbox's editor
+//! and panels. `index.html` loads it for `#/lessons` addresses, and the sandbox's bundle
+//! (`app`) loads it when the user goes to the lessons.
 //!
 //! Natively there is nothing to show; the command-line tool is `lockstep`.
 

@@ -8,8 +8,9 @@
 //!
 //! Narration travels as the safe tree of [`Block`]s, never as markup. Claims, conditions,
 //! edits, controls and lanes travel as the words the lesson file used and are read again with
-//! the same parsers, and scenarios as TOML, which the app reads anyway: the page then needs
-//! no Markdown parser and no second description of those types.
+//! the same parsers, and scenarios as the scenario format's JSON, which every bundle reads
+//! (links carry scenarios as JSON too): the lesson view then needs neither a Markdown parser, nor
+//! a TOML reader, nor a second description of those types.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +25,7 @@ use super::{
 use crate::scenario::Scenario;
 
 /// The format's version, written in every file; a file of another version is refused.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Several lessons: the course file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -55,8 +56,8 @@ pub struct WireStep {
     pub line: u32,
     /// The shipped scenario it started from, for the record.
     pub file: String,
-    /// The scenario the step runs, as TOML.
-    pub scenario: String,
+    /// The scenario the step runs, in the scenario format's JSON.
+    pub scenario: serde_json::Value,
     pub controls: Vec<String>,
     pub lanes: Vec<String>,
     pub events: Vec<EventPattern>,
@@ -143,7 +144,7 @@ pub struct WireExercise {
     pub goal: String,
     pub narration: Vec<Block>,
     pub file: String,
-    pub scenario: String,
+    pub scenario: serde_json::Value,
     pub controls: Vec<String>,
     pub seeds: Vec<u64>,
     pub check: Vec<String>,
@@ -214,7 +215,7 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                 title: s.title.clone(),
                 line: s.line,
                 file: s.setup.file.clone(),
-                scenario: s.scenario.to_toml_string(),
+                scenario: json_of(&s.scenario),
                 controls: words(&s.controls),
                 lanes: s.highlight.lanes.iter().map(lane_text).collect(),
                 events: s.highlight.events.clone(),
@@ -281,7 +282,7 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                 goal: e.goal.clone(),
                 narration: e.narration.blocks(),
                 file: e.setup.file.clone(),
-                scenario: e.scenario.to_toml_string(),
+                scenario: json_of(&e.scenario),
                 controls: words(&e.controls),
                 seeds: e.seeds.clone(),
                 check: e.check.iter().map(|c| c.text.clone()).collect(),
@@ -319,9 +320,23 @@ fn parse_all<T>(
         .collect()
 }
 
-fn scenario(toml: &str) -> Result<Scenario, String> {
-    Scenario::from_toml_str(toml).map_err(|e| e.to_string())
+fn json_of(scenario: &Scenario) -> serde_json::Value {
+    serde_json::to_value(scenario).unwrap_or_default()
 }
+
+/// The scenario, validated like any other. A string is what version 1 wrote (TOML): this
+/// version reads it as an earlier version's, which the page checks again from the file's text.
+fn scenario(value: &serde_json::Value) -> Result<Scenario, String> {
+    match value {
+        serde_json::Value::Object(_) => {
+            Scenario::from_json_str(&value.to_string()).map_err(|e| e.to_string())
+        }
+        _ => Err(EARLIER.into()),
+    }
+}
+
+/// Why a lesson written by an earlier version does not read.
+pub const EARLIER: &str = "written by an earlier version of this page";
 
 fn setup(file: &str) -> Setup {
     Setup {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::toggles::Toggle;
-use super::{App, Outcome};
+use super::{App, Codec, Outcome};
 use crate::lesson::cue::{self, Mark};
 use crate::lesson::narration::Block;
 use crate::lesson::wire::{Loaded, StepText};
@@ -670,7 +670,12 @@ impl App {
             attempt: None,
         };
         let scenario = run.start().clone();
-        let mut app = App::from_scenario(scenario, format!("lesson:{}", run.lesson().id));
+        // A lesson has no editor: it reads no scenario text, whatever bundle shows it.
+        let mut app = App::from_scenario_with(
+            Codec::LESSON,
+            scenario,
+            format!("lesson:{}", run.lesson().id),
+        );
         run.follow_run(&app.scenario, &app.outcome);
         app.lesson = Some(Rc::new(run));
         app
@@ -854,7 +859,18 @@ impl OpenedFiles {
         }
     }
 
-    /// The lessons; one that no longer reads (the app changed) is left out.
+    /// The texts of the files whose lesson no longer reads, because an earlier version of the
+    /// page stored it: the page checks them again from their text, so nothing opened is lost.
+    pub fn stale(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|f| crate::lesson::wire::from_wire(&f.lesson).is_err())
+            .map(|f| f.text.clone())
+            .collect()
+    }
+
+    /// The lessons; one that no longer reads (the app changed) is left out until it is checked
+    /// again ([`OpenedFiles::stale`]).
     pub fn lessons(&self) -> Vec<Loaded> {
         self.files
             .iter()

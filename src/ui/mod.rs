@@ -146,6 +146,23 @@ impl Codec {
         name: "SANDBOX",
     };
 
+    /// The lesson view's codec: no editor, so no text to read, but the learner's scenario is
+    /// written as the sandbox's text when they take it there; shipped scenarios and links are
+    /// read as JSON. The lesson view's bundle then links no TOML reader.
+    pub const LESSON: Codec = Codec {
+        read: |_| {
+            Err(unread(
+                "the lesson view reads no scenario text; open it in the sandbox to edit it",
+            ))
+        },
+        deferred: false,
+        write: Scenario::to_toml_string,
+        source: source_from_json,
+        json: Scenario::from_json_str,
+        custom: custom_as_json,
+        name: "LESSON",
+    };
+
     /// The embed view's codec: no editor, so no text to read or write; shipped scenarios are
     /// read from their JSON form, and links carry custom scenarios as JSON.
     pub const EMBED: Codec = Codec {

@@ -1,6 +1,6 @@
 //! The sandbox's heavier panels (the sweep, the explorer, sharing and exports) live only in the
-//! course's bundle, so that the page's first download stays small. The sandbox's own bundle
-//! shows them folded; opening one hands the page over to the course's bundle, which opens the
+//! studio's bundle, so that the page's first download stays small. The sandbox's own bundle
+//! shows them folded; opening one hands the page over to the studio's bundle, which opens the
 //! same run at the same place with that panel unfolded.
 //!
 //! The two bundles are separate WebAssembly modules with separate memories, so the hand-over
@@ -16,7 +16,7 @@ use yew::prelude::*;
 use super::Dispatch;
 use crate::ui;
 
-/// A panel that only the course's bundle draws.
+/// A panel that only the studio's bundle draws.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Extra {
     Lab,
@@ -57,7 +57,7 @@ impl Extra {
     }
 }
 
-/// Draws the real panels; set only by the course's bundle, so that the sandbox's bundle never
+/// Draws the real panels; set only by the studio's bundle, so that the sandbox's bundle never
 /// links them in.
 pub type DrawExtras = fn(&Rc<ui::App>, &Dispatch) -> Html;
 
@@ -65,12 +65,12 @@ thread_local! {
     static DRAW: Cell<Option<DrawExtras>> = const { Cell::new(None) };
 }
 
-/// Called by the course's bundle when it starts.
+/// Called by the studio's bundle when it starts.
 pub fn register(draw: DrawExtras) {
     DRAW.with(|d| d.set(Some(draw)));
 }
 
-/// The panels: the real ones in the course's bundle, folded stand-ins in the sandbox's.
+/// The panels: the real ones in the studio's bundle, folded stand-ins in the sandbox's.
 pub fn extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
     match DRAW.with(Cell::get) {
         Some(draw) => draw(app, dispatch),
@@ -84,13 +84,13 @@ pub fn extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
 /// The property of `window` that carries the hand-over.
 const KEY: &str = "lockstepHandOver";
 
-/// What the course's bundle needs to go on where the sandbox's bundle stopped.
+/// What the studio's bundle needs to go on where the sandbox's bundle stopped.
 pub struct HandOver {
     pub extra: Extra,
     pub left: ui::LeftOff,
 }
 
-/// Leaves the hand-over for the course's bundle: written when a panel is unfolded, and again
+/// Leaves the hand-over for the studio's bundle: written when a panel is unfolded, and again
 /// at every change while that bundle loads, so that nothing done meanwhile is lost.
 fn write(extra: Extra, app: &ui::App) {
     let l = app.left_off();
@@ -125,7 +125,7 @@ fn write(extra: Extra, app: &ui::App) {
     let _ = js_sys::Reflect::set(&gloo::utils::window(), &JsValue::from_str(KEY), &parts);
 }
 
-/// Drops a hand-over that no bundle will take (the course's failed to load), so that no later
+/// Drops a hand-over that no bundle will take (the studio's failed to load), so that no later
 /// sandbox resumes from it.
 pub fn forget() {
     let _ = js_sys::Reflect::delete_property(&gloo::utils::window(), &JsValue::from_str(KEY));
@@ -208,12 +208,12 @@ enum Fold {
     Failed(String),
 }
 
-/// A panel of the course's bundle as the sandbox's bundle shows it: its heading; unfolding it
-/// loads the course's bundle, which takes the page over with the same run.
+/// A panel of the studio's bundle as the sandbox's bundle shows it: its heading; unfolding it
+/// loads the studio's bundle, which takes the page over with the same run.
 #[function_component(Folded)]
 fn folded(p: &FoldedProps) -> Html {
     let state = use_state(|| Fold::Folded);
-    // Whatever the user does while the course's bundle loads goes with the page.
+    // Whatever the user does while the studio's bundle loads goes with the page.
     if matches!(*state, Fold::Loading) {
         write(p.extra, &p.app);
     }
@@ -232,7 +232,7 @@ fn folded(p: &FoldedProps) -> Html {
             write(extra, &app);
             let state = state.clone();
             yew::platform::spawn_local(async move {
-                if let Err(why) = super::load_course_bundle().await {
+                if let Err(why) = super::load_other_bundle("studio").await {
                     forget();
                     state.set(Fold::Failed(why));
                 }

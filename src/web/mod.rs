@@ -101,15 +101,29 @@ pub fn start_reader() {
     reader::start_worker();
 }
 
-/// Mounts the whole app (the course's bundle): the course, lessons, facilitator view and
-/// sandbox. It takes over `#app` from the sandbox's bundle if that one is running.
+/// Mounts the lesson view's own bundle (`src/bin/course.rs`): the lessons and their places,
+/// without the sandbox's editor, panels and TOML reader or the facilitator's view. It takes
+/// over `#app` from the sandbox's bundle if that one is running.
 pub fn start_course() {
+    take_over::<LessonRoot>();
+}
+
+/// Mounts the whole app (the studio's bundle, `src/bin/studio.rs`): the sandbox with its lab,
+/// explorer and exports, the facilitator's view, the lessons, and links whose scenario is TOML.
+/// It takes over `#app` from the sandbox's bundle if that one is running.
+pub fn start_studio() {
     extras::register(full_extras);
     // A hand-over is for the sandbox the user was in; if the address has moved on (to a lesson,
     // while the bundle loaded), no later visit to the sandbox should resume from it.
     if !matches!(current_route(), Route::Sandbox | Route::Run(_)) {
         extras::forget();
     }
+    take_over::<Root>();
+}
+
+/// Mounts `C` in an element of its own after `#app`, then stops the sandbox's bundle if it
+/// ran, so that its views and listeners go with it.
+fn take_over<C: BaseComponent<Properties = ()>>() {
     let document = gloo::utils::document();
     let root = document.create_element("div").expect("a div");
     root.set_id("course-app");
@@ -121,8 +135,7 @@ pub fn start_course() {
             let _ = document.body().map(|b| b.append_child(&root));
         }
     }
-    yew::Renderer::<Root>::with_root(root).render();
-    // The sandbox's bundle, if it ran, steps aside: its views and listeners go with it.
+    yew::Renderer::<C>::with_root(root).render();
     SHELL.with(|s| {
         if let Some(handle) = s.borrow_mut().take() {
             handle.destroy();
@@ -170,10 +183,10 @@ extern "C" {
     fn load_bundle(name: &str) -> js_sys::Promise;
 }
 
-/// Loads the course's bundle next to the page and starts it (its `main` calls
-/// [`start_course`]).
-async fn load_course_bundle() -> Result<(), String> {
-    wasm_bindgen_futures::JsFuture::from(load_bundle("course"))
+/// Loads a bundle (`course` or `studio`) next to the page and starts it (its `main` calls
+/// [`start_course`] or [`start_studio`]).
+async fn load_other_bundle(name: &'static str) -> Result<(), String> {
+    wasm_bindgen_futures::JsFuture::from(load_bundle(name))
         .await
         .map(|_| ())
         .map_err(|e| e.as_string().unwrap_or_else(|| format!("{e:?}")))
@@ -186,19 +199,21 @@ pub fn sandbox_shell() -> Html {
     let route = use_route();
     let failed = use_state(|| None::<String>);
     // The sandbox and a permalink's run are this bundle's (the embed view reloads the page for
-    // its own); everything else is the course's, including a link whose scenario is TOML,
-    // which only the course's bundle reads.
-    let wants_course = match &*route {
-        Route::Sandbox | Route::Embed(_) => false,
-        Route::Run(query) => ui::share::carries_toml(query),
-        _ => true,
+    // its own); the lessons are the lesson view's bundle; the facilitator's view and a link
+    // whose scenario is TOML are the studio's, which reads every scenario form.
+    let wants = match &*route {
+        Route::Sandbox | Route::Embed(_) => None,
+        Route::Run(query) => ui::share::carries_toml(query).then_some("studio"),
+        Route::Course | Route::Lesson { .. } => Some("course"),
+        _ => Some("studio"),
     };
+    let wants_course = wants.is_some();
     {
         let failed = failed.clone();
-        use_effect_with(wants_course, move |wants| {
-            if *wants {
+        use_effect_with(wants, move |wants| {
+            if let Some(name) = *wants {
                 yew::platform::spawn_local(async move {
-                    if let Err(e) = load_course_bundle().await {
+                    if let Err(e) = load_other_bundle(name).await {
                         failed.set(Some(e));
                     }
                 });
@@ -709,32 +724,41 @@ pub(crate) fn use_ticks(dispatch: Dispatch, playing: bool) {
     });
 }
 
-/// The whole app (the course's bundle): the header with the views' navigation, and the view
-/// the address names.
-#[function_component(Root)]
-pub fn root() -> Html {
-    // The whole app reads every scenario form itself, wherever it is mounted.
-    CODEC.with(|c| c.set(Some(ui::Codec::FULL)));
-    let route = use_route();
-    let section = route.section();
+/// The course's state in the page: the lessons (fetched the first time a view needs them), the
+/// learner's progress, the lesson files the user opened, and what opening one is doing. The
+/// whole app's root and the lesson view's own bundle both hold it.
+struct CourseHandles {
+    course: UseStateHandle<CourseState>,
+    progress: UseStateHandle<Rc<Progress>>,
+    opened: UseStateHandle<OpenedFiles>,
+    open_status: UseStateHandle<course::OpenStatus>,
+    on_open: Callback<String>,
+    on_remove: Callback<String>,
+}
+
+/// The files opened, as local storage holds them now: callbacks that finish one after another
+/// read the newest list rather than the one they started from.
+fn stored_opened() -> OpenedFiles {
+    OpenedFiles::read(
+        storage()
+            .and_then(|s| s.get_item(OPENED_KEY).ok().flatten())
+            .as_deref(),
+    )
+}
+
+#[hook]
+fn use_course(section: Section) -> CourseHandles {
     let course = use_state(|| CourseState::Idle);
     let progress = use_state(|| Rc::new(read_progress()));
     // The shipped lessons once fetched, and the files the user opened: the course is both.
     let shipped = use_mut_ref(Vec::<wire::Loaded>::new);
-    let opened = use_state(|| {
-        OpenedFiles::read(
-            storage()
-                .and_then(|s| s.get_item(OPENED_KEY).ok().flatten())
-                .as_deref(),
-        )
-    });
+    let opened = use_state(stored_opened);
     let open_status = use_state(|| course::OpenStatus::Idle);
 
     // The lessons are fetched the first time a view needs them, never for the sandbox alone.
     {
         let course = course.clone();
         let shipped = Rc::clone(&shipped);
-        let opened = (*opened).clone();
         use_effect_with(section, move |section| {
             let needs = matches!(section, Section::Lessons | Section::Facilitator);
             if needs && *course == CourseState::Idle {
@@ -746,7 +770,8 @@ pub fn root() -> Html {
                     course.set(match loaded {
                         Ok(lessons) => {
                             *shipped.borrow_mut() = lessons.clone();
-                            CourseState::Ready(Arc::new(Course::new(lessons, opened.lessons())))
+                            let opened = stored_opened().lessons();
+                            CourseState::Ready(Arc::new(Course::new(lessons, opened)))
                         }
                         Err(e) => CourseState::Failed(e),
                     });
@@ -755,56 +780,61 @@ pub fn root() -> Html {
         });
     }
 
-    use_effect_with((), |_| mark_ready());
-
-    // The view's heading takes focus when the view changes (not on the first load), so a
-    // keyboard or screen reader user starts reading at the new content.
-    {
-        let first = use_mut_ref(|| true);
-        use_effect_with((*route).clone(), move |_| {
-            if std::mem::take(&mut *first.borrow_mut()) {
-                return;
+    // A lesson file kept by the user, checked and stored: the course shows it from now on.
+    let keep = {
+        let (course, shipped, opened) = (course.clone(), Rc::clone(&shipped), opened.clone());
+        Rc::new(move |file: ui::course::OpenedFile| {
+            let next = stored_opened().with(file);
+            if let Some(s) = storage() {
+                let _ = s.set_item(OPENED_KEY, &next.to_json());
             }
-            focus_view_title();
-        });
-    }
+            if matches!(*course, CourseState::Ready(_)) || !shipped.borrow().is_empty() {
+                course.set(CourseState::Ready(Arc::new(Course::new(
+                    shipped.borrow().clone(),
+                    next.lessons(),
+                ))));
+            }
+            opened.set(next);
+        })
+    };
 
     // Opening a lesson file runs the engine on every claim, in the checker's worker: the
     // status says so until it answers.
     let on_open = {
-        let (course, shipped, opened, status) = (
-            course.clone(),
-            Rc::clone(&shipped),
-            opened.clone(),
-            open_status.clone(),
-        );
+        let (status, keep) = (open_status.clone(), Rc::clone(&keep));
         Callback::from(move |text: String| {
             status.set(course::OpenStatus::Checking);
-            let (course, shipped, opened, status) = (
-                course.clone(),
-                Rc::clone(&shipped),
-                opened.clone(),
-                status.clone(),
-            );
+            let (status, keep) = (status.clone(), Rc::clone(&keep));
             let file_text = text.clone();
             checker::check_in_worker(text, move |reply| match reply.into_opened(&file_text) {
                 Ok((loaded, file)) => {
                     let (id, title) = (loaded.lesson.id.clone(), loaded.lesson.title.clone());
-                    let next = opened.with(file);
-                    if let Some(s) = storage() {
-                        let _ = s.set_item(OPENED_KEY, &next.to_json());
-                    }
-                    course.set(CourseState::Ready(Arc::new(Course::new(
-                        shipped.borrow().clone(),
-                        next.lessons(),
-                    ))));
-                    opened.set(next);
+                    keep(file);
                     status.set(course::OpenStatus::Opened { id, title });
                 }
                 Err(errors) => status.set(course::OpenStatus::Failed(errors)),
             });
         })
     };
+
+    // A file an earlier version of the page stored is checked again from its text, once, so
+    // that a lesson the user opened survives an update of the page.
+    {
+        let keep = Rc::clone(&keep);
+        let stale = opened.stale();
+        use_effect_with((), move |_| {
+            for text in stale {
+                let keep = Rc::clone(&keep);
+                let file_text = text.clone();
+                checker::check_in_worker(text, move |reply| {
+                    if let Ok((_, file)) = reply.into_opened(&file_text) {
+                        keep(file);
+                    }
+                });
+            }
+        });
+    }
+
     let on_remove = {
         let (course, shipped, opened, status) = (
             course.clone(),
@@ -813,7 +843,7 @@ pub fn root() -> Html {
             open_status.clone(),
         );
         Callback::from(move |id: String| {
-            let next = opened.without(&id);
+            let next = stored_opened().without(&id);
             if let Some(s) = storage() {
                 let _ = s.set_item(OPENED_KEY, &next.to_json());
             }
@@ -825,40 +855,51 @@ pub fn root() -> Html {
             status.set(course::OpenStatus::Idle);
         })
     };
-
-    // An embed address whose scenario is TOML is this bundle's to draw (the embed's own bundle
-    // reads only JSON); any other embed address is the embed bundle's.
-    if let Route::Embed(query) = &*route {
-        return if ui::share::carries_toml(query) {
-            embed_page(query)
-        } else {
-            reload()
-        };
+    CourseHandles {
+        course,
+        progress,
+        opened,
+        open_status,
+        on_open,
+        on_remove,
     }
-    let view = match &*route {
-        Route::Sandbox | Route::Run(_) => html! { <Sandbox route={(*route).clone()} /> },
-        Route::Embed(_) => Html::default(),
+}
+
+/// The view's heading takes focus when the view changes (not on the first load), so a keyboard
+/// or screen reader user starts reading at the new content.
+#[hook]
+fn use_focus_on_view(route: &Route) {
+    let first = use_mut_ref(|| true);
+    use_effect_with(route.clone(), move |_| {
+        if std::mem::take(&mut *first.borrow_mut()) {
+            return;
+        }
+        focus_view_title();
+    });
+}
+
+/// The course's views: the lessons, a lesson's place, the facilitator's view and an address
+/// that names nothing. `None` for a view that is not the course's.
+fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
+    Some(match route {
         Route::Course => {
             set_title("Lessons");
+            let opened: Vec<String> = c.opened.files.iter().map(|f| f.id.clone()).collect();
             html! {
-                <course::CourseView course={(*course).clone()} progress={Rc::clone(&progress)}>
-                    <course::LessonFiles status={(*open_status).clone()} opened={opened.files.iter().map(|f| f.id.clone()).collect::<Vec<_>>()}
-                        on_open={on_open} on_remove={on_remove} />
+                <course::CourseView course={(*c.course).clone()} progress={Rc::clone(&c.progress)}>
+                    <course::LessonFiles status={(*c.open_status).clone()} opened={opened}
+                        on_open={c.on_open.clone()} on_remove={c.on_remove.clone()} />
                 </course::CourseView>
             }
-        }
-        Route::Facilitator => {
-            set_title("For facilitators");
-            html! { <course::FacilitatorView course={(*course).clone()} /> }
         }
         Route::NotFound(raw) => {
             set_title("Not found");
             course::not_found(raw)
         }
-        Route::Lesson { lesson, place } => match &*course {
-            CourseState::Ready(c) => match c.find(lesson, place.as_deref()) {
+        Route::Lesson { lesson, place } => match &*c.course {
+            CourseState::Ready(course) => match course.find(lesson, place.as_deref()) {
                 Some((index, place)) => html! {
-                    <LessonPage course={Arc::clone(c)} index={index} place={place} progress={progress.clone()} />
+                    <LessonPage course={Arc::clone(course)} index={index} place={place} progress={c.progress.clone()} />
                 },
                 None => {
                     set_title("Not found");
@@ -873,6 +914,60 @@ pub fn root() -> Html {
                 html! { <main id="main"><p class="loading" role="status">{ "Loading the lessons…" }</p></main> }
             }
         },
+        _ => return None,
+    })
+}
+
+/// The lesson view's own bundle (`src/bin/course.rs`): the lessons and their places. Any other
+/// view is another bundle's, so the page loads again and `index.html` picks that one.
+#[function_component(LessonRoot)]
+fn lesson_root() -> Html {
+    let route = use_route();
+    let section = route.section();
+    let handles = use_course(section);
+    use_effect_with((), |_| mark_ready());
+    use_focus_on_view(&route);
+    match course_view(&route, &handles) {
+        Some(view) => html! {
+            <>
+            <Defs />
+            { header(section) }
+            { view }
+            </>
+        },
+        None => reload(),
+    }
+}
+
+/// The whole app (the studio's bundle): the header with the views' navigation, and the view
+/// the address names: the sandbox with every panel, the facilitator's view, the lessons, and
+/// links whose scenario is TOML.
+#[function_component(Root)]
+pub fn root() -> Html {
+    // The whole app reads every scenario form itself, wherever it is mounted.
+    CODEC.with(|c| c.set(Some(ui::Codec::FULL)));
+    let route = use_route();
+    let section = route.section();
+    let handles = use_course(section);
+    use_effect_with((), |_| mark_ready());
+    use_focus_on_view(&route);
+
+    // An embed address whose scenario is TOML is this bundle's to draw (the embed's own bundle
+    // reads only JSON); any other embed address is the embed bundle's.
+    if let Route::Embed(query) = &*route {
+        return if ui::share::carries_toml(query) {
+            embed_page(query)
+        } else {
+            reload()
+        };
+    }
+    let view = match &*route {
+        Route::Sandbox | Route::Run(_) => html! { <Sandbox route={(*route).clone()} /> },
+        Route::Facilitator => {
+            set_title("For facilitators");
+            html! { <course::FacilitatorView course={(*handles.course).clone()} /> }
+        }
+        other => course_view(other, &handles).unwrap_or_default(),
     };
 
     html! {

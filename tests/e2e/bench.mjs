@@ -456,7 +456,8 @@ async function main() {
     report(label, `${kb.toFixed(1)} KB`, `<= ${TARGET.gzipKB} KB`, g.files.length > 1 ? kb <= TARGET.gzipKB : null, `raw ${(g.raw / 1024).toFixed(1)} KB; ${g.parts.join('; ') || 'no .wasm/.js files'}`);
   }
   for (const [label, bundle, extra] of [
-    ['(d) a lesson link, or the sandbox\'s sweep, explorer or exports: course bundle + lessons.json', 'course', ['lessons.json']],
+    ['(d) a lesson step: the lesson bundle + lessons.json', 'course', ['lessons.json']],
+    ["(d) the sandbox's sweep, explorer or exports, or the facilitator's view: the studio bundle", 'studio', []],
     ['(d) opening a lesson file: the checker worker', 'checker', []],
     ["(d) the sandbox's first edit: the editor's reader worker", 'reader', []],
     ['(d) running a sweep or an exploration: the lab worker', 'lab', []],

@@ -1,14 +1,15 @@
 // The page's bundles: the sandbox, a permalink and the embed view each download only their own
 // bundle; the sandbox's editor reads its TOML in a worker loaded with the first edit; the
 // sandbox's heavier panels (the sweep, the explorer, sharing and exports) hand the page over to
-// the course's bundle, which goes on with the same run at the same place.
+// the studio's bundle, which goes on with the same run at the same place; the lessons have a
+// bundle of their own, without the sandbox's editor and panels.
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawnSync } from 'node:child_process';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { LOCKSTEP, SCENARIO_DIR } from '../lib/cli.mjs';
 
-const BUNDLES = ['app', 'course', 'embed', 'reader'];
+const BUNDLES = ['app', 'course', 'studio', 'embed', 'reader'];
 
 /** Records which of the page's bundles' wasm files the browser fetches (in `page`, or the test's). */
 function watchBundles(ctx, page = ctx.page) {
@@ -46,7 +47,7 @@ export const tests = [
       const hash = await ctx.page.evaluate(() => location.hash);
 
       await ctx.unfold('share', '#share-link');
-      assertEqual(JSON.stringify(fetched), '["app","reader","course"]', 'unfolding the panel fetched the course bundle');
+      assertEqual(JSON.stringify(fetched), '["app","reader","studio"]', 'unfolding the panel fetched the studio bundle');
       const after = await ctx.snapshot();
       for (const key of Object.keys(before)) {
         assertEqual(after[key], before[key], `${key} after the hand-over`);
@@ -54,10 +55,10 @@ export const tests = [
       assertEqual(await ctx.page.evaluate(() => location.hash), hash, 'the address');
       assertEqual(await ctx.page.evaluate(() => document.activeElement?.closest('details')?.id), 'share', 'the focus is on the unfolded panel');
       assert(!(await ctx.exists('#notice')), 'no notice: the hand-over is not a link being opened');
-      // Once the course's bundle has the page, the other panels unfold without another download.
+      // Once the studio's bundle has the page, the other panels unfold without another download.
       await ctx.unfold('lab', '#sweep-param');
       await ctx.unfold('explore', '#explore-run');
-      assertEqual(JSON.stringify(fetched), '["app","reader","course"]', 'no other download');
+      assertEqual(JSON.stringify(fetched), '["app","reader","studio"]', 'no other download');
       // The user's own work is still saved: a reload restores the edited scenario.
       await ctx.reload();
       assert((await ctx.value('#editor')).includes('seed = 4242'), 'the edit survives a reload');
@@ -79,7 +80,7 @@ export const tests = [
     },
   },
   {
-    name: 'bundles::a_custom_scenario_travels_as_json_and_a_toml_link_opens_in_the_course_bundle',
+    name: 'bundles::a_custom_scenario_travels_as_json_and_a_toml_link_opens_in_the_studio_bundle',
     async run(ctx) {
       await ctx.open('#/sandbox');
       await ctx.pickScenario('06-partition.toml');
@@ -121,7 +122,7 @@ export const tests = [
       const runLink = await ctx.value('#share-link');
       assert(/[?&]j=/.test(runLink) && !/[?&]c=/.test(runLink), runLink);
       // Addresses with the scenario as TOML (c=, the form earlier versions wrote) still open,
-      // the run and the embed view alike: the course's bundle, which reads TOML, draws them.
+      // the run and the embed view alike: the studio's bundle, which reads TOML, draws them.
       const toml = await ctx.value('#editor');
       const packed = zlib.deflateRawSync(Buffer.from(toml), { level: 9 }).toString('base64url');
       const tomlQuery = `v=1&c=${packed}&d=${digest}`;
@@ -133,10 +134,25 @@ export const tests = [
         await older.waitForSelector(selector);
         assertEqual(await older.$('#notice'), null, `a TOML ${view} link opens without a notice`);
         assertEqual(strip(await older.textContent(selector)), strip(headline), 'the same verdict');
-        assertEqual(JSON.stringify(fetchedOlder), '["course"]', `a TOML ${view} link is drawn by the course bundle`);
+        assertEqual(JSON.stringify(fetchedOlder), '["studio"]', `a TOML ${view} link is drawn by the studio bundle`);
         if (view === 'embed') assertEqual(await older.$('header.top'), null, 'as the embed view, without the page header');
         await older.close();
       }
+    },
+  },
+  {
+    name: 'bundles::a_lesson_downloads_the_lesson_bundle_and_the_other_views_their_own',
+    async run(ctx) {
+      const fetched = watchBundles(ctx);
+      await ctx.open('#/lessons/two-orders/one-service');
+      await ctx.need('#verdict-headline');
+      assertEqual(JSON.stringify(fetched), '["course"]', 'a lesson step fetched only the lesson bundle');
+      // The sandbox is the sandbox's bundle, and the facilitator's view the studio's.
+      await ctx.page.click('#nav-sandbox');
+      await until(async () => fetched.includes('app') && (await ctx.exists('#editor')), 'the sandbox after the lesson');
+      await ctx.page.click('#nav-facilitator');
+      await until(async () => fetched.includes('studio') && (await ctx.exists('#view-title')), 'the facilitator after the sandbox');
+      assertEqual(JSON.stringify(fetched), '["course","app","studio"]', 'each view its own bundle');
     },
   },
   {

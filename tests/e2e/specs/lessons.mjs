@@ -51,13 +51,13 @@ export const tests = [
       await ctx.page.waitForSelector('#timeline');
       const early = fetched.filter((p) => /course|lessons\.json/.test(p));
       assertEqual(JSON.stringify(early), '[]', 'the sandbox alone fetches nothing of the course');
-      // The navigation hands the page over to the course's bundle.
+      // The navigation hands the page over to the lesson view's bundle.
       await ctx.page.click('#nav-lessons');
       await ctx.page.waitForSelector('#course li', { timeout: 20000 });
       assert(fetched.some((p) => p.endsWith('/course_bg.wasm')), 'the course bundle is loaded on demand');
       assert(fetched.some((p) => p.endsWith('/lessons.json')), 'the lessons are fetched on demand');
       assertEqual(await ctx.page.$$eval('header.top', (h) => h.length), 1, 'one page header after the hand-over');
-      // And back to the sandbox, in the course's bundle.
+      // And back to the sandbox, in the sandbox's bundle again.
       await ctx.page.click('#nav-sandbox');
       await ctx.page.waitForSelector('#timeline');
       await checkVerdictRegion(ctx);
