@@ -50,7 +50,7 @@ fn main() {
     report("simulate + verdict", &mut total_rates);
 
     for b in builtin::ALL {
-        let s = Scenario::from_toml_str(b.toml).expect("shipped scenarios are valid");
+        let s = Scenario::from_toml_str(b.toml()).expect("shipped scenarios are valid");
         let start = Instant::now();
         let mut n = 0u64;
         while start.elapsed() < Duration::from_millis(300) {

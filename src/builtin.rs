@@ -1,26 +1,41 @@
 //! The scenarios that ship with the project, embedded so that every build (the command line,
 //! the browser, the tests) has the same files.
 
-/// A shipped scenario: its file name under `lessons/scenarios/`, its TOML text, and the same
-/// in JSON (written by `build.rs`), for a bundle that reads no TOML.
+/// A shipped scenario: its file name under `lessons/scenarios/` and its JSON form (written by
+/// `build.rs`). Its TOML text, comments included, is [`BuiltIn::toml`]: kept in a table of its
+/// own, so that a bundle without an editor, which never asks for it, links none of the files.
 pub struct BuiltIn {
     pub file: &'static str,
-    pub toml: &'static str,
     pub json: &'static str,
+}
+
+impl BuiltIn {
+    /// The file as shipped.
+    pub fn toml(&self) -> &'static str {
+        TEXTS
+            .iter()
+            .find(|(file, _)| *file == self.file)
+            .map(|(_, text)| *text)
+            .expect("every shipped scenario has its text")
+    }
 }
 
 macro_rules! built_in {
     ($($file:literal),* $(,)?) => {
-        &[$(BuiltIn {
+        /// Every shipped scenario, in file-name order (one per claim of the product brief).
+        pub const ALL: &[BuiltIn] = &[$(BuiltIn {
             file: $file,
-            toml: include_str!(concat!("../lessons/scenarios/", $file)),
             json: include_str!(concat!(env!("OUT_DIR"), "/scenarios/", $file, ".json")),
-        }),*]
+        }),*];
+
+        /// The shipped files' texts, by file name.
+        static TEXTS: &[(&str, &str)] = &[$(
+            ($file, include_str!(concat!("../lessons/scenarios/", $file))),
+        )*];
     };
 }
 
-/// Every shipped scenario, in file-name order (one per claim of the product brief).
-pub const ALL: &[BuiltIn] = built_in![
+built_in![
     "01-two-services.toml",
     "02-both-unordered.toml",
     "03-fixed-order.toml",

@@ -81,7 +81,7 @@ fn render_block(body: &str, site: Option<&str>, html: bool) -> Result<String, St
                     .join(", ")
             )
         })?;
-        let s = Scenario::from_toml_str(builtin.toml).map_err(|e| e.to_string())?;
+        let s = Scenario::from_toml_str(builtin.toml()).map_err(|e| e.to_string())?;
         (b.scenario, s, b.options)
     } else {
         let mut table = table;

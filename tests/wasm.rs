@@ -21,7 +21,7 @@ fn every_shipped_scenario_has_the_native_trace_in_the_browser() {
         );
         let built_in =
             lockstep::builtin::find(file).expect("the golden file names shipped scenarios");
-        let scenario = lockstep::Scenario::from_toml_str(built_in.toml).expect("valid");
+        let scenario = lockstep::Scenario::from_toml_str(built_in.toml()).expect("valid");
         let run = lockstep::run(&scenario, seed).expect("runs");
         let actual = format!("{:016x}", lockstep::trace::digest(&run.events));
         assert_eq!(
@@ -36,9 +36,10 @@ fn every_shipped_scenario_has_the_native_trace_in_the_browser() {
 #[wasm_bindgen_test]
 fn verdicts_in_the_browser_match_the_native_ones() {
     // Claim 5's scenario with its known native outcome: one lost update, exclusion broken.
-    let scenario =
-        lockstep::Scenario::from_toml_str(lockstep::builtin::find("05-fencing.toml").unwrap().toml)
-            .unwrap();
+    let scenario = lockstep::Scenario::from_toml_str(
+        lockstep::builtin::find("05-fencing.toml").unwrap().toml(),
+    )
+    .unwrap();
     let run = lockstep::run(&scenario, 1).unwrap();
     let verdict = lockstep::verdict(&run);
     assert_eq!(verdict.exclusion, lockstep::Exclusion::Broken);

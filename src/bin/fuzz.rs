@@ -226,7 +226,7 @@ Exit status: 0 when no case panicked and every error was located, 1 otherwise, 2
         fn new() -> Corpus {
             let files = builtin::ALL
                 .iter()
-                .map(|b| (b.file, b.toml))
+                .map(|b| (b.file, b.toml()))
                 .chain(std::iter::once(("blank", ui::BLANK_TOML)))
                 .map(|(file, toml)| {
                     let scenario =

@@ -40,7 +40,8 @@ Exit status: 0 when no case panicked, 1 otherwise, 2 for usage.";
     fn corpus() -> Vec<(u8, Vec<u8>)> {
         let mut out = Vec::new();
         for b in builtin::ALL {
-            let s = lockstep::Scenario::from_toml_str(b.toml).expect("shipped scenarios are valid");
+            let s =
+                lockstep::Scenario::from_toml_str(b.toml()).expect("shipped scenarios are valid");
             let link = Link {
                 version: share::LINK_VERSION,
                 source: share::source_of(b.file, &s),
@@ -88,7 +89,7 @@ Exit status: 0 when no case panicked, 1 otherwise, 2 for usage.";
         ] {
             out.push((2, m.as_bytes().to_vec()));
         }
-        let s = lockstep::Scenario::from_toml_str(builtin::ALL[4].toml).expect("valid");
+        let s = lockstep::Scenario::from_toml_str(builtin::ALL[4].toml()).expect("valid");
         let outcome = lockstep::ui::Outcome::compute(&s).expect("runs");
         out.push((3, export::timeline_svg(&s, &outcome, None).into_bytes()));
         out.push((3, s.to_toml_string().into_bytes()));

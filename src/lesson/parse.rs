@@ -535,7 +535,7 @@ fn setup(
         return None;
     };
     let mut scenario =
-        Scenario::from_toml_str(shipped.toml).expect("shipped scenarios are valid (tested)");
+        Scenario::from_toml_str(shipped.toml()).expect("shipped scenarios are valid (tested)");
     let mut patches: Vec<(u32, Patch)> = Vec::new();
     if let Some(set) = set {
         let line = line_of(fence, set);

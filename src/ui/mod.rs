@@ -84,6 +84,10 @@ pub struct Codec {
     pub write: fn(&Scenario) -> String,
     /// Reads a picker source: a built-in scenario's file name, or [`BLANK`].
     pub source: fn(&str) -> Option<Scenario>,
+    /// A picker source's file as shipped, comments included, for a bundle with an editor
+    /// ([`source_text`]); a bundle without one leaves the files out and writes the scenario
+    /// with `write` instead.
+    pub text: fn(&str) -> Option<&'static str>,
     /// Reads a link's scenario written as JSON (`j=`), and the scenario a saved state ran.
     pub json: fn(&str) -> Result<Scenario, ScenarioErrors>,
     /// A custom scenario as a link carries it.
@@ -126,6 +130,7 @@ impl Codec {
         deferred: false,
         write: Scenario::to_toml_string,
         source: |source| source_text(source).and_then(|t| Scenario::from_toml_str(t).ok()),
+        text: source_text,
         json: Scenario::from_json_str,
         custom: custom_as_json,
         name: "FULL",
@@ -141,6 +146,7 @@ impl Codec {
         deferred: true,
         write: Scenario::to_toml_string,
         source: source_from_json,
+        text: source_text,
         json: Scenario::from_json_str,
         custom: custom_as_json,
         name: "SANDBOX",
@@ -158,6 +164,7 @@ impl Codec {
         deferred: false,
         write: Scenario::to_toml_string,
         source: source_from_json,
+        text: |_| None,
         json: Scenario::from_json_str,
         custom: custom_as_json,
         name: "LESSON",
@@ -172,6 +179,7 @@ impl Codec {
         deferred: false,
         write: |_| String::new(),
         source: source_from_json,
+        text: |_| None,
         json: Scenario::from_json_str,
         custom: custom_as_json,
         name: "EMBED",
@@ -678,7 +686,7 @@ pub fn source_text(source: &str) -> Option<&'static str> {
     if source == BLANK {
         Some(BLANK_TOML)
     } else {
-        builtin::find(source).map(|b| b.toml)
+        builtin::find(source).map(|b| b.toml())
     }
 }
 
@@ -707,18 +715,15 @@ impl App {
 
     /// The app showing a picker source.
     pub fn open_with(codec: Codec, source: &str) -> App {
-        let (source, text) = match source_text(source) {
-            Some(t) => (source, t),
-            None => (
-                DEFAULT_SOURCE,
-                source_text(DEFAULT_SOURCE).unwrap_or(BLANK_TOML),
-            ),
-        };
+        let known = source == BLANK || builtin::find(source).is_some();
+        let source = if known { source } else { DEFAULT_SOURCE };
         let scenario = (codec.source)(source).expect("shipped scenarios are valid");
         let mut app = App::from_scenario_with(codec, scenario, source.to_string());
         // The editor keeps the file as written, comments included.
-        app.text = text.to_string();
-        app.valid_text = text.to_string();
+        if let Some(text) = (codec.text)(source) {
+            app.text = text.to_string();
+            app.valid_text = text.to_string();
+        }
         app
     }
 
@@ -815,7 +820,13 @@ impl App {
 
     /// True when the text is no longer the picked source's own text.
     pub fn edited(&self) -> bool {
-        source_text(&self.source) != Some(self.text.as_str())
+        match (self.codec.text)(&self.source) {
+            Some(text) => text != self.text,
+            None => {
+                (self.codec.source)(&self.source).map(|s| (self.codec.write)(&s))
+                    != Some(self.text.clone())
+            }
+        }
     }
 
     /// What to save: the picker source and the editor text, even if the text is invalid, and

@@ -96,8 +96,8 @@ fn a_damaged_course_file_is_refused_with_its_reason() {
     let e = wire::read_course(&bad).unwrap_err();
     assert!(e.contains("exclusion shattered"), "{e}");
     let other = json.replacen(
-        &format!("\"version\": {}", wire::VERSION),
-        "\"version\": 9",
+        &format!("\"version\":{}", wire::VERSION),
+        "\"version\":9",
         1,
     );
     assert!(wire::read_course(&other).unwrap_err().contains("version 9"));

@@ -58,9 +58,10 @@ fn chapter(book: &Value, key: &str) -> (String, String) {
 
 /// The digest the engine gives the block's run.
 fn engine_digest() -> String {
-    let s =
-        lockstep::Scenario::from_toml_str(lockstep::builtin::find("05-fencing.toml").unwrap().toml)
-            .unwrap();
+    let s = lockstep::Scenario::from_toml_str(
+        lockstep::builtin::find("05-fencing.toml").unwrap().toml(),
+    )
+    .unwrap();
     let s = lockstep::lesson::apply_edits(
         &s,
         &["fencing accounts one_source all_accesses".parse().unwrap()],
@@ -149,7 +150,7 @@ fn other_renderers_get_the_picture_and_a_link() {
 
 #[test]
 fn a_whole_scenario_block_takes_its_options_from_an_embed_table() {
-    let scenario = lockstep::builtin::find("06-partition.toml").unwrap().toml;
+    let scenario = lockstep::builtin::find("06-partition.toml").unwrap().toml();
     let content = format!(
         "```lockstep\n{scenario}\n[embed]\nseed = 3\ncontrols = [\"partition\"]\ntheme = \"dark\"\n```\n"
     )

@@ -46,7 +46,7 @@ fn reopened_digest(link: &Link) -> u64 {
 #[test]
 fn a_builtin_link_is_its_file_name_and_reproduces_the_run() {
     for b in builtin::ALL {
-        let s = Scenario::from_toml_str(b.toml).unwrap();
+        let s = Scenario::from_toml_str(b.toml()).unwrap();
         let link = link_for(b.file, &s);
         assert_eq!(
             link.source,
@@ -809,7 +809,7 @@ mod codecs {
         for b in builtin::ALL {
             assert_eq!(
                 Scenario::from_json_str(b.json).unwrap(),
-                Scenario::from_toml_str(b.toml).unwrap(),
+                Scenario::from_toml_str(b.toml()).unwrap(),
                 "{}",
                 b.file
             );
@@ -1276,7 +1276,7 @@ fn a_linked_or_imported_builtin_keeps_its_name() {
 #[test]
 fn the_exported_svg_shows_the_whole_headline() {
     for b in builtin::ALL {
-        let s = Scenario::from_toml_str(b.toml).unwrap();
+        let s = Scenario::from_toml_str(b.toml()).unwrap();
         let outcome = Outcome::compute(&s).unwrap();
         let svg = export::timeline_svg(&s, &outcome, None);
         let start = svg.find("<text x=\"12\" y=\"42\"").expect("the headline");

@@ -78,7 +78,7 @@ fn every_built_in_opens_with_the_command_lines_headline() {
 
     for b in builtin::ALL {
         let app = App::open(b.file);
-        let scenario = Scenario::from_toml_str(b.toml).expect("shipped scenarios are valid");
+        let scenario = Scenario::from_toml_str(b.toml()).expect("shipped scenarios are valid");
         let run = lockstep::run(&scenario, scenario.seed).expect("runs");
         let summary = monitor::verdict(&run).summary();
         let first = summary.lines().next().expect("a summary line");
@@ -89,7 +89,7 @@ fn every_built_in_opens_with_the_command_lines_headline() {
             b.file
         );
         assert_eq!(app.source, b.file);
-        assert_eq!(app.text, b.toml, "{}: the editor shows the file", b.file);
+        assert_eq!(app.text, b.toml(), "{}: the editor shows the file", b.file);
         assert_eq!((app.cursor, app.time, app.playing), (0, 0, false));
         assert_shows_its_own_scenario(&app, b.file);
     }
