@@ -174,48 +174,20 @@ fn usable(world: &World, service: u32, region: u32, t: Micros) -> bool {
     }
 }
 
+/// The totals behind [`Verdict::unavailability`](super::Verdict::unavailability): for every
+/// service and every region with a client that uses it, how long that region could not use it.
+/// They are the lengths of [`unavailable_windows`] added up, so the totals and the windows a
+/// timeline draws can never disagree.
 pub(super) fn unavailability(world: &World, end: Micros) -> Vec<Unavailability> {
-    // Every moment at which availability can change.
-    let mut marks: BTreeSet<Micros> = BTreeSet::new();
-    marks.insert(0);
-    marks.insert(end);
-    for p in &world.partitions {
-        marks.insert(p.start.min(end));
-        marks.insert(p.end.min(end));
-    }
-    for s in &world.services {
-        for (a, b) in &s.outages {
-            marks.insert((*a).min(end));
-            marks.insert((*b).min(end));
-        }
-    }
-    let marks: Vec<Micros> = marks.into_iter().collect();
+    // The windows come in the order of the loops below (by service, then region), so one pass
+    // over them with a cursor adds up each pair's.
+    let mut windows = unavailable_windows(world, end).into_iter().peekable();
     let mut out = Vec::new();
     for (s, svc) in world.services.iter().enumerate() {
-        // Regions with clients that use this service, and those classes.
-        let mut regions: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
-        for c in &world.clients {
-            let uses = match &c.protocol {
-                ProtocolConfig::Locks { services, .. } => services.contains(&(s as u32)),
-                ProtocolConfig::TokenChain {
-                    authority,
-                    subordinate,
-                } => *authority == s as u32 || *subordinate == s as u32,
-                ProtocolConfig::NoLock => false,
-            };
-            if uses {
-                regions
-                    .entry(c.region)
-                    .or_default()
-                    .insert(world.classes[c.class as usize].clone());
-            }
-        }
-        for (region, classes) in regions {
+        for (region, classes) in users(world, s as u32) {
             let mut down = 0;
-            for w in marks.windows(2) {
-                if w[1] > w[0] && !usable(world, s as u32, region, w[0]) {
-                    down += w[1] - w[0];
-                }
+            while let Some(w) = windows.next_if(|w| w.service == s as u32 && w.region == region) {
+                down += w.to - w.from;
             }
             out.push(Unavailability {
                 service: svc.name.clone(),
@@ -226,6 +198,29 @@ pub(super) fn unavailability(world: &World, end: Micros) -> Vec<Unavailability> 
         }
     }
     out
+}
+
+/// The regions with clients that use `service`, each with those clients' classes: whose
+/// unavailability is counted.
+fn users(world: &World, service: u32) -> BTreeMap<u32, BTreeSet<String>> {
+    let mut regions: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
+    for c in &world.clients {
+        let uses = match &c.protocol {
+            ProtocolConfig::Locks { services, .. } => services.contains(&service),
+            ProtocolConfig::TokenChain {
+                authority,
+                subordinate,
+            } => *authority == service || *subordinate == service,
+            ProtocolConfig::NoLock => false,
+        };
+        if uses {
+            regions
+                .entry(c.region)
+                .or_default()
+                .insert(world.classes[c.class as usize].clone());
+        }
+    }
+    regions
 }
 
 /// One stretch of time in which a region could not use a service.
@@ -240,14 +235,15 @@ pub struct UnavailableWindow {
     pub outage: bool,
 }
 
-/// The windows behind [`Verdict::unavailability`](super::Verdict::unavailability): for every service and every region with a
-/// client that uses it, the stretches in which that region could not use it, in time order per
-/// service and region. The same moments and the same test of usability as the verdict's totals,
-/// so the windows of a service and region add up to its `unavailable_us`.
+/// The stretches in which a region could not use a service: for every service and every region
+/// with a client that uses it, in time order per service and region. This is the one definition
+/// of unavailability: the verdict's totals
+/// ([`Verdict::unavailability`](super::Verdict::unavailability)) are these windows' lengths.
 ///
 /// Cost: the moments are the partitions' and outages' edges (bounded by the scenario's limits),
 /// tested once per service and region.
 pub fn unavailable_windows(world: &World, end: Micros) -> Vec<UnavailableWindow> {
+    // Every moment at which availability can change.
     let mut marks: BTreeSet<Micros> = BTreeSet::new();
     marks.insert(0);
     marks.insert(end);
@@ -264,21 +260,7 @@ pub fn unavailable_windows(world: &World, end: Micros) -> Vec<UnavailableWindow>
     let marks: Vec<Micros> = marks.into_iter().collect();
     let mut out: Vec<UnavailableWindow> = Vec::new();
     for s in 0..world.services.len() as u32 {
-        let mut regions: BTreeSet<u32> = BTreeSet::new();
-        for c in &world.clients {
-            let uses = match &c.protocol {
-                ProtocolConfig::Locks { services, .. } => services.contains(&s),
-                ProtocolConfig::TokenChain {
-                    authority,
-                    subordinate,
-                } => *authority == s || *subordinate == s,
-                ProtocolConfig::NoLock => false,
-            };
-            if uses {
-                regions.insert(c.region);
-            }
-        }
-        for region in regions {
+        for region in users(world, s).into_keys() {
             let mut open: Option<UnavailableWindow> = None;
             for w in marks.windows(2) {
                 if w[1] <= w[0] {
