@@ -1,17 +1,16 @@
-//! The generated scenarios of the property tests: raw numbers drawn by proptest, built into
-//! valid scenarios, and the shapes some properties need (one fenced service, a token chain, a
-//! round-trip migration, clients that lock every service, few clients).
+//! The generated scenarios of the property tests: the library's generator (the fuzzer's too)
+//! reading a tape of numbers that proptest draws and shrinks, and the shapes some properties
+//! need (one fenced service, a token chain, a round-trip migration, clients that lock every
+//! service, few clients).
 
 use std::fmt;
+use std::ops::{Range, RangeInclusive};
 
 use proptest::collection::vec;
-use proptest::option;
 use proptest::prelude::*;
 
-use lockstep::scenario::{
-    ClientClass, Fencing, FencingChecks, Migration, MigrationMode, Network, Partition,
-    PartitionMode, Pause, Protocol, Resource, Service, Window,
-};
+use lockstep::scenario::{Fencing, FencingChecks, Migration, MigrationMode, Protocol};
+use lockstep::testgen::{Draw, Gen};
 use lockstep::Scenario;
 
 /// A generated scenario. Its `Debug` form is the scenario as TOML (the seed included), so that
@@ -30,529 +29,80 @@ impl fmt::Debug for Case {
     }
 }
 
-#[derive(Clone, Debug)]
-struct RawService {
-    replicas: Vec<usize>,
-    lease_ms: Option<u64>,
-    first_token: u64,
-    outages: Vec<(u64, u64)>,
-    subordinate_to: Option<usize>,
+/// Numbers drawn by proptest that the shared generator reads as its random draws, one number a
+/// draw (and zeros once they run out). Proptest shrinks a failing tape by bringing its numbers
+/// towards zero, and the generator reads a zero as the least of a range and as "no" to a
+/// chance, so a shrunk tape is a smaller, plainer world.
+struct Tape {
+    values: Vec<u64>,
+    next: usize,
 }
 
-#[derive(Clone, Debug)]
-struct RawResource {
-    region: Option<usize>,
-    rows: usize,
-    initial: i64,
-    fencing: u8,
-    source: usize,
-    all_accesses: bool,
-}
-
-#[derive(Clone, Debug)]
-struct RawProtocol {
-    kind: u8,
-    services: Vec<usize>,
-    skip_unreachable: bool,
-}
-
-#[derive(Clone, Debug)]
-struct RawTimings {
-    start_ms: u64,
-    stop_ms: Option<u64>,
-    period_ms: u64,
-    jitter_ms: u64,
-    work_ms: u64,
-    acquire_timeout_ms: Option<u64>,
-    max_retries: u32,
-    retry_backoff_ms: u64,
-    lease_aware: bool,
-    lease_margin_ms: u64,
-    max_operations: Option<u32>,
-}
-
-#[derive(Clone, Debug)]
-struct RawClass {
-    count: u32,
-    region: usize,
-    protocol: RawProtocol,
-    resource: usize,
-    rows: u8,
-    timings: RawTimings,
-}
-
-#[derive(Clone, Debug)]
-struct RawPartition {
-    start_ms: u64,
-    duration_ms: u64,
-    group_of: Vec<u8>,
-    delay: bool,
-}
-
-#[derive(Clone, Debug)]
-struct RawPause {
-    class: usize,
-    instance: Option<u32>,
-    start_ms: u64,
-    duration_ms: u64,
-}
-
-#[derive(Clone, Debug)]
-struct RawMigration {
-    at_ms: u64,
-    resource: usize,
-    from: usize,
-    to: usize,
-    mode: u8,
-}
-
-#[derive(Clone, Debug)]
-struct RawScenario {
-    seed: u64,
-    duration_ms: u64,
-    max_events: Option<u64>,
-    regions: usize,
-    network: (u64, u64, u64),
-    services: Vec<RawService>,
-    resources: Vec<RawResource>,
-    classes: Vec<RawClass>,
-    partitions: Vec<RawPartition>,
-    pauses: Vec<RawPause>,
-    migrations: Vec<RawMigration>,
-}
-
-fn raw_service() -> impl Strategy<Value = RawService> {
-    (
-        vec(0usize..3, 1..=5),
-        option::of(20u64..=1500),
-        1u64..=1000,
-        vec((0u64..3000, 1u64..=800), 0..=2),
-        option::of(0usize..4),
-    )
-        .prop_map(
-            |(replicas, lease_ms, first_token, outages, subordinate_to)| RawService {
-                replicas,
-                lease_ms,
-                first_token,
-                outages,
-                subordinate_to,
-            },
-        )
-}
-
-fn raw_resource() -> impl Strategy<Value = RawResource> {
-    (
-        option::of(0usize..3),
-        1usize..=4,
-        -5i64..=5,
-        0u8..3,
-        0usize..4,
-        any::<bool>(),
-    )
-        .prop_map(
-            |(region, rows, initial, fencing, source, all_accesses)| RawResource {
-                region,
-                rows,
-                initial,
-                fencing,
-                source,
-                all_accesses,
-            },
-        )
-}
-
-fn raw_timings() -> impl Strategy<Value = RawTimings> {
-    (
-        (
-            0u64..=500,
-            option::of(0u64..=3000),
-            // Think times shorter than the network's jitter let one operation's last message
-            // and the next operation's first overtake each other, so they get extra weight.
-            prop_oneof![1 => 0u64..=3, 3 => 0u64..=300],
-            0u64..=50,
-            0u64..=300,
-            option::of(1u64..=400),
-        ),
-        (
-            0u32..=4,
-            0u64..=150,
-            any::<bool>(),
-            0u64..=50,
-            option::of(1u32..=8),
-        ),
-    )
-        .prop_map(
-            |(
-                (start_ms, stop_ms, period_ms, jitter_ms, work_ms, acquire_timeout_ms),
-                (max_retries, retry_backoff_ms, lease_aware, lease_margin_ms, max_operations),
-            )| RawTimings {
-                start_ms,
-                stop_ms,
-                period_ms,
-                jitter_ms,
-                work_ms,
-                acquire_timeout_ms,
-                max_retries,
-                retry_backoff_ms,
-                lease_aware,
-                lease_margin_ms,
-                max_operations,
-            },
-        )
-}
-
-fn raw_class() -> impl Strategy<Value = RawClass> {
-    (
-        1u32..=3,
-        0usize..3,
-        (0u8..5, vec(0usize..4, 1..=3), any::<bool>()),
-        0usize..2,
-        any::<u8>(),
-        raw_timings(),
-    )
-        .prop_map(
-            |(count, region, (kind, services, skip_unreachable), resource, rows, timings)| {
-                RawClass {
-                    count,
-                    region,
-                    protocol: RawProtocol {
-                        kind,
-                        services,
-                        skip_unreachable,
-                    },
-                    resource,
-                    rows,
-                    timings,
-                }
-            },
-        )
-}
-
-fn raw_partition() -> impl Strategy<Value = RawPartition> {
-    (0u64..3000, 1u64..=1500, vec(0u8..3, 3), any::<bool>()).prop_map(
-        |(start_ms, duration_ms, group_of, delay)| RawPartition {
-            start_ms,
-            duration_ms,
-            group_of,
-            delay,
-        },
-    )
-}
-
-fn raw_pause() -> impl Strategy<Value = RawPause> {
-    (0usize..4, option::of(0u32..3), 0u64..3000, 1u64..=1500).prop_map(
-        |(class, instance, start_ms, duration_ms)| RawPause {
-            class,
-            instance,
-            start_ms,
-            duration_ms,
-        },
-    )
-}
-
-fn raw_migration() -> impl Strategy<Value = RawMigration> {
-    (0u64..3000, 0usize..2, 0usize..4, 0usize..4, 0u8..3).prop_map(
-        |(at_ms, resource, from, to, mode)| RawMigration {
-            at_ms,
-            resource,
-            from,
-            to,
-            mode,
-        },
-    )
-}
-
-fn raw_scenario() -> impl Strategy<Value = RawScenario> {
-    (
-        (
-            any::<u64>(),
-            500u64..=3000,
-            // The budget is always set, and kept low enough that a run which spins in place
-            // hits it in a fraction of a second.
-            prop_oneof![4 => 2000u64..=20_000, 1 => 50u64..=2000].prop_map(Some),
-            1usize..=3,
-            (0u64..=3, 5u64..=60, 0u64..=5),
-        ),
-        (
-            vec(raw_service(), 1..=4),
-            vec(raw_resource(), 1..=2),
-            vec(raw_class(), 1..=4),
-            vec(raw_partition(), 0..=2),
-            vec(raw_pause(), 0..=2),
-            vec(raw_migration(), 0..=2),
-        ),
-    )
-        .prop_map(
-            |(
-                (seed, duration_ms, max_events, regions, network),
-                (services, resources, classes, partitions, pauses, migrations),
-            )| RawScenario {
-                seed,
-                duration_ms,
-                max_events,
-                regions,
-                network,
-                services,
-                resources,
-                classes,
-                partitions,
-                pauses,
-                migrations,
-            },
-        )
-}
-
-/// Turns raw numbers into a valid scenario. Every index is taken modulo the number of things it
-/// can name, and every choice the validator would reject is replaced by a nearby valid one, so
-/// all generated scenarios are valid.
-fn build(raw: &RawScenario) -> Scenario {
-    let regions: Vec<String> = (0..raw.regions).map(|i| format!("r{i}")).collect();
-    let region = |i: usize| regions[i % regions.len()].clone();
-
-    let mut services: Vec<Service> = Vec::new();
-    for (i, s) in raw.services.iter().enumerate() {
-        // A subordinate must defer to an earlier service that is itself independent, which keeps
-        // chains one step long, as the validator requires.
-        let subordinate_to = match s.subordinate_to {
-            Some(j) if i > 0 => {
-                let a: &Service = &services[j % i];
-                a.subordinate_to.is_none().then(|| a.name.clone())
-            }
-            _ => None,
-        };
-        services.push(Service {
-            name: format!("s{i}"),
-            replicas: s.replicas.iter().map(|r| region(*r)).collect(),
-            subordinate_to,
-            lease_ms: s.lease_ms,
-            first_token: s.first_token,
-            protects: Vec::new(),
-            outages: s
-                .outages
-                .iter()
-                .map(|(start_ms, duration_ms)| Window {
-                    start_ms: *start_ms,
-                    duration_ms: *duration_ms,
-                })
-                .collect(),
-        });
-    }
-    let service_name = |i: usize| services[i % services.len()].name.clone();
-
-    let resources: Vec<Resource> = raw
-        .resources
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let (fencing, fencing_source) = match r.fencing {
-                0 => (Fencing::Off, None),
-                1 => (Fencing::AnySource, None),
-                _ => (Fencing::OneSource, Some(service_name(r.source))),
-            };
-            Resource {
-                name: format!("t{i}"),
-                region: r.region.map(region),
-                rows: (0..r.rows).map(|k| format!("row{k}")).collect(),
-                initial: r.initial,
-                fencing,
-                fencing_source,
-                fencing_checks: if r.all_accesses {
-                    FencingChecks::AllAccesses
-                } else {
-                    FencingChecks::Writes
-                },
-                partition: Vec::new(),
-            }
-        })
-        .collect();
-
-    let subordinates: Vec<&Service> = services
-        .iter()
-        .filter(|s| s.subordinate_to.is_some())
-        .collect();
-    let clients: Vec<ClientClass> = raw
-        .classes
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let p = &c.protocol;
-            let mut listed: Vec<String> = Vec::new();
-            for s in &p.services {
-                let name = service_name(*s);
-                if !listed.contains(&name) {
-                    listed.push(name);
-                }
-            }
-            let protocol = match p.kind {
-                1 => Protocol::AllUnordered {
-                    services: listed,
-                    skip_unreachable: p.skip_unreachable,
-                },
-                2 => Protocol::AllOrdered {
-                    services: listed,
-                    skip_unreachable: p.skip_unreachable,
-                },
-                // A token chain needs a real subordinate; without one the class locks singly.
-                3 if !subordinates.is_empty() => {
-                    let sub = subordinates[p.services[0] % subordinates.len()];
-                    Protocol::TokenChain {
-                        authority: sub.subordinate_to.clone().expect("a subordinate"),
-                        subordinate: sub.name.clone(),
-                    }
-                }
-                4 => Protocol::NoLock,
-                _ => Protocol::Single {
-                    service: listed[0].clone(),
-                },
-            };
-            let resource = &resources[c.resource % resources.len()];
-            let rows: Vec<String> = resource
-                .rows
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| c.rows & (1 << k) != 0)
-                .map(|(_, name)| name.clone())
-                .collect();
-            let t = &c.timings;
-            ClientClass {
-                name: format!("c{i}"),
-                count: c.count,
-                region: region(c.region),
-                protocol,
-                resource: resource.name.clone(),
-                rows,
-                start_ms: t.start_ms,
-                stop_ms: t.stop_ms,
-                period_ms: t.period_ms,
-                jitter_ms: t.jitter_ms,
-                // Operations must take some time; the validator rejects a class whose think
-                // time and work are both zero.
-                work_ms: if t.period_ms == 0 && t.work_ms == 0 {
-                    1
-                } else {
-                    t.work_ms
-                },
-                acquire_timeout_ms: t.acquire_timeout_ms,
-                max_retries: t.max_retries,
-                retry_backoff_ms: t.retry_backoff_ms,
-                lease_aware: t.lease_aware,
-                lease_margin_ms: t.lease_margin_ms,
-                max_operations: t.max_operations,
-            }
-        })
-        .collect();
-
-    // A partition needs two regions to cut apart; with one region there are none.
-    let partitions: Vec<Partition> = if regions.len() < 2 {
-        Vec::new()
-    } else {
-        raw.partitions
-            .iter()
-            .map(|p| {
-                let mut groups = vec![Vec::new(), Vec::new()];
-                for (r, name) in regions.iter().enumerate() {
-                    let g = p.group_of[r] as usize;
-                    if g < 2 {
-                        groups[g].push(name.clone());
-                    }
-                }
-                Partition {
-                    start_ms: p.start_ms,
-                    duration_ms: p.duration_ms,
-                    groups,
-                    mode: if p.delay {
-                        PartitionMode::Delay
-                    } else {
-                        PartitionMode::Drop
-                    },
-                }
-            })
-            .collect()
-    };
-
-    let pauses: Vec<Pause> = raw
-        .pauses
-        .iter()
-        .map(|p| {
-            let class = &clients[p.class % clients.len()];
-            Pause {
-                client: match p.instance {
-                    Some(k) => format!("{}-{}", class.name, k % class.count + 1),
-                    None => class.name.clone(),
-                },
-                start_ms: p.start_ms,
-                duration_ms: p.duration_ms,
-            }
-        })
-        .collect();
-
-    // Migrations move a resource between two different independent services.
-    let independent: Vec<&Service> = services
-        .iter()
-        .filter(|s| s.subordinate_to.is_none())
-        .collect();
-    let migrations: Vec<Migration> = if independent.len() < 2 {
-        Vec::new()
-    } else {
-        raw.migrations
-            .iter()
-            .map(|m| {
-                let n = independent.len();
-                let from = m.from % n;
-                let to = if m.to % n == from {
-                    (from + 1) % n
-                } else {
-                    m.to % n
-                };
-                Migration {
-                    at_ms: m.at_ms,
-                    resource: resources[m.resource % resources.len()].name.clone(),
-                    from: independent[from].name.clone(),
-                    to: independent[to].name.clone(),
-                    mode: match m.mode {
-                        0 => MigrationMode::Naive,
-                        1 => MigrationMode::Drain,
-                        _ => MigrationMode::Transfer,
-                    },
-                }
-            })
-            .collect()
-    };
-
-    let (local, remote, jitter) = raw.network;
-    Scenario {
-        name: "generated".to_string(),
-        description: String::new(),
-        duration_ms: raw.duration_ms,
-        seed: raw.seed,
-        max_events: raw.max_events,
-        regions: regions.clone(),
-        network: Network {
-            local_latency_ms: local,
-            remote_latency_ms: remote,
-            jitter_ms: jitter,
-            links: Vec::new(),
-        },
-        services,
-        resources,
-        clients,
-        partitions,
-        pauses,
-        migrations,
+impl Tape {
+    /// A number from `lo` to `hi`, both included.
+    fn within(&mut self, lo: i128, hi: i128) -> i128 {
+        let v = self.values.get(self.next).copied().unwrap_or(0);
+        self.next += 1;
+        lo + i128::from(v) % (hi - lo + 1)
     }
 }
 
-/// Any valid scenario the generator can build, with any seed.
+impl Draw for Tape {
+    fn chance(&mut self, p: f64) -> bool {
+        // The top of the tape's range says yes, so that zero says no.
+        let v = self.within(0, (1 << 53) - 1) as f64;
+        v >= (1.0 - p) * (1u64 << 53) as f64
+    }
+
+    fn u32_range(&mut self, r: Range<u32>) -> u32 {
+        self.within(r.start.into(), i128::from(r.end) - 1) as u32
+    }
+
+    fn u32_in(&mut self, r: RangeInclusive<u32>) -> u32 {
+        self.within((*r.start()).into(), (*r.end()).into()) as u32
+    }
+
+    fn u64_in(&mut self, r: RangeInclusive<u64>) -> u64 {
+        self.within((*r.start()).into(), (*r.end()).into()) as u64
+    }
+
+    fn i64_in(&mut self, r: RangeInclusive<i64>) -> i64 {
+        self.within((*r.start()).into(), (*r.end()).into()) as i64
+    }
+
+    fn usize_range(&mut self, r: Range<usize>) -> usize {
+        self.within(r.start as i128, r.end as i128 - 1) as usize
+    }
+
+    fn usize_in(&mut self, r: RangeInclusive<usize>) -> usize {
+        self.within(*r.start() as i128, *r.end() as i128) as usize
+    }
+}
+
+/// How many numbers a tape holds: more than a small world draws (fewer than 300 in practice).
+const TAPE_LEN: usize = 512;
+
+/// Any valid scenario the shared generator draws for small worlds, with any seed.
 pub(super) fn any_scenario() -> impl Strategy<Value = Case> {
-    raw_scenario().prop_map(|raw| Case(build(&raw)))
+    vec(any::<u64>(), TAPE_LEN).prop_map(|values| {
+        let mut tape = Tape { values, next: 0 };
+        Case(
+            Gen {
+                rng: &mut tape,
+                bad: 0.0,
+                heavy: false,
+                small: true,
+            }
+            .scenario(None),
+        )
+    })
 }
 
 /// A resource moved from one independent service to another and later back again, with the
 /// first class locking in the service it starts in.
 pub(super) fn round_trip_migration() -> impl Strategy<Value = Case> {
-    (raw_scenario(), 0u64..1500, 1u64..=1000, 0u8..3, 0u8..3).prop_map(
-        |(raw, at_ms, gap_ms, there, back)| {
-            let mut s = build(&raw);
+    (any_scenario(), 0u64..1500, 1u64..=1000, 0u8..3, 0u8..3).prop_map(
+        |(Case(mut s), at_ms, gap_ms, there, back)| {
             let mut independent: Vec<String> = s
                 .services
                 .iter()
@@ -597,54 +147,65 @@ pub(super) fn round_trip_migration() -> impl Strategy<Value = Case> {
     )
 }
 
-/// Every class locks in one independent service, `s0`, which also fences every resource and
-/// checks every access. Leases, outages, partitions and pauses stay as generated.
+/// Keeps only the first `n` services, each independent, and drops what named the others: the
+/// resources' shares of rows by service, and migrations.
+fn keep_services(s: &mut Scenario, n: usize) {
+    s.services.truncate(n);
+    for service in &mut s.services {
+        service.subordinate_to = None;
+    }
+    for r in &mut s.resources {
+        r.partition.clear();
+    }
+    s.migrations.clear();
+}
+
+/// Every resource fenced with `source`'s tokens, checked on every access.
+fn fence_every_access(s: &mut Scenario, source: &str) {
+    for r in &mut s.resources {
+        r.fencing = Fencing::OneSource;
+        r.fencing_source = Some(source.to_string());
+        r.fencing_checks = FencingChecks::AllAccesses;
+    }
+}
+
+/// Every class locks in one independent service, the first, which also fences every resource
+/// and checks every access. Leases, outages, partitions and pauses stay as generated.
 pub(super) fn single_service_fenced() -> impl Strategy<Value = Case> {
-    raw_scenario().prop_map(|raw| {
-        let mut s = build(&raw);
-        s.services.truncate(1);
-        s.services[0].subordinate_to = None;
+    any_scenario().prop_map(|Case(mut s)| {
+        keep_services(&mut s, 1);
+        let only = s.services[0].name.clone();
         for c in &mut s.clients {
             c.protocol = Protocol::Single {
-                service: "s0".to_string(),
+                service: only.clone(),
             };
         }
-        for r in &mut s.resources {
-            r.fencing = Fencing::OneSource;
-            r.fencing_source = Some("s0".to_string());
-            r.fencing_checks = FencingChecks::AllAccesses;
-        }
-        s.migrations.clear();
+        fence_every_access(&mut s, &only);
         Case(s)
     })
 }
 
-/// Every class takes a token from the authority `s0` and presents it to the subordinate `s1`;
-/// every resource fences with the authority's tokens on every access.
+/// Every class takes a token from the authority (the first service) and presents it to the
+/// subordinate (the second); every resource fences with the authority's tokens on every access.
 pub(super) fn token_chain_fenced() -> impl Strategy<Value = Case> {
-    raw_scenario().prop_map(|raw| {
-        let mut s = build(&raw);
+    any_scenario().prop_map(|Case(mut s)| {
         if s.services.len() < 2 {
             let mut copy = s.services[0].clone();
+            copy.name = "chain".to_string();
             copy.first_token += 500;
             s.services.push(copy);
         }
-        s.services.truncate(2);
-        s.services[0].subordinate_to = None;
-        s.services[1].name = "s1".to_string();
-        s.services[1].subordinate_to = Some("s0".to_string());
+        keep_services(&mut s, 2);
+        let authority = s.services[0].name.clone();
+        let subordinate = s.services[1].name.clone();
+        s.services[1].subordinate_to = Some(authority.clone());
         for c in &mut s.clients {
             c.protocol = Protocol::TokenChain {
-                authority: "s0".to_string(),
-                subordinate: "s1".to_string(),
+                authority: authority.clone(),
+                subordinate: subordinate.clone(),
             };
         }
-        for r in &mut s.resources {
-            r.fencing = Fencing::OneSource;
-            r.fencing_source = Some("s0".to_string());
-            r.fencing_checks = FencingChecks::AllAccesses;
-        }
-        s.migrations.clear();
+        fence_every_access(&mut s, &authority);
         Case(s)
     })
 }
@@ -652,31 +213,28 @@ pub(super) fn token_chain_fenced() -> impl Strategy<Value = Case> {
 /// Every class locks in one independent service without leases, and no client ever pauses.
 /// Fencing, outages and partitions stay as generated.
 pub(super) fn single_service_no_lease() -> impl Strategy<Value = Case> {
-    raw_scenario().prop_map(|raw| {
-        let mut s = build(&raw);
-        s.services.truncate(1);
-        s.services[0].subordinate_to = None;
+    any_scenario().prop_map(|Case(mut s)| {
+        keep_services(&mut s, 1);
         s.services[0].lease_ms = None;
+        let only = s.services[0].name.clone();
         for c in &mut s.clients {
             c.protocol = Protocol::Single {
-                service: "s0".to_string(),
+                service: only.clone(),
             };
         }
         for r in &mut s.resources {
             if r.fencing == Fencing::OneSource {
-                r.fencing_source = Some("s0".to_string());
+                r.fencing_source = Some(only.clone());
             }
         }
         s.pauses.clear();
-        s.migrations.clear();
         Case(s)
     })
 }
 
 /// Every client locks every service at once, so that waits cross services and close loops.
 pub(super) fn cycle_prone() -> impl Strategy<Value = Case> {
-    raw_scenario().prop_map(|raw| {
-        let mut s = build(&raw);
+    any_scenario().prop_map(|Case(mut s)| {
         for service in &mut s.services {
             service.subordinate_to = None;
         }

@@ -1,9 +1,10 @@
 //! Property tests over generated scenarios.
 //!
-//! Scenarios are built directly as `lockstep::Scenario` values from small random integers, so
-//! that shrinking a failure shrinks the world towards fewer, simpler parts. The seed of the run is
-//! stored in the scenario itself, and a failing case prints the scenario as TOML: saving that text
-//! to a file and running `lockstep run FILE` reproduces the exact run.
+//! Scenarios are built directly as `lockstep::Scenario` values by the library's generator (the
+//! fuzzer's too) from a tape of random integers, so that shrinking a failure shrinks the world
+//! towards fewer, simpler parts. The seed of the run is stored in the scenario itself, and a
+//! failing case prints the scenario as TOML: saving that text to a file and running
+//! `lockstep run FILE` reproduces the exact run.
 //!
 //! The number of cases of each property is set explicitly and kept small enough for the whole
 //! module to finish in seconds in a debug build.
