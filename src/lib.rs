@@ -31,6 +31,11 @@ pub mod property;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;
+// The random scenario generator of the fuzzer and the property tests: native only, and no part
+// of the library's documented interface.
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+pub mod testgen;
 pub mod trace;
 pub mod ui;
 #[cfg(target_arch = "wasm32")]
