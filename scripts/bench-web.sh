@@ -34,5 +34,8 @@ elif [ ! -f dist/index.html ]; then
     exit 1
 fi
 
+echo "== bundles and first-view sizes =="
+node scripts/bundles.mjs || true
+
 echo "== browser figures =="
 node tests/e2e/bench.mjs --dist "$ROOT/dist" || true

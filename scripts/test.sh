@@ -107,6 +107,11 @@ run_tests wasm cargo test --target wasm32-unknown-unknown --test wasm --test was
 step "trunk build --release"
 trunk build --release
 
+# What each bundle links and what each first view downloads (scripts/bundles.mjs): sizes are
+# deterministic, so this is a check, not a timing.
+step "bundle contents and first-view budgets"
+node scripts/bundles.mjs --check
+
 step "end-to-end tests (Playwright, headless Chromium)"
 # The tests compare the page's verdicts with the CLI's, so the CLI must be built.
 cargo build --bin lockstep
@@ -115,5 +120,5 @@ run_tests e2e node tests/e2e/run.mjs
 STEP="summary"
 print_results
 echo
-echo "test.sh: fmt, clippy, native tests, browser tests, release site build and end-to-end tests all passed in $((SECONDS - START_TIME)) s"
+echo "test.sh: fmt, clippy, native tests, browser tests, release site build, bundle budgets and end-to-end tests all passed in $((SECONDS - START_TIME)) s"
 echo "summary: $(totals)"

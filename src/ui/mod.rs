@@ -9,6 +9,7 @@ pub mod compare;
 pub mod course;
 pub mod embed;
 pub mod export;
+pub mod handover;
 pub mod lab;
 pub mod links;
 pub mod notes;

@@ -4,8 +4,8 @@
 //! same run at the same place with that panel unfolded.
 //!
 //! The two bundles are separate WebAssembly modules with separate memories, so the hand-over
-//! travels through one property of `window`, as plain strings, and is taken (removed) by the
-//! bundle that receives it.
+//! ([`ui::handover::HandOver`]) travels as JSON through one property of `window`, and is taken
+//! (removed) by the bundle that receives it.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -91,38 +91,14 @@ pub struct HandOver {
 }
 
 /// Leaves the hand-over for the studio's bundle: written when a panel is unfolded, and again
-/// at every change while that bundle loads, so that nothing done meanwhile is lost.
+/// after every change while that bundle loads, so that nothing done meanwhile is lost.
 fn write(extra: Extra, app: &ui::App) {
-    let l = app.left_off();
-    let (base, settings) = l
-        .controls
-        .clone()
-        .map(|(b, s)| (b, s.join("\n")))
-        .unwrap_or_default();
-    let parts = js_sys::Array::new();
-    for s in [
-        extra.id(),
-        l.saved.source.as_str(),
-        l.saved.text.as_str(),
-        l.valid_text.as_str(),
-        if l.linked { "linked" } else { "" },
-        l.speed.to_string().as_str(),
-        if l.legend { "legend" } else { "" },
-        l.view.playhead_us.to_string().as_str(),
-        l.view.zoom.to_string().as_str(),
-        if l.view.own_order { "own-order" } else { "" },
-        l.view
-            .compare
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default()
-            .as_str(),
-        base.as_str(),
-        settings.as_str(),
-    ] {
-        parts.push(&JsValue::from_str(s));
-    }
-    let _ = js_sys::Reflect::set(&gloo::utils::window(), &JsValue::from_str(KEY), &parts);
+    let json = ui::handover::HandOver::new(extra.id(), &app.left_off()).to_json();
+    let _ = js_sys::Reflect::set(
+        &gloo::utils::window(),
+        &JsValue::from_str(KEY),
+        &JsValue::from_str(&json),
+    );
 }
 
 /// Drops a hand-over that no bundle will take (the studio's failed to load), so that no later
@@ -133,41 +109,12 @@ pub fn forget() {
 
 /// Takes the hand-over, if the sandbox's bundle left one; a second call finds none.
 pub fn take() -> Option<HandOver> {
-    let window = gloo::utils::window();
-    let key = JsValue::from_str(KEY);
-    let value = js_sys::Reflect::get(&window, &key).ok()?;
+    let value = js_sys::Reflect::get(&gloo::utils::window(), &JsValue::from_str(KEY)).ok()?;
     forget();
-    let parts: js_sys::Array = value.dyn_into().ok()?;
-    let part = |i: u32| parts.get(i).as_string();
+    let h = ui::handover::HandOver::from_json(&value.as_string()?)?;
     Some(HandOver {
-        extra: Extra::from_id(&part(0)?)?,
-        left: ui::LeftOff {
-            saved: ui::Saved {
-                source: part(1)?,
-                text: part(2)?,
-                // The full bundle reads the text itself.
-                ran: None,
-            },
-            valid_text: part(3)?,
-            linked: part(4)? == "linked",
-            speed: part(5)?.parse().ok()?,
-            legend: part(6)? == "legend",
-            view: ui::share::View {
-                playhead_us: part(7)?.parse().ok()?,
-                zoom: part(8)?.parse().ok()?,
-                own_order: part(9)? == "own-order",
-                compare: match part(10)? {
-                    line if line.is_empty() => None,
-                    line => Some(line.parse().ok()?),
-                },
-            },
-            controls: match (part(11), part(12)) {
-                (Some(base), Some(lines)) if !base.is_empty() => {
-                    Some((base, lines.lines().map(str::to_string).collect()))
-                }
-                _ => None,
-            },
-        },
+        extra: Extra::from_id(&h.panel)?,
+        left: h.left_off()?,
     })
 }
 
@@ -213,9 +160,18 @@ enum Fold {
 #[function_component(Folded)]
 fn folded(p: &FoldedProps) -> Html {
     let state = use_state(|| Fold::Folded);
-    // Whatever the user does while the studio's bundle loads goes with the page.
-    if matches!(*state, Fold::Loading) {
-        write(p.extra, &p.app);
+    // Whatever the user does while the studio's bundle loads goes with the page: after each
+    // render, never during one.
+    {
+        let loading = matches!(*state, Fold::Loading);
+        let (extra, app) = (p.extra, Rc::clone(&p.app));
+        // The app is a new value after every change: its address tells one from the next.
+        let changed = Rc::as_ptr(&p.app) as usize;
+        use_effect_with((loading, changed), move |_| {
+            if loading {
+                write(extra, &app);
+            }
+        });
     }
     let ontoggle = {
         let state = state.clone();

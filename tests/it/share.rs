@@ -716,8 +716,42 @@ mod app {
         assert!(failed.notice.unwrap().contains("no trace digest"));
     }
 
-    /// The sandbox's bundle hands the page over to the course's with where its app left off;
-    /// the course's app goes on with the same run, seen the same way.
+    /// Where an app left off, as the sandbox's bundle hands it to the studio's: through the
+    /// hand-over's JSON, the only thing that crosses between the two.
+    fn handed_over(app: &App) -> lockstep::ui::LeftOff {
+        use lockstep::ui::handover::HandOver;
+        let sent = HandOver::new("share", &app.left_off());
+        let received = HandOver::from_json(&sent.to_json()).expect("a hand-over reads back");
+        assert_eq!(received, sent, "the hand-over survives its trip");
+        received.left_off().expect("its comparison reads")
+    }
+
+    /// Every built-in, with its controls changed and the view moved, goes on in the other
+    /// bundle as it was; a hand-over of another version or a damaged one is none.
+    #[test]
+    fn the_hand_over_between_bundles_round_trips() {
+        use lockstep::ui::handover::HandOver;
+        for b in lockstep::builtin::ALL {
+            let mut app = App::open(b.file).reduce(Action::Zoom(2));
+            if let Some((_, flip)) = lockstep::ui::toggles::flips(&app.scenario).first().cloned() {
+                app = app.reduce(Action::Toggle(flip));
+            }
+            let app = app.reduce(Action::Seek(app.outcome.end / 2));
+            let mut want = app.left_off();
+            want.saved.ran = None;
+            assert_eq!(handed_over(&app), want, "{}", b.file);
+            let resumed = App::resume(&handed_over(&app));
+            assert_eq!(resumed.scenario, app.scenario, "{}", b.file);
+            assert_eq!(resumed.outcome.digest, app.outcome.digest, "{}", b.file);
+        }
+        let json = HandOver::new("lab", &App::open("05-fencing.toml").left_off()).to_json();
+        assert!(HandOver::from_json(&json.replace("\"version\":1", "\"version\":2")).is_none());
+        assert!(HandOver::from_json(&json[..json.len() / 2]).is_none());
+        assert!(HandOver::from_json("[]").is_none());
+    }
+
+    /// The sandbox's bundle hands the page over to the studio's with where its app left off;
+    /// the studio's app goes on with the same run, seen the same way.
     #[test]
     fn a_resumed_app_goes_on_where_the_other_left_off() {
         let left = App::open("05-fencing.toml")
@@ -729,7 +763,7 @@ mod app {
         let flip = lockstep::ui::toggles::flips(&left.scenario)[0].1.clone();
         let left = left.reduce(Action::Compare(Some(flip.clone())));
         let left = left.reduce(Action::Seek(left.outcome.end / 3));
-        let resumed = App::resume(&left.left_off());
+        let resumed = App::resume(&handed_over(&left));
         assert_eq!(resumed.scenario, left.scenario);
         assert_eq!(resumed.outcome.events, left.outcome.events);
         assert_eq!(resumed.text, left.text);
@@ -758,7 +792,7 @@ mod app {
         let broken = valid.reduce(Action::Edit(format!("{commented}\nnot toml at all")));
         assert!(!broken.errors.is_empty());
         assert_eq!(broken.scenario, left.scenario);
-        let mut l = broken.left_off();
+        let mut l = handed_over(&broken);
         l.linked = true;
         let resumed = App::resume(&l);
         assert_eq!(resumed.scenario, left.scenario);

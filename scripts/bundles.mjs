@@ -1,0 +1,219 @@
+// What each of the page's bundles carries, in one place, and the check that keeps it so.
+//
+// The page is several WebAssembly bundles, one per entry point in src/bin/, each linking only
+// what its views reach (index.html picks one by the address; the others load when asked). The
+// table below says, for each view a reader lands on first: the bundle, the files fetched before
+// the view is ready, its size budget (gzip -9 of those files), and the code it must not link.
+// `node scripts/bundles.mjs --check` (run by scripts/test.sh after the release build) reads the
+// function names the compiler left in each bundle (target/wasm32-unknown-unknown/web/*.wasm,
+// before wasm-opt strips them) and the sizes of dist/, and fails when a bundle links what it
+// must not or a view passes its budget. Sizes are deterministic for a given toolchain: this is
+// not a timed test. Without --check it prints the figures and exits 0.
+//
+// The budgets are today's figures with a little room, so that growth is caught; the goal for
+// every first view is 300 KB (see README.md, "Size").
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Code that only the studio's bundle or a worker may link. Drop glue (`drop_in_place`) does
+ *  not count: a state that can hold a value links its destructor, not the code that makes it. */
+const HEAVY = [
+  'toml::de::', // the TOML reader: the editor's reader worker, the checker, the studio
+  'toml_parser::',
+  'pulldown_cmark::', // lesson files are parsed in the checker's worker
+  'lockstep::lesson::parse::',
+  'lockstep::explore::', // the explorer: the studio and the lab worker
+  'lockstep::ui::lab::',
+  'lockstep::web::lab::LabPanel',
+  'lockstep::web::lab::ExplorePanel',
+  'lockstep::web::share::SharePanel', // exports and the share panel: the studio
+  'lockstep::ui::export::',
+];
+
+export const VIEWS = [
+  {
+    view: 'the sandbox, or a permalink (#/sandbox, #/run?…)',
+    bundle: 'app',
+    carries: 'the simulator, the verdict, the timeline, the sandbox with its controls and editor (read in a worker); its heavier panels folded',
+    firstLoad: ['index.html', 'loader', 'style.css', 'app.js', 'app_bg.wasm'],
+    budgetKB: 420,
+    mustNotLink: [...HEAVY, 'lockstep::lesson::claim::', 'lockstep::lesson::wire::', 'lockstep::ui::course::LessonRun::check', 'lockstep::web::course::LessonView', 'lockstep::web::embed::', 'plotters::'],
+  },
+  {
+    view: 'an embed (#/embed?…)',
+    bundle: 'embed',
+    carries: 'the simulator, the verdict, the timeline and the controls the address lists; no editor, panels or lessons',
+    firstLoad: ['index.html', 'loader', 'style.css', 'embed.js', 'embed_bg.wasm'],
+    budgetKB: 410,
+    mustNotLink: [...HEAVY, 'lockstep::lesson::claim::', 'lockstep::lesson::wire::', 'lockstep::ui::course::LessonRun::check', 'lockstep::ui::course::LessonRun::follow_run', 'lockstep::web::course::', 'lockstep::web::controls::Editor', 'plotters::'],
+  },
+  {
+    view: 'a lesson step (#/lessons/…)',
+    bundle: 'course',
+    carries: 'the simulator, the verdict, the timeline, the lessons (read from lessons.json), predictions, gates, exercises and their codes, sweeps drawn in a step',
+    firstLoad: ['index.html', 'loader', 'style.css', 'course.js', 'course_bg.wasm', 'lessons.json'],
+    budgetKB: 540,
+    mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor'],
+  },
+];
+
+/** Bundles loaded only when asked, printed for the record. */
+export const ON_DEMAND = [
+  ['studio', "the whole app: the sandbox's lab, explorer and exports, the facilitator's view, TOML links"],
+  ['checker', 'a lesson file opened: the Markdown parser and the checker (worker)'],
+  ['reader', "the sandbox's first edit: the TOML reader (worker)"],
+  ['lab', 'a sweep or an exploration (worker)'],
+];
+
+/** Reads a LEB128 unsigned number at `at`; returns [value, next]. */
+function leb(buf, at) {
+  let value = 0;
+  let shift = 0;
+  for (;;) {
+    const b = buf[at++];
+    value += (b & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (b < 0x80) return [value, at];
+  }
+}
+
+/** The function names of a wasm file's name section, demangled well enough to match paths. */
+export function functionNames(file) {
+  const buf = fs.readFileSync(file);
+  let at = 8;
+  while (at < buf.length) {
+    const id = buf[at];
+    const [size, body] = leb(buf, at + 1);
+    const end = body + size;
+    if (id === 0) {
+      const [len, nameAt] = leb(buf, body);
+      if (buf.toString('utf8', nameAt, nameAt + len) === 'name') {
+        let sub = nameAt + len;
+        while (sub < end) {
+          const kind = buf[sub];
+          const [subSize, subBody] = leb(buf, sub + 1);
+          if (kind === 1) {
+            const names = [];
+            let [count, p] = leb(buf, subBody);
+            while (count-- > 0) {
+              let n;
+              [, p] = leb(buf, p);
+              [n, p] = leb(buf, p);
+              names.push(demangle(buf.toString('utf8', p, p + n)));
+              p += n;
+            }
+            return names;
+          }
+          sub = subBody + subSize;
+        }
+      }
+    }
+    at = end;
+  }
+  return [];
+}
+
+/** Rust's legacy mangling (`_ZN…E`) as a path: `lockstep::web::lab::LabPanel`. */
+function demangle(name) {
+  const m = /^_ZN(.*)E$/.exec(name);
+  if (!m) return name;
+  const parts = [];
+  let s = m[1];
+  while (s.length) {
+    const d = /^(\d+)/.exec(s);
+    if (!d) break;
+    const n = Number(d[1]);
+    const part = s.slice(d[1].length, d[1].length + n);
+    s = s.slice(d[1].length + n);
+    if (/^h[0-9a-f]{16}$/.test(part)) continue;
+    parts.push(part);
+  }
+  return parts
+    .join('::')
+    .replaceAll('$LT$', '<')
+    .replaceAll('$GT$', '>')
+    .replaceAll('$RF$', '&')
+    .replaceAll('$BP$', '*')
+    .replaceAll('$C$', ',')
+    .replaceAll('$u20$', ' ')
+    .replaceAll('$u7b$', '{')
+    .replaceAll('$u7d$', '}')
+    .replaceAll('..', '::');
+}
+
+/** gzip -9 sizes of a view's first-load files in `dist`. */
+function firstLoad(dist, files) {
+  const loader = fs.readdirSync(dist).find((f) => /^loader-[0-9a-f]+\.js$/.test(f));
+  let gz = 0;
+  const parts = [];
+  const missing = [];
+  for (const f of files.map((f) => (f === 'loader' ? loader : f))) {
+    const file = f && path.join(dist, f);
+    if (!file || !fs.existsSync(file)) {
+      missing.push(f || 'loader-*.js');
+      continue;
+    }
+    const z = zlib.gzipSync(fs.readFileSync(file), { level: 9 }).length;
+    gz += z;
+    parts.push(`${f} ${(z / 1024).toFixed(1)}`);
+  }
+  return { kb: gz / 1024, parts, missing };
+}
+
+let all = null;
+/** Every function name of every bundle, for checking that each pattern names real code. */
+function everywhere() {
+  if (!all) {
+    const dir = path.join(ROOT, 'target', 'wasm32-unknown-unknown', 'web');
+    all = [...VIEWS.map((v) => v.bundle), ...ON_DEMAND.map(([b]) => b)]
+      .map((b) => path.join(dir, `${b}.wasm`))
+      .filter((f) => fs.existsSync(f))
+      .flatMap(functionNames);
+  }
+  return all;
+}
+
+function main() {
+  const check = process.argv.includes('--check');
+  const dist = path.join(ROOT, 'dist');
+  const wasmDir = path.join(ROOT, 'target', 'wasm32-unknown-unknown', 'web');
+  const problems = [];
+  console.log('First views: gzip -9 of every file fetched before the view is ready (KB)');
+  for (const v of VIEWS) {
+    const size = firstLoad(dist, v.firstLoad);
+    if (size.missing.length) problems.push(`${v.bundle}: ${size.missing.join(', ')} missing in dist/ (build the site first)`);
+    const over = size.kb > v.budgetKB;
+    if (over) problems.push(`${v.view}: ${size.kb.toFixed(1)} KB is over its budget of ${v.budgetKB} KB`);
+    console.log(`  ${v.view}: ${size.kb.toFixed(1)} KB (budget ${v.budgetKB}; goal 300)${over ? '  OVER' : ''}\n    ${size.parts.join(' + ')}`);
+    const wasm = path.join(wasmDir, `${v.bundle}.wasm`);
+    if (!fs.existsSync(wasm)) {
+      problems.push(`${v.bundle}: ${path.relative(ROOT, wasm)} is missing (build the site first)`);
+      continue;
+    }
+    const names = functionNames(wasm).filter((n) => !n.startsWith('core::ptr::drop_in_place'));
+    if (names.length === 0) problems.push(`${v.bundle}: no function names in ${path.relative(ROOT, wasm)}`);
+    for (const forbidden of v.mustNotLink) {
+      // A name that matches nothing anywhere would make this check one that cannot fail.
+      if (!everywhere().some((n) => n.includes(forbidden))) problems.push(`${v.bundle}: "${forbidden}" names no code of any bundle`);
+      const hits = names.filter((n) => n.includes(forbidden));
+      if (hits.length) problems.push(`${v.bundle} links ${forbidden} (${hits.length} functions, e.g. ${hits[0].slice(0, 160)})`);
+    }
+  }
+  console.log('Loaded on demand (gzip -9 of the bundle, KB)');
+  for (const [bundle, what] of ON_DEMAND) {
+    const size = firstLoad(dist, [`${bundle}.js`, `${bundle}_bg.wasm`]);
+    console.log(`  ${bundle}: ${size.kb.toFixed(1)} KB: ${what}`);
+  }
+  if (problems.length) {
+    console.log(`\n${problems.length} problem(s):\n  ${problems.join('\n  ')}`);
+    if (check) process.exit(1);
+  } else if (check) {
+    console.log('Every bundle is within its budget and links nothing it must not.');
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
