@@ -232,3 +232,281 @@ pub fn nearest_point(points: &[SweepPoint], fraction: f64) -> Option<usize> {
         })
         .map(|(i, _)| i)
 }
+
+/// The most seeds a sweep may run at each value from the page.
+pub const PAGE_SEEDS_MAX: u64 = 2000;
+
+/// A finished sweep, as the panel shows it.
+#[derive(Debug, PartialEq)]
+pub struct Swept {
+    pub param: Param,
+    pub points: Vec<SweepPoint>,
+    pub title: String,
+}
+
+/// What a sweep is doing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SweepState {
+    Idle,
+    Running { done: u64, total: u64 },
+    Done(std::rc::Rc<Swept>),
+    Failed(String),
+}
+
+/// The sweep panel's state: the form as the user typed it, what the sweep is doing, and the
+/// point picked in its result. It changes only through [`SweepPanel::reduce`]; the page starts
+/// and stops the worker and turns its replies into actions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepPanel {
+    /// The parameter chosen; none (or one the scenario does not offer) means the first offered.
+    pub param: Option<Param>,
+    /// The values as typed; empty means the values suggested for the scenario.
+    pub values: String,
+    pub seeds: String,
+    pub state: SweepState,
+    pub picked: Option<usize>,
+}
+
+impl Default for SweepPanel {
+    fn default() -> SweepPanel {
+        SweepPanel {
+            param: None,
+            values: String::new(),
+            seeds: "50".into(),
+            state: SweepState::Idle,
+            picked: None,
+        }
+    }
+}
+
+/// Everything that changes the sweep panel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SweepAction {
+    /// Another parameter: its values go back to the suggested ones.
+    Param(Param),
+    Values(String),
+    Seeds(String),
+    /// The request went to the worker, for `total` runs.
+    Started {
+        total: u64,
+    },
+    Progress {
+        done: u64,
+        total: u64,
+    },
+    Finished(Result<std::rc::Rc<Swept>, String>),
+    Cancelled,
+    /// A row of the result's table, or none.
+    Pick(Option<usize>),
+    /// A click on the plot at this fraction of its horizontal axis: the nearest point.
+    PickAt(f64),
+}
+
+/// The sweep form read against a scenario: what it offers and whether it can run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepForm {
+    /// The parameters the scenario can vary.
+    pub offered: Vec<Param>,
+    pub param: Param,
+    /// The values' text as the field shows it.
+    pub values_text: String,
+    pub values: Result<Vec<u64>, String>,
+    pub seeds: Result<u64, String>,
+}
+
+impl SweepForm {
+    /// The request to send, when the form is complete.
+    pub fn request(&self, scenario: &Scenario) -> Option<LabRequest> {
+        match (&self.values, &self.seeds) {
+            (Ok(values), Ok(seeds)) if !self.offered.is_empty() && !values.is_empty() => {
+                Some(LabRequest::Sweep {
+                    scenario: scenario.to_toml_string(),
+                    param: self.param,
+                    values: values.clone(),
+                    seeds: *seeds,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl SweepPanel {
+    pub fn reduce(&self, action: SweepAction) -> SweepPanel {
+        let mut next = self.clone();
+        match action {
+            SweepAction::Param(p) => {
+                next.param = Some(p);
+                next.values.clear();
+            }
+            SweepAction::Values(v) => next.values = v,
+            SweepAction::Seeds(s) => next.seeds = s,
+            SweepAction::Started { total } => {
+                next.picked = None;
+                next.state = SweepState::Running { done: 0, total };
+            }
+            SweepAction::Progress { done, total } => {
+                // A report that arrives after the answer or a cancel changes nothing.
+                if matches!(self.state, SweepState::Running { .. }) {
+                    next.state = SweepState::Running { done, total };
+                }
+            }
+            SweepAction::Finished(result) => {
+                if matches!(self.state, SweepState::Running { .. }) {
+                    next.state = match result {
+                        Ok(swept) => SweepState::Done(swept),
+                        Err(why) => SweepState::Failed(why),
+                    };
+                }
+            }
+            SweepAction::Cancelled => {
+                if matches!(self.state, SweepState::Running { .. }) {
+                    next.state = SweepState::Failed("Cancelled.".into());
+                }
+            }
+            SweepAction::Pick(i) => {
+                if let SweepState::Done(swept) = &self.state {
+                    next.picked = i.filter(|i| *i < swept.points.len());
+                }
+            }
+            SweepAction::PickAt(fraction) => {
+                if let SweepState::Done(swept) = &self.state {
+                    next.picked = nearest_point(&swept.points, fraction);
+                }
+            }
+        }
+        next
+    }
+
+    /// The form read against the scenario on screen.
+    pub fn form(&self, s: &Scenario) -> SweepForm {
+        let offered: Vec<Param> = Param::ALL
+            .into_iter()
+            .filter(|x| x.problem(s).is_none())
+            .collect();
+        let param = self
+            .param
+            .filter(|p| offered.contains(p))
+            .or_else(|| offered.first().copied())
+            .unwrap_or(Param::Fencing);
+        let values_text = if self.values.is_empty() {
+            suggested_values(param, s)
+                .iter()
+                .map(|v| param.label(*v))
+                .collect::<Vec<_>>()
+                .join(",")
+        } else {
+            self.values.clone()
+        };
+        let values = values_text
+            .split(',')
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| param.parse_value(v))
+            .collect::<Result<Vec<u64>, String>>()
+            .and_then(|v| {
+                if v.is_empty() {
+                    Err("give at least one value".into())
+                } else if v.len() > crate::sweep::SWEEP_VALUES_MAX {
+                    Err(format!("at most {} values", crate::sweep::SWEEP_VALUES_MAX))
+                } else {
+                    Ok(v)
+                }
+            });
+        let seeds = self
+            .seeds
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| format!("\"{}\" is not a whole number of seeds", self.seeds.trim()))
+            .and_then(|n| {
+                if (1..=PAGE_SEEDS_MAX).contains(&n) {
+                    Ok(n)
+                } else {
+                    Err(format!("seeds: 1 to {PAGE_SEEDS_MAX}"))
+                }
+            });
+        SweepForm {
+            offered,
+            param,
+            values_text,
+            values,
+            seeds,
+        }
+    }
+}
+
+/// What an exploration is doing, as the "Is it safe?" panel shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Search {
+    Idle,
+    Running {
+        states: u64,
+        depth: u32,
+    },
+    Holds {
+        states: u64,
+        depth: u32,
+        complete: bool,
+    },
+    Broken {
+        property: String,
+        broken: String,
+        steps: Vec<u64>,
+        states: u64,
+    },
+    Failed(String),
+}
+
+/// Everything that changes the exploration panel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SearchAction {
+    /// The request went to the worker.
+    Started,
+    /// The worker answered (or a remembered answer was found).
+    Reply(LabReply),
+    Cancelled,
+}
+
+impl Search {
+    pub fn reduce(&self, action: SearchAction) -> Search {
+        let running = matches!(self, Search::Running { .. });
+        match action {
+            SearchAction::Started => Search::Running {
+                states: 0,
+                depth: 0,
+            },
+            SearchAction::Cancelled if running => Search::Failed("Cancelled.".into()),
+            SearchAction::Reply(reply) if running => match reply {
+                LabReply::Exploring { states, depth } => Search::Running { states, depth },
+                LabReply::Holds {
+                    states,
+                    depth,
+                    complete,
+                } => Search::Holds {
+                    states,
+                    depth,
+                    complete,
+                },
+                LabReply::Counterexample {
+                    property,
+                    broken,
+                    steps,
+                    states,
+                } => Search::Broken {
+                    property,
+                    broken,
+                    steps,
+                    states,
+                },
+                LabReply::Failed { why } => Search::Failed(why),
+                other => Search::Failed(format!("an unexpected answer: {other:?}")),
+            },
+            // A reply after a cancel, or a cancel after the answer, changes nothing.
+            _ => self.clone(),
+        }
+    }
+
+    /// A search that has its answer (kept, so that asking again answers at once).
+    pub fn is_answer(&self) -> bool {
+        matches!(self, Search::Holds { .. } | Search::Broken { .. })
+    }
+}

@@ -16,7 +16,9 @@ use yew::prelude::*;
 use super::Dispatch;
 use crate::plot;
 use crate::sweep::{Param, SweepPoint};
-use crate::ui::lab::{self, LabReply, LabRequest};
+use crate::ui::lab::{
+    self, LabReply, LabRequest, Search, SearchAction, SweepAction, SweepPanel, SweepState, Swept,
+};
 use crate::ui::{self, Action};
 
 /// How many finished sweeps the page remembers.
@@ -37,16 +39,8 @@ pub fn start_worker() {
 thread_local! {
     /// Finished sweeps by (request as JSON), oldest first.
     static CACHE: RefCell<VecDeque<(String, Rc<Swept>)>> = const { RefCell::new(VecDeque::new()) };
-    /// Finished explorations by (request as JSON), oldest first.
-    static SEARCHES: RefCell<VecDeque<(String, Search)>> = const { RefCell::new(VecDeque::new()) };
-}
-
-/// A finished sweep, as the panel shows it.
-#[derive(Debug, PartialEq)]
-pub struct Swept {
-    pub param: Param,
-    pub points: Vec<SweepPoint>,
-    pub title: String,
+    /// Finished explorations' answers by (request as JSON), oldest first.
+    static SEARCHES: RefCell<VecDeque<(String, LabReply)>> = const { RefCell::new(VecDeque::new()) };
 }
 
 /// Draws a sweep on the panel's canvas.
@@ -144,6 +138,22 @@ fn start(
     spawn(key, on_reply).map(Some)
 }
 
+impl Reducible for SweepPanel {
+    type Action = SweepAction;
+
+    fn reduce(self: Rc<Self>, action: SweepAction) -> Rc<Self> {
+        Rc::new(SweepPanel::reduce(self.as_ref(), action))
+    }
+}
+
+impl Reducible for Search {
+    type Action = SearchAction;
+
+    fn reduce(self: Rc<Self>, action: SearchAction) -> Rc<Self> {
+        Rc::new(Search::reduce(self.as_ref(), action))
+    }
+}
+
 #[derive(Properties)]
 pub struct LabProps {
     pub app: Rc<ui::App>,
@@ -156,38 +166,18 @@ impl PartialEq for LabProps {
     }
 }
 
-#[derive(Clone, PartialEq)]
-enum State {
-    Idle,
-    Running { done: u64, total: u64 },
-    Done(Rc<Swept>),
-    Failed(String),
-}
-
 #[function_component(LabPanel)]
 pub fn lab_panel(p: &LabProps) -> Html {
     let s = &p.app.scenario;
-    let offered: Vec<Param> = Param::ALL
-        .into_iter()
-        .filter(|x| x.problem(s).is_none())
-        .collect();
-    let param = use_state(|| offered.first().copied().unwrap_or(Param::Fencing));
-    let param_now = if offered.contains(&param) {
-        *param
-    } else {
-        offered.first().copied().unwrap_or(Param::Fencing)
-    };
-    let values = use_state(String::new);
-    let seeds = use_state(|| "50".to_string());
-    let state = use_state(|| State::Idle);
+    let panel = use_reducer(SweepPanel::default);
+    let form = panel.form(s);
     let running: Rc<RefCell<Option<Running>>> = use_mut_ref(|| None);
-    let picked = use_state(|| None::<usize>);
     let canvas = use_node_ref();
     // Draw the plot whenever a result is shown.
     {
         let canvas = canvas.clone();
-        let shown = match &*state {
-            State::Done(s) => Some(Rc::clone(s)),
+        let shown = match &panel.state {
+            SweepState::Done(s) => Some(Rc::clone(s)),
             _ => None,
         };
         use_effect_with(shown.as_ref().map(|s| Rc::as_ptr(s) as usize), move |_| {
@@ -200,85 +190,54 @@ pub fn lab_panel(p: &LabProps) -> Html {
         });
     }
 
-    let values_text = if values.is_empty() {
-        lab::suggested_values(param_now, s)
-            .iter()
-            .map(|v| param_now.label(*v))
-            .collect::<Vec<_>>()
-            .join(",")
-    } else {
-        (*values).clone()
-    };
-    let parsed: Result<Vec<u64>, String> = values_text
-        .split(',')
-        .filter(|v| !v.trim().is_empty())
-        .map(|v| param_now.parse_value(v))
-        .collect();
-    let seed_count: Result<u64, String> = seeds
-        .trim()
-        .parse::<u64>()
-        .map_err(|_| format!("\"{}\" is not a whole number of seeds", seeds.trim()))
-        .and_then(|n| {
-            if (1..=2000).contains(&n) {
-                Ok(n)
-            } else {
-                Err("seeds: 1 to 2000".into())
-            }
-        });
-
     let on_run = {
-        let state = state.clone();
+        let dispatch = panel.dispatcher();
         let running = Rc::clone(&running);
-        let picked = picked.clone();
-        let scenario = s.to_toml_string();
-        let name = s.name.clone();
-        let parsed = parsed.clone();
-        let seed_count = seed_count.clone();
+        let request = form.request(s);
+        let title = format!(
+            "{}: {} seeds per point",
+            s.name,
+            form.seeds.clone().unwrap_or_default()
+        );
         Callback::from(move |_: MouseEvent| {
-            let (Ok(values), Ok(seeds)) = (parsed.clone(), seed_count.clone()) else {
+            let Some(request) = request.clone() else {
                 return;
             };
-            picked.set(None);
-            let request = LabRequest::Sweep {
-                scenario: scenario.clone(),
-                param: param_now,
-                values,
-                seeds,
+            let total = match &request {
+                LabRequest::Sweep { values, seeds, .. } => seeds * values.len() as u64,
+                LabRequest::Explore { .. } => 1,
             };
-            let total = seeds * request_len(&request);
-            state.set(State::Running { done: 0, total });
+            dispatch.dispatch(SweepAction::Started { total });
             let progress = {
-                let state = state.clone();
-                Callback::from(move |(done, total)| state.set(State::Running { done, total }))
+                let dispatch = dispatch.clone();
+                Callback::from(move |(done, total)| {
+                    dispatch.dispatch(SweepAction::Progress { done, total })
+                })
             };
             let done = {
-                let state = state.clone();
+                let dispatch = dispatch.clone();
                 let running = Rc::clone(&running);
                 Callback::from(move |r: Result<Rc<Swept>, String>| {
                     running.borrow_mut().take();
                     // When the answer came, for the browser tests: the worker ran until then.
                     mark_answer();
-                    state.set(match r {
-                        Ok(s) => State::Done(s),
-                        Err(e) => State::Failed(e),
-                    });
+                    dispatch.dispatch(SweepAction::Finished(r));
                 })
             };
-            let title = format!("{}: {seeds} seeds per point", name);
-            match start(request, title, progress, done) {
+            match start(request, title.clone(), progress, done) {
                 Ok(r) => *running.borrow_mut() = r,
-                Err(e) => state.set(State::Failed(e)),
+                Err(e) => dispatch.dispatch(SweepAction::Finished(Err(e))),
             }
         })
     };
     let on_cancel = {
-        let state = state.clone();
+        let dispatch = panel.dispatcher();
         let running = Rc::clone(&running);
         Callback::from(move |_: MouseEvent| {
             if let Some(r) = running.borrow_mut().take() {
                 r.cancel();
             }
-            state.set(State::Failed("Cancelled.".into()));
+            dispatch.dispatch(SweepAction::Cancelled);
         })
     };
 
@@ -299,30 +258,31 @@ pub fn lab_panel(p: &LabProps) -> Html {
         })
     };
 
-    let results = match &*state {
-        State::Idle => html! {},
-        State::Running { done, total } => html! {
+    let results = match &panel.state {
+        SweepState::Idle => html! {},
+        SweepState::Running { done, total } => html! {
             <div class="lab-progress">
                 <label for="sweep-progress">{ format!("Running: {done} of {total} runs") }</label>
                 <progress id="sweep-progress" max={total.to_string()} value={done.to_string()}></progress>
                 <button id="sweep-cancel" type="button" onclick={on_cancel}>{ "Cancel" }</button>
             </div>
         },
-        State::Failed(why) => html! { <p id="sweep-status" role="status">{ why }</p> },
-        State::Done(swept) => {
+        SweepState::Failed(why) => html! { <p id="sweep-status" role="status">{ why }</p> },
+        SweepState::Done(swept) => {
             let on_plot = {
-                let picked = picked.clone();
-                let points = swept.points.clone();
+                let dispatch = panel.dispatcher();
                 Callback::from(move |e: MouseEvent| {
                     let img: web_sys::HtmlElement = e.target_unchecked_into();
                     let scale = f64::from(plot::SIZE.0) / f64::from(img.client_width().max(1));
                     let x = f64::from(e.offset_x()) * scale;
                     let (a, b) = plot::AXIS_X_PX;
                     let fraction = (x - f64::from(a)) / f64::from(b - a);
-                    picked.set(lab::nearest_point(&points, fraction));
+                    dispatch.dispatch(SweepAction::PickAt(fraction));
                 })
             };
-            let chosen = picked.and_then(|i| swept.points.get(i).map(|p| (i, p)));
+            let chosen = panel
+                .picked
+                .and_then(|i| swept.points.get(i).map(|p| (i, p)));
             html! {
                 <div class="lab-result">
                     <p id="sweep-status" role="status">{ format!("Done: {} values.", swept.points.len()) }</p>
@@ -339,10 +299,10 @@ pub fn lab_panel(p: &LabProps) -> Html {
                             </tr></thead>
                             <tbody>
                             { for swept.points.iter().enumerate().map(|(i, pt)| {
-                                let picked = picked.clone();
+                                let dispatch = panel.dispatcher();
                                 html! {
                                     <tr class={classes!(chosen.is_some_and(|(k, _)| k == i).then_some("picked"))}>
-                                        <th scope="row"><button type="button" class="link" onclick={move |_| picked.set(Some(i))}>{ &pt.label }</button></th>
+                                        <th scope="row"><button type="button" class="link" onclick={move |_| dispatch.dispatch(SweepAction::Pick(Some(i)))}>{ &pt.label }</button></th>
                                         <td>{ format!("{}/{}", pt.broken_runs, pt.runs) }</td>
                                         <td>{ format!("{:.2} ({:.2}–{:.2})", pt.broken_rate, pt.broken_low, pt.broken_high) }</td>
                                         <td>{ format!("{:.2}", pt.mean_lost_updates) }</td>
@@ -370,29 +330,30 @@ pub fn lab_panel(p: &LabProps) -> Html {
         }
     };
 
-    let busy = matches!(*state, State::Running { .. });
+    let busy = matches!(panel.state, SweepState::Running { .. });
+    let param_now = form.param;
     html! {
         <details id="lab" class="panel lab">
             <summary><h2>{ super::extras::Extra::Lab.title() }</h2></summary>
             <p class="hint">{ "Runs the scenario over many seeds at each value of one parameter, in the background, and plots how often exclusion broke, with a 95% interval." }</p>
             <div class="lab-form">
                 <label for="sweep-param">{ "Vary" }</label>
-                <select id="sweep-param" onchange={ let param = param.clone(); let values = values.clone(); move |e: Event| {
+                <select id="sweep-param" onchange={ let dispatch = panel.dispatcher(); move |e: Event| {
                     let sel: web_sys::HtmlSelectElement = e.target_unchecked_into();
-                    if let Some(x) = Param::from_name(&sel.value()) { param.set(x); values.set(String::new()); }
+                    if let Some(x) = Param::from_name(&sel.value()) { dispatch.dispatch(SweepAction::Param(x)); }
                 } }>
-                    { for offered.iter().map(|x| html! { <option value={x.name()} selected={*x == param_now}>{ x.axis() }</option> }) }
+                    { for form.offered.iter().map(|x| html! { <option value={x.name()} selected={*x == param_now}>{ x.axis() }</option> }) }
                 </select>
                 <label for="sweep-values">{ "Values (comma-separated)" }</label>
-                <input id="sweep-values" type="text" value={values_text.clone()}
-                    oninput={ let values = values.clone(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); values.set(i.value()); } } />
+                <input id="sweep-values" type="text" value={form.values_text.clone()}
+                    oninput={ let dispatch = panel.dispatcher(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); dispatch.dispatch(SweepAction::Values(i.value())); } } />
                 <label for="sweep-seeds">{ "Seeds per value" }</label>
-                <input id="sweep-seeds" type="number" min="1" max="2000" value={(*seeds).clone()}
-                    oninput={ let seeds = seeds.clone(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); seeds.set(i.value()); } } />
-                <button id="sweep-run" type="button" disabled={busy || parsed.is_err() || seed_count.is_err() || offered.is_empty()} onclick={on_run}>{ "Run the sweep" }</button>
+                <input id="sweep-seeds" type="number" min="1" max={lab::PAGE_SEEDS_MAX.to_string()} value={panel.seeds.clone()}
+                    oninput={ let dispatch = panel.dispatcher(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); dispatch.dispatch(SweepAction::Seeds(i.value())); } } />
+                <button id="sweep-run" type="button" disabled={busy || form.request(s).is_none()} onclick={on_run}>{ "Run the sweep" }</button>
             </div>
-            if let Err(e) = &parsed { <p class="error" role="alert">{ format!("Values: {e}") }</p> }
-            if let Err(e) = &seed_count { <p class="error" role="alert">{ e.clone() }</p> }
+            if let Err(e) = &form.values { <p class="error" role="alert">{ format!("Values: {e}") }</p> }
+            if let Err(e) = &form.seeds { <p class="error" role="alert">{ e.clone() }</p> }
             { results }
         </details>
     }
@@ -403,13 +364,6 @@ fn mark_answer() {
     let now = gloo::utils::window().performance().map_or(0.0, |p| p.now());
     if let Some(html) = gloo::utils::document().document_element() {
         let _ = html.set_attribute("data-lab-answer", &format!("{now:.1}"));
-    }
-}
-
-fn request_len(r: &LabRequest) -> u64 {
-    match r {
-        LabRequest::Sweep { values, .. } => values.len() as u64,
-        LabRequest::Explore { .. } => 1,
     }
 }
 
@@ -434,38 +388,17 @@ fn save_png(canvas: NodeRef, param: Param) -> Callback<MouseEvent> {
     })
 }
 
-#[derive(Clone, PartialEq)]
-enum Search {
-    Idle,
-    Running {
-        states: u64,
-        depth: u32,
-    },
-    Holds {
-        states: u64,
-        depth: u32,
-        complete: bool,
-    },
-    Broken {
-        property: String,
-        broken: String,
-        steps: Vec<u64>,
-        states: u64,
-    },
-    Failed(String),
-}
-
 /// "Is it safe?": every interleaving of the scenario, in the lab's worker, with progress and
 /// Cancel; a counterexample opens on the timeline. From a run that broke, the same search
 /// answers "the shortest way this breaks" and opens it at once.
 #[function_component(ExplorePanel)]
 pub fn explore_panel(p: &LabProps) -> Html {
-    let search = use_state(|| Search::Idle);
+    let search = use_reducer(|| Search::Idle);
     let running: Rc<RefCell<Option<Running>>> = use_mut_ref(|| None);
     let broken_now = p.app.outcome.verdict.exclusion == crate::monitor::Exclusion::Broken;
 
     let start = |open: bool| {
-        let search = search.clone();
+        let dispatch_search = search.dispatcher();
         let running = Rc::clone(&running);
         let scenario = p.app.scenario.to_toml_string();
         // A path found is replayed against the scenario it was searched in.
@@ -483,10 +416,11 @@ pub fn explore_panel(p: &LabProps) -> Html {
                     .find(|(k, _)| *k == request)
                     .map(|(_, v)| v.clone())
             });
+            dispatch_search.dispatch(SearchAction::Started);
             if let Some(answer) = known {
                 if let (
                     true,
-                    Search::Broken {
+                    LabReply::Counterexample {
                         property, steps, ..
                     },
                 ) = (open, &answer)
@@ -494,84 +428,60 @@ pub fn explore_panel(p: &LabProps) -> Html {
                     dispatch.dispatch(crate::ui::lab::counterexample(&current, property, steps));
                 }
                 mark_answer();
-                search.set(answer);
+                dispatch_search.dispatch(SearchAction::Reply(answer));
                 return;
             }
-            search.set(Search::Running {
-                states: 0,
-                depth: 0,
-            });
             let on_reply = {
                 let scenario = current.clone();
-                let search = search.clone();
+                let dispatch_search = dispatch_search.clone();
                 let running = Rc::clone(&running);
                 let dispatch = dispatch.clone();
                 let key = request.clone();
                 Callback::from(move |reply: LabReply| {
-                    if !matches!(reply, LabReply::Exploring { .. }) {
+                    let last = !matches!(reply, LabReply::Exploring { .. });
+                    if last {
                         mark_answer();
-                    }
-                    let next = match reply {
-                        LabReply::Exploring { states, depth } => Search::Running { states, depth },
-                        LabReply::Holds {
-                            states,
-                            depth,
-                            complete,
-                        } => Search::Holds {
-                            states,
-                            depth,
-                            complete,
-                        },
-                        LabReply::Counterexample {
-                            property,
-                            broken,
-                            steps,
-                            states,
-                        } => {
-                            if open {
-                                dispatch.dispatch(crate::ui::lab::counterexample(
-                                    &scenario, &property, &steps,
-                                ));
-                            }
-                            Search::Broken {
-                                property,
-                                broken,
-                                steps,
-                                states,
-                            }
-                        }
-                        LabReply::Failed { why } => Search::Failed(why),
-                        other => Search::Failed(format!("an unexpected answer: {other:?}")),
-                    };
-                    if !matches!(next, Search::Running { .. }) {
                         running.borrow_mut().take();
                     }
-                    if matches!(next, Search::Holds { .. } | Search::Broken { .. }) {
+                    if let (
+                        true,
+                        LabReply::Counterexample {
+                            property, steps, ..
+                        },
+                    ) = (open, &reply)
+                    {
+                        dispatch
+                            .dispatch(crate::ui::lab::counterexample(&scenario, property, steps));
+                    }
+                    if matches!(
+                        reply,
+                        LabReply::Holds { .. } | LabReply::Counterexample { .. }
+                    ) {
                         SEARCHES.with(|c| {
                             let mut c = c.borrow_mut();
                             if c.len() == CACHE_MAX {
                                 c.pop_front();
                             }
-                            c.push_back((key.clone(), next.clone()));
+                            c.push_back((key.clone(), reply.clone()));
                         });
                     }
-                    search.set(next);
+                    dispatch_search.dispatch(SearchAction::Reply(reply));
                 })
             };
             match spawn(request, on_reply) {
                 Ok(r) => *running.borrow_mut() = Some(r),
-                Err(e) => search.set(Search::Failed(e)),
+                Err(why) => dispatch_search.dispatch(SearchAction::Reply(LabReply::Failed { why })),
             }
         })
     };
     let on_cancel = {
-        let search = search.clone();
+        let dispatch = search.dispatcher();
         let running = Rc::clone(&running);
         Callback::from(move |_: MouseEvent| {
             if let Some(r) = running.borrow_mut().take() {
                 r.cancel();
             }
-            search.set(Search::Failed("Cancelled.".into()));
+            dispatch.dispatch(SearchAction::Cancelled);
         })
     };
     let budgets = lab::page_budgets();

@@ -372,3 +372,114 @@ fn a_fencing_sweep_runs_from_one_source_fencing() {
     let points = sweep::sweep(&s, Param::Fencing, &[0, 1, 2], 2).expect("every value runs");
     assert_eq!(points.len(), 3);
 }
+
+/// The sweep panel as the page drives it: the form read against the scenario, a run from
+/// request to answer, a click on the plot, and the replies that come too late.
+#[test]
+fn the_sweep_panel_is_a_reducer() {
+    use lockstep::ui::lab::{LabRequest, SweepAction, SweepPanel, SweepState, Swept};
+    use std::rc::Rc;
+    let s = scenario("06");
+    let panel = SweepPanel::default();
+    let form = panel.form(&s);
+    assert!(
+        form.offered.contains(&Param::PartitionMs),
+        "{:?}",
+        form.offered
+    );
+    assert_eq!(form.param, form.offered[0], "the first offered is chosen");
+    assert!(!form.values_text.is_empty(), "values are suggested");
+    let Some(LabRequest::Sweep { seeds, values, .. }) = form.request(&s) else {
+        panic!("the suggested form can run");
+    };
+    assert_eq!(seeds, 50);
+
+    // A parameter chosen brings its own suggestions back; bad input says why and cannot run.
+    let p = panel
+        .reduce(SweepAction::Values("1,2".into()))
+        .reduce(SweepAction::Param(Param::PartitionMs));
+    assert!(p.values.is_empty());
+    let bad = p.reduce(SweepAction::Seeds("0".into()));
+    assert_eq!(bad.form(&s).seeds, Err("seeds: 1 to 2000".into()));
+    assert!(bad.form(&s).request(&s).is_none());
+    let empty = p.reduce(SweepAction::Values(" , ".into()));
+    assert!(empty.form(&s).values.is_err());
+    // A parameter the scenario does not offer falls back to the first it offers.
+    let lone = scenario("01");
+    let odd = panel.reduce(SweepAction::Param(Param::PartitionMs));
+    if Param::PartitionMs.problem(&lone).is_some() {
+        assert_ne!(odd.form(&lone).param, Param::PartitionMs);
+    }
+
+    // Started, progress, an answer; a click near the second value picks it.
+    let total = seeds * values.len() as u64;
+    let running = p.reduce(SweepAction::Started { total });
+    assert_eq!(running.state, SweepState::Running { done: 0, total });
+    let running = running.reduce(SweepAction::Progress { done: 10, total });
+    let points = sweep::sweep(&s, Param::PartitionMs, &[0, 500, 1000], 4).unwrap();
+    let swept = Rc::new(Swept {
+        param: Param::PartitionMs,
+        points,
+        title: "t".into(),
+    });
+    let done = running.reduce(SweepAction::Finished(Ok(Rc::clone(&swept))));
+    assert_eq!(done.state, SweepState::Done(Rc::clone(&swept)));
+    assert_eq!(done.reduce(SweepAction::PickAt(0.45)).picked, Some(1));
+    assert_eq!(done.reduce(SweepAction::Pick(Some(9))).picked, None);
+    // Late replies and a late cancel change nothing; a cancel while running says so.
+    assert_eq!(done.reduce(SweepAction::Progress { done: 1, total }), done);
+    assert_eq!(done.reduce(SweepAction::Cancelled), done);
+    let cancelled = running.reduce(SweepAction::Cancelled);
+    assert_eq!(cancelled.state, SweepState::Failed("Cancelled.".into()));
+    assert_eq!(
+        cancelled.reduce(SweepAction::Finished(Ok(swept))).state,
+        cancelled.state
+    );
+}
+
+/// The exploration panel as a reducer over the worker's replies.
+#[test]
+fn the_search_panel_is_a_reducer() {
+    use lockstep::ui::lab::{LabReply, Search, SearchAction};
+    let running = Search::Idle.reduce(SearchAction::Started);
+    assert_eq!(
+        running,
+        Search::Running {
+            states: 0,
+            depth: 0
+        }
+    );
+    let progress = running.reduce(SearchAction::Reply(LabReply::Exploring {
+        states: 10,
+        depth: 3,
+    }));
+    assert_eq!(
+        progress,
+        Search::Running {
+            states: 10,
+            depth: 3
+        }
+    );
+    let answer = progress.reduce(SearchAction::Reply(LabReply::Counterexample {
+        property: "exclusion".into(),
+        broken: "two hold".into(),
+        steps: vec![1, 2],
+        states: 12,
+    }));
+    assert!(answer.is_answer());
+    assert!(matches!(&answer, Search::Broken { steps, .. } if steps == &[1, 2]));
+    assert_eq!(answer.reduce(SearchAction::Cancelled), answer);
+    let cancelled = progress.reduce(SearchAction::Cancelled);
+    assert_eq!(cancelled, Search::Failed("Cancelled.".into()));
+    let late = cancelled.reduce(SearchAction::Reply(LabReply::Holds {
+        states: 1,
+        depth: 1,
+        complete: true,
+    }));
+    assert_eq!(late, cancelled, "an answer after a cancel is not shown");
+    let odd = running.reduce(SearchAction::Reply(LabReply::Progress {
+        done: 1,
+        total: 2,
+    }));
+    assert!(matches!(odd, Search::Failed(why) if why.starts_with("an unexpected answer")));
+}
