@@ -553,3 +553,98 @@ pub fn linked_run(
     };
     Ok((edited, outcome, link))
 }
+
+/// The share panel's state: what the embed snippet is made with, and what the last action
+/// said. It changes only through [`Sharing::reduce`]; the page does the copying, the
+/// downloads and the reading of files, and reports each as an action.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sharing {
+    /// The controls the embed offers its reader, in the order they were ticked.
+    pub controls: Vec<crate::lesson::edit::Control>,
+    /// The host origins as typed.
+    pub origins: String,
+    /// What the last copy or export said.
+    pub status: String,
+    /// What the last import said.
+    pub import_status: String,
+}
+
+/// Everything that changes the share panel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShareAction {
+    /// Ticks a control off if it was on, on if it was off.
+    FlipControl(crate::lesson::edit::Control),
+    Origins(String),
+    Status(String),
+    ImportStatus(String),
+}
+
+impl Sharing {
+    pub fn reduce(&self, action: ShareAction) -> Sharing {
+        let mut next = self.clone();
+        match action {
+            ShareAction::FlipControl(c) => match next.controls.iter().position(|x| *x == c) {
+                Some(i) => {
+                    next.controls.remove(i);
+                }
+                None => next.controls.push(c),
+            },
+            ShareAction::Origins(o) => next.origins = o,
+            ShareAction::Status(s) => next.status = s,
+            ShareAction::ImportStatus(s) => next.import_status = s,
+        }
+        next
+    }
+
+    /// The origins typed, each without a trailing slash: the valid ones, and the first that is
+    /// not an origin (which the panel names and leaves out).
+    pub fn origins(&self) -> (Vec<String>, Option<String>) {
+        let typed: Vec<String> = self
+            .origins
+            .split([',', ' ', '\n'])
+            .map(|o| o.trim().trim_end_matches('/').to_string())
+            .filter(|o| !o.is_empty())
+            .collect();
+        let bad = typed
+            .iter()
+            .find(|o| !crate::ui::embed::valid_origin(o))
+            .cloned();
+        let good = typed
+            .into_iter()
+            .filter(|o| crate::ui::embed::valid_origin(o))
+            .collect();
+        (good, bad)
+    }
+
+    /// The embed for the run at `link`: its scenario as JSON (the embed view reads no TOML),
+    /// with the controls ticked and the valid origins.
+    pub fn embed(&self, link: &Link, scenario: &Scenario) -> crate::ui::embed::Embed {
+        let mut for_embed = link.clone();
+        for_embed.source = for_embed.source.for_embed(scenario);
+        crate::ui::embed::Embed {
+            link: for_embed,
+            controls: self.controls.clone(),
+            origins: self.origins().0,
+            theme: crate::ui::embed::Theme::Auto,
+            caption: None,
+            id: None,
+        }
+    }
+}
+
+/// The controls an embed of this scenario can offer its reader.
+pub fn embed_controls(s: &Scenario) -> Vec<crate::lesson::edit::Control> {
+    use crate::lesson::edit::Control;
+    let mut all: Vec<Control> = Vec::new();
+    all.extend(s.resources.iter().map(|r| Control::Fencing(r.name.clone())));
+    all.extend(s.clients.iter().map(|c| Control::Protocol(c.name.clone())));
+    all.extend(s.services.iter().map(|v| Control::Role(v.name.clone())));
+    all.extend([
+        Control::Partition,
+        Control::Pause,
+        Control::Migration,
+        Control::Seed,
+    ]);
+    all.retain(|c| c.problem(s).is_none());
+    all
+}

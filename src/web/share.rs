@@ -11,9 +11,8 @@ use wasm_bindgen_futures::JsFuture;
 use yew::prelude::*;
 
 use super::Dispatch;
-use crate::lesson::Control;
-use crate::ui::embed::{valid_origin, Embed};
 use crate::ui::export::{self, RunMeta, PNG_KEYWORD};
+use crate::ui::share::{embed_controls, ShareAction, Sharing};
 use crate::ui::{self, Action};
 
 /// The address of the app itself, without its fragment: where links point.
@@ -93,25 +92,31 @@ pub async fn png_of_svg(svg: &str) -> Result<Vec<u8>, String> {
 }
 
 /// Reads a picked or dropped file and imports it.
-async fn import_file(file: web_sys::File, dispatch: Dispatch, status: UseStateHandle<String>) {
+async fn import_file(
+    file: web_sys::File,
+    dispatch: Dispatch,
+    status: UseReducerDispatcher<Sharing>,
+) {
     let name = file.name();
     if file.size() > export::IMPORT_BYTES_MAX as f64 {
-        status.set(format!(
+        status.dispatch(ShareAction::ImportStatus(format!(
             "{name}: the file is larger than {} bytes; nothing was imported.",
             export::IMPORT_BYTES_MAX
-        ));
+        )));
         return;
     }
     let bytes = match JsFuture::from(file.array_buffer()).await {
         Ok(buffer) => js_sys::Uint8Array::new(&buffer).to_vec(),
         Err(_) => {
-            status.set(format!("{name}: the file could not be read."));
+            status.dispatch(ShareAction::ImportStatus(format!(
+                "{name}: the file could not be read."
+            )));
             return;
         }
     };
     match export::import(&bytes) {
         Ok(imported) => {
-            status.set(format!("Imported {name}."));
+            status.dispatch(ShareAction::ImportStatus(format!("Imported {name}.")));
             dispatch.dispatch(Action::Import {
                 scenario: Box::new(imported.scenario),
                 what: format!("{} from {name}", imported.kind),
@@ -121,9 +126,9 @@ async fn import_file(file: web_sys::File, dispatch: Dispatch, status: UseStateHa
                 dispatch.dispatch(Action::Seek(t));
             }
         }
-        Err(e) => status.set(format!(
+        Err(e) => status.dispatch(ShareAction::ImportStatus(format!(
             "{name} was not imported, and the scenario shown is unchanged: {e}"
-        )),
+        ))),
     }
 }
 
@@ -148,27 +153,18 @@ fn stem(app: &ui::App) -> String {
     )
 }
 
-/// Every control the current scenario offers, for the embed's choice.
-fn offered(app: &ui::App) -> Vec<Control> {
-    let s = &app.scenario;
-    let mut all: Vec<Control> = Vec::new();
-    all.extend(s.resources.iter().map(|r| Control::Fencing(r.name.clone())));
-    all.extend(s.clients.iter().map(|c| Control::Protocol(c.name.clone())));
-    all.extend(s.services.iter().map(|v| Control::Role(v.name.clone())));
-    all.extend([
-        Control::Partition,
-        Control::Pause,
-        Control::Migration,
-        Control::Seed,
-    ]);
-    all.retain(|c| c.problem(s).is_none());
-    all
-}
-
 #[derive(Properties)]
 pub struct ShareProps {
     pub app: Rc<ui::App>,
     pub dispatch: Dispatch,
+}
+
+impl Reducible for Sharing {
+    type Action = ShareAction;
+
+    fn reduce(self: Rc<Self>, action: ShareAction) -> Rc<Self> {
+        Rc::new(Sharing::reduce(self.as_ref(), action))
+    }
 }
 
 impl PartialEq for ShareProps {
@@ -186,10 +182,7 @@ impl PartialEq for ShareProps {
 /// The share panel: link, embed code, export and import.
 #[function_component(SharePanel)]
 pub fn share_panel(p: &ShareProps) -> Html {
-    let status = use_state(String::new);
-    let import_status = use_state(String::new);
-    let chosen = use_state(Vec::<Control>::new);
-    let origins = use_state(String::new);
+    let panel = use_reducer(Sharing::default);
     let app = &p.app;
     // The scenario's source (a built-in and its changes, or the whole scenario compressed) is
     // worked out once per run; only the playhead and view change the link as it plays.
@@ -203,31 +196,12 @@ pub fn share_panel(p: &ShareProps) -> Html {
     let current = app.link_from((*source).clone());
     let link = format!("{}{}", app_url(), current.to_fragment());
 
-    let origin_list: Vec<String> = origins
-        .split([',', ' ', '\n'])
-        .map(|o| o.trim().trim_end_matches('/').to_string())
-        .filter(|o| !o.is_empty())
-        .collect();
-    let bad_origin = origin_list.iter().find(|o| !valid_origin(o)).cloned();
-    // The embed view reads no TOML, so a custom scenario goes to it as JSON.
-    let mut for_embed = current.clone();
-    for_embed.source = for_embed.source.for_embed(&app.scenario);
-    let embed = Embed {
-        link: for_embed,
-        controls: (*chosen).clone(),
-        origins: origin_list
-            .iter()
-            .filter(|o| valid_origin(o))
-            .cloned()
-            .collect(),
-        theme: crate::ui::embed::Theme::Auto,
-        caption: None,
-        id: None,
-    };
+    let bad_origin = panel.origins().1;
+    let embed = panel.embed(&current, &app.scenario);
     let snippet = embed.snippet(&app_url(), &format!("Lockstep: {}", app.scenario.name));
 
     let copy_into = |id: &'static str, text: String| {
-        let status = status.clone();
+        let status = panel.dispatcher();
         Callback::from(move |_: MouseEvent| {
             if let Some(el) = gloo::utils::document()
                 .get_element_by_id(id)
@@ -238,14 +212,14 @@ pub fn share_panel(p: &ShareProps) -> Html {
             let status = status.clone();
             let text = text.clone();
             wasm_bindgen_futures::spawn_local(async move {
-                status.set(copy(text).await);
+                status.dispatch(ShareAction::Status(copy(text).await));
             });
         })
     };
 
     let export_button = |id: &'static str, label: &'static str, kind: &'static str| {
         let app = Rc::clone(app);
-        let status = status.clone();
+        let status = panel.dispatcher();
         let onclick = Callback::from(move |_: MouseEvent| {
             let name = stem(&app);
             let scenario = app.scenario.clone();
@@ -286,10 +260,10 @@ pub fn share_panel(p: &ShareProps) -> Html {
                     )
                     .map_err(|e| format!("{e:?}")),
                 };
-                status.set(match done {
+                status.dispatch(ShareAction::Status(match done {
                     Ok(()) => format!("Saved {label}."),
                     Err(e) => format!("{label} could not be saved: {e}"),
-                });
+                }));
             });
         });
         html! { <button {id} type="button" {onclick}>{ label }</button> }
@@ -297,7 +271,7 @@ pub fn share_panel(p: &ShareProps) -> Html {
 
     let on_file = {
         let dispatch = p.dispatch.clone();
-        let import_status = import_status.clone();
+        let import_status = panel.dispatcher();
         Callback::from(move |e: Event| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             if let Some(file) = input.files().and_then(|f| f.get(0)) {
@@ -312,7 +286,7 @@ pub fn share_panel(p: &ShareProps) -> Html {
     };
     let on_drop = {
         let dispatch = p.dispatch.clone();
-        let import_status = import_status.clone();
+        let import_status = panel.dispatcher();
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
             if let Some(file) = e
@@ -342,22 +316,18 @@ pub fn share_panel(p: &ShareProps) -> Html {
                 <h3 id="share-embed-title">{ "Embed in another page" }</h3>
                 <fieldset>
                     <legend>{ "Controls the reader may use" }</legend>
-                    { for offered(app).into_iter().map(|c| {
+                    { for embed_controls(&app.scenario).into_iter().map(|c| {
                         let id = format!("embed-control-{}", c.to_string().replace(' ', "-"));
-                        let on = chosen.contains(&c);
-                        let chosen = chosen.clone();
+                        let on = panel.controls.contains(&c);
+                        let dispatch = panel.dispatcher();
                         let label = c.to_string();
-                        let onchange = Callback::from(move |_: Event| {
-                            let mut next = (*chosen).clone();
-                            if let Some(i) = next.iter().position(|x| *x == c) { next.remove(i); } else { next.push(c.clone()); }
-                            chosen.set(next);
-                        });
+                        let onchange = Callback::from(move |_: Event| dispatch.dispatch(ShareAction::FlipControl(c.clone())));
                         html! { <label class="check" for={id.clone()}><input type="checkbox" id={id} checked={on} {onchange} />{ label }</label> }
                     }) }
                 </fieldset>
                 <label for="embed-origins">{ "Origins of the pages that may control it (host API), e.g. https://docs.example.org" }</label>
-                <input id="embed-origins" type="text" value={(*origins).clone()}
-                    oninput={ let origins = origins.clone(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); origins.set(i.value()); } } />
+                <input id="embed-origins" type="text" value={panel.origins.clone()}
+                    oninput={ let dispatch = panel.dispatcher(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); dispatch.dispatch(ShareAction::Origins(i.value())); } } />
                 if let Some(bad) = bad_origin {
                     <p class="error" role="alert">{ format!("\"{bad}\" is not an origin (scheme, host and port, nothing after); it is left out.") }</p>
                 }
@@ -379,9 +349,9 @@ pub fn share_panel(p: &ShareProps) -> Html {
                 <h3 id="share-import-title">{ "Import" }</h3>
                 <label for="import-file">{ "A scenario (TOML or JSON), a trace, or an exported picture (SVG or PNG); or drop it here." }</label>
                 <input id="import-file" type="file" accept=".toml,.json,.svg,.png,application/json,image/svg+xml,image/png" onchange={on_file} />
-                <p id="import-status" role="status">{ (*import_status).clone() }</p>
+                <p id="import-status" role="status">{ panel.import_status.clone() }</p>
             </section>
-            <p id="share-status" role="status" class="hint">{ (*status).clone() }</p>
+            <p id="share-status" role="status" class="hint">{ panel.status.clone() }</p>
         </details>
     }
 }

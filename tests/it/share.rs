@@ -401,6 +401,50 @@ fn the_site_address_can_come_from_the_environment() {
     assert!(!export(None, None).contains("#/run?"));
 }
 
+/// The share panel's state as the page drives it: controls ticked and unticked, origins typed
+/// (one of them wrong), and the embed made from them.
+#[test]
+fn the_share_panel_is_a_reducer() {
+    use lockstep::lesson::edit::Control;
+    use lockstep::ui::share::{embed_controls, ShareAction, Sharing};
+    let app = lockstep::ui::App::open("05-fencing.toml");
+    let offered = embed_controls(&app.scenario);
+    assert!(
+        offered.contains(&Control::Fencing("accounts".into())),
+        "{offered:?}"
+    );
+    let fencing = Control::Fencing("accounts".into());
+    let panel = Sharing::default()
+        .reduce(ShareAction::FlipControl(fencing.clone()))
+        .reduce(ShareAction::FlipControl(Control::Seed))
+        .reduce(ShareAction::FlipControl(Control::Seed))
+        .reduce(ShareAction::Origins(
+            "https://docs.example.org/, not an origin https://b.example".into(),
+        ));
+    assert_eq!(
+        panel.controls,
+        vec![fencing.clone()],
+        "ticked twice is unticked"
+    );
+    let (good, bad) = panel.origins();
+    assert_eq!(good, ["https://docs.example.org", "https://b.example"]);
+    assert_eq!(bad.as_deref(), Some("not"));
+    let embed = panel.embed(&app.link(), &app.scenario);
+    assert_eq!(embed.controls, vec![fencing]);
+    assert_eq!(embed.origins, good);
+    assert_eq!(
+        embed.link.source,
+        app.link().source.for_embed(&app.scenario)
+    );
+    let said = panel
+        .reduce(ShareAction::Status("Copied.".into()))
+        .reduce(ShareAction::ImportStatus("Imported x.toml.".into()));
+    assert_eq!(
+        (said.status.as_str(), said.import_status.as_str()),
+        ("Copied.", "Imported x.toml.")
+    );
+}
+
 mod embed {
     use lockstep::lesson::edit::{Control, Edit};
     use lockstep::scenario::{Fencing, FencingChecks};
