@@ -878,3 +878,150 @@ impl OpenedFiles {
             .collect()
     }
 }
+
+/// Where the course stands: not asked for yet, on its way, loaded, or refused.
+#[derive(Clone, Debug)]
+pub enum Lessons {
+    Idle,
+    Loading,
+    Ready(Arc<Course>),
+    Failed(String),
+}
+
+/// A course is compared by identity (see [`Course`]'s `PartialEq`).
+impl PartialEq for Lessons {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Lessons::Idle, Lessons::Idle) | (Lessons::Loading, Lessons::Loading) => true,
+            (Lessons::Ready(a), Lessons::Ready(b)) => Arc::ptr_eq(a, b),
+            (Lessons::Failed(a), Lessons::Failed(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// What opening a lesson file is doing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpenStatus {
+    Idle,
+    Checking,
+    Opened { id: String, title: String },
+    Failed(Vec<crate::lesson::LessonError>),
+}
+
+/// The course in the page: the shipped lessons once fetched, the files the user opened (kept
+/// in the browser), what opening one is doing, and the course made of both. It changes only
+/// through [`Shelf::reduce`]; the page fetches, runs the checker's worker and writes local
+/// storage, and reports each as an action.
+#[derive(Clone, Debug)]
+pub struct Shelf {
+    pub lessons: Lessons,
+    shipped: Rc<Vec<Loaded>>,
+    pub opened: OpenedFiles,
+    pub open_status: OpenStatus,
+    /// What the learner has done.
+    pub progress: Rc<Progress>,
+}
+
+/// The shipped lessons are compared by identity: they are fetched once and shared.
+impl PartialEq for Shelf {
+    fn eq(&self, o: &Self) -> bool {
+        self.lessons == o.lessons
+            && Rc::ptr_eq(&self.shipped, &o.shipped)
+            && self.opened == o.opened
+            && self.open_status == o.open_status
+            && self.progress == o.progress
+    }
+}
+
+/// Everything that changes the course in the page.
+#[derive(Clone, Debug)]
+pub enum ShelfAction {
+    /// The shipped lessons were asked for.
+    Fetching,
+    /// They came, or why not.
+    Fetched(Result<Vec<Loaded>, String>),
+    /// A file went to the checker.
+    Checking,
+    /// The checker's answer on a file the user opened.
+    Checked(Result<(Loaded, OpenedFile), Vec<crate::lesson::LessonError>>),
+    /// A file an earlier version stored, checked again from its text: kept quietly.
+    Rechecked(OpenedFile),
+    /// The user took a file's lesson away.
+    Removed(String),
+    /// The lesson view's state, to record what the learner has seen, met and solved.
+    Record(Rc<LessonRun>),
+}
+
+impl Shelf {
+    /// The course before anything is fetched, with the files and the progress the browser
+    /// kept.
+    pub fn new(opened: OpenedFiles, progress: Progress) -> Shelf {
+        Shelf {
+            lessons: Lessons::Idle,
+            shipped: Rc::new(Vec::new()),
+            opened,
+            open_status: OpenStatus::Idle,
+            progress: Rc::new(progress),
+        }
+    }
+
+    /// The course of the shipped lessons and the opened files.
+    fn course(&self) -> Arc<Course> {
+        Arc::new(Course::new(
+            self.shipped.as_ref().clone(),
+            self.opened.lessons(),
+        ))
+    }
+
+    /// The course made again after the opened files changed, once the shipped ones are here.
+    fn with_course(mut self) -> Shelf {
+        if matches!(self.lessons, Lessons::Ready(_)) {
+            self.lessons = Lessons::Ready(self.course());
+        }
+        self
+    }
+
+    pub fn reduce(&self, action: ShelfAction) -> Shelf {
+        let mut next = self.clone();
+        match action {
+            ShelfAction::Fetching => {
+                if matches!(self.lessons, Lessons::Idle) {
+                    next.lessons = Lessons::Loading;
+                }
+            }
+            ShelfAction::Fetched(Ok(shipped)) => {
+                next.shipped = Rc::new(shipped);
+                next.lessons = Lessons::Ready(next.course());
+            }
+            ShelfAction::Fetched(Err(why)) => next.lessons = Lessons::Failed(why),
+            ShelfAction::Checking => next.open_status = OpenStatus::Checking,
+            ShelfAction::Checked(Ok((loaded, file))) => {
+                next.open_status = OpenStatus::Opened {
+                    id: loaded.lesson.id.clone(),
+                    title: loaded.lesson.title.clone(),
+                };
+                next.opened = next.opened.with(file);
+                return next.with_course();
+            }
+            ShelfAction::Checked(Err(errors)) => next.open_status = OpenStatus::Failed(errors),
+            ShelfAction::Rechecked(file) => {
+                next.opened = next.opened.with(file);
+                return next.with_course();
+            }
+            ShelfAction::Removed(id) => {
+                next.opened = next.opened.without(&id);
+                next.open_status = OpenStatus::Idle;
+                return next.with_course();
+            }
+            ShelfAction::Record(run) => {
+                let recorded = self.progress.record(&run);
+                // The same progress keeps its identity, so nothing redraws or is written.
+                if recorded != *self.progress {
+                    next.progress = Rc::new(recorded);
+                }
+            }
+        }
+        next
+    }
+}

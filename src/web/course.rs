@@ -14,32 +14,13 @@ use super::Dispatch;
 use crate::lesson::narration::{Block, Inline};
 use crate::lesson::LaneRef;
 use crate::ui::course::{
-    place_id, places, seeds_text, verify_codes, CodeCheck, Course, Origin, Place, Progress,
+    place_id, places, seeds_text, verify_codes, CodeCheck, Origin, Place, Progress,
 };
 use crate::ui::route::Route;
 use crate::ui::timeline::LaneKind;
 use crate::ui::{self, Action, Outcome};
 
-/// Where the course stands: not asked for yet, on its way, loaded, or refused.
-#[derive(Clone, Debug)]
-pub enum CourseState {
-    Idle,
-    Loading,
-    Ready(Arc<Course>),
-    Failed(String),
-}
-
-impl PartialEq for CourseState {
-    fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (CourseState::Idle, CourseState::Idle) => true,
-            (CourseState::Loading, CourseState::Loading) => true,
-            (CourseState::Ready(a), CourseState::Ready(b)) => Arc::ptr_eq(a, b),
-            (CourseState::Failed(a), CourseState::Failed(b)) => a == b,
-            _ => false,
-        }
-    }
-}
+pub use crate::ui::course::{Lessons as CourseState, OpenStatus};
 
 /// Narration as elements: the safe tree from the lesson, never markup. Headings start at
 /// level 3, under the page's and the view's own.
@@ -625,15 +606,6 @@ pub fn not_found(raw: &str) -> Html {
                 <a href="#/lessons">{ "See the lessons" }</a>{ " or " }<a href="#/sandbox">{ "open the sandbox" }</a>{ "." }</p>
         </main>
     }
-}
-
-/// Where opening a lesson file stands.
-#[derive(Clone, Debug, PartialEq)]
-pub enum OpenStatus {
-    Idle,
-    Checking,
-    Opened { id: String, title: String },
-    Failed(Vec<crate::lesson::LessonError>),
 }
 
 #[derive(Properties, PartialEq)]

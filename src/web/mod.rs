@@ -23,7 +23,8 @@ use yew::prelude::*;
 
 use crate::lesson::wire;
 use crate::ui::course::{
-    place_id, Course, LessonAction, OpenedFiles, Progress, OPENED_KEY, PROGRESS_KEY,
+    place_id, Course, LessonAction, OpenedFiles, Progress, Shelf, ShelfAction, OPENED_KEY,
+    PROGRESS_KEY,
 };
 use crate::ui::route::{Route, Section};
 use crate::ui::{self, Action, STORAGE_KEY, STORAGE_SET_ASIDE_KEY};
@@ -724,95 +725,72 @@ pub(crate) fn use_ticks(dispatch: Dispatch, playing: bool) {
     });
 }
 
-/// The course's state in the page: the lessons (fetched the first time a view needs them), the
-/// learner's progress, the lesson files the user opened, and what opening one is doing. The
-/// whole app's root and the lesson view's own bundle both hold it.
+impl Reducible for Shelf {
+    type Action = ShelfAction;
+
+    fn reduce(self: Rc<Self>, action: ShelfAction) -> Rc<Self> {
+        Rc::new(Shelf::reduce(self.as_ref(), action))
+    }
+}
+
+/// The course in the page ([`Shelf`], a reducer in `ui`) and the callbacks that open and
+/// remove lesson files. The whole app's root and the lesson view's own bundle both hold it.
 struct CourseHandles {
-    course: UseStateHandle<CourseState>,
-    progress: UseStateHandle<Rc<Progress>>,
-    opened: UseStateHandle<OpenedFiles>,
-    open_status: UseStateHandle<course::OpenStatus>,
+    shelf: UseReducerHandle<Shelf>,
     on_open: Callback<String>,
     on_remove: Callback<String>,
 }
 
-/// The files opened, as local storage holds them now: callbacks that finish one after another
-/// read the newest list rather than the one they started from.
-fn stored_opened() -> OpenedFiles {
-    OpenedFiles::read(
-        storage()
-            .and_then(|s| s.get_item(OPENED_KEY).ok().flatten())
-            .as_deref(),
-    )
-}
-
 #[hook]
 fn use_course(section: Section) -> CourseHandles {
-    let course = use_state(|| CourseState::Idle);
-    let progress = use_state(|| Rc::new(read_progress()));
-    // The shipped lessons once fetched, and the files the user opened: the course is both.
-    let shipped = use_mut_ref(Vec::<wire::Loaded>::new);
-    let opened = use_state(stored_opened);
-    let open_status = use_state(|| course::OpenStatus::Idle);
+    let shelf = use_reducer(|| {
+        let stored = |key| storage().and_then(|s| s.get_item(key).ok().flatten());
+        Shelf::new(
+            OpenedFiles::read(stored(OPENED_KEY).as_deref()),
+            read_progress(),
+        )
+    });
 
     // The lessons are fetched the first time a view needs them, never for the sandbox alone.
     {
-        let course = course.clone();
-        let shipped = Rc::clone(&shipped);
+        let dispatch = shelf.dispatcher();
+        let idle = shelf.lessons == CourseState::Idle;
         use_effect_with(section, move |section| {
             let needs = matches!(section, Section::Lessons | Section::Facilitator);
-            if needs && *course == CourseState::Idle {
-                course.set(CourseState::Loading);
+            if needs && idle {
+                dispatch.dispatch(ShelfAction::Fetching);
                 yew::platform::spawn_local(async move {
                     let loaded = fetch_text(LESSONS_URL)
                         .await
                         .and_then(|json| wire::read_course(&json));
-                    course.set(match loaded {
-                        Ok(lessons) => {
-                            *shipped.borrow_mut() = lessons.clone();
-                            let opened = stored_opened().lessons();
-                            CourseState::Ready(Arc::new(Course::new(lessons, opened)))
-                        }
-                        Err(e) => CourseState::Failed(e),
-                    });
+                    dispatch.dispatch(ShelfAction::Fetched(loaded));
                 });
             }
         });
     }
 
-    // A lesson file kept by the user, checked and stored: the course shows it from now on.
-    let keep = {
-        let (course, shipped, opened) = (course.clone(), Rc::clone(&shipped), opened.clone());
-        Rc::new(move |file: ui::course::OpenedFile| {
-            let next = stored_opened().with(file);
-            if let Some(s) = storage() {
-                let _ = s.set_item(OPENED_KEY, &next.to_json());
-            }
-            if matches!(*course, CourseState::Ready(_)) || !shipped.borrow().is_empty() {
-                course.set(CourseState::Ready(Arc::new(Course::new(
-                    shipped.borrow().clone(),
-                    next.lessons(),
-                ))));
-            }
-            opened.set(next);
-        })
-    };
+    // What the learner opened and did is kept in the browser whenever it changes.
+    use_effect_with(shelf.opened.clone(), |opened| {
+        if let Some(s) = storage() {
+            let _ = s.set_item(OPENED_KEY, &opened.to_json());
+        }
+    });
+    use_effect_with(Rc::clone(&shelf.progress), |progress| {
+        if let Some(s) = storage() {
+            let _ = s.set_item(PROGRESS_KEY, &progress.to_json());
+        }
+    });
 
     // Opening a lesson file runs the engine on every claim, in the checker's worker: the
     // status says so until it answers.
     let on_open = {
-        let (status, keep) = (open_status.clone(), Rc::clone(&keep));
+        let dispatch = shelf.dispatcher();
         Callback::from(move |text: String| {
-            status.set(course::OpenStatus::Checking);
-            let (status, keep) = (status.clone(), Rc::clone(&keep));
+            dispatch.dispatch(ShelfAction::Checking);
+            let dispatch = dispatch.clone();
             let file_text = text.clone();
-            checker::check_in_worker(text, move |reply| match reply.into_opened(&file_text) {
-                Ok((loaded, file)) => {
-                    let (id, title) = (loaded.lesson.id.clone(), loaded.lesson.title.clone());
-                    keep(file);
-                    status.set(course::OpenStatus::Opened { id, title });
-                }
-                Err(errors) => status.set(course::OpenStatus::Failed(errors)),
+            checker::check_in_worker(text, move |reply| {
+                dispatch.dispatch(ShelfAction::Checked(reply.into_opened(&file_text)));
             });
         })
     };
@@ -820,15 +798,15 @@ fn use_course(section: Section) -> CourseHandles {
     // A file an earlier version of the page stored is checked again from its text, once, so
     // that a lesson the user opened survives an update of the page.
     {
-        let keep = Rc::clone(&keep);
-        let stale = opened.stale();
+        let dispatch = shelf.dispatcher();
+        let stale = shelf.opened.stale();
         use_effect_with((), move |_| {
             for text in stale {
-                let keep = Rc::clone(&keep);
+                let dispatch = dispatch.clone();
                 let file_text = text.clone();
                 checker::check_in_worker(text, move |reply| {
                     if let Ok((_, file)) = reply.into_opened(&file_text) {
-                        keep(file);
+                        dispatch.dispatch(ShelfAction::Rechecked(file));
                     }
                 });
             }
@@ -836,30 +814,11 @@ fn use_course(section: Section) -> CourseHandles {
     }
 
     let on_remove = {
-        let (course, shipped, opened, status) = (
-            course.clone(),
-            Rc::clone(&shipped),
-            opened.clone(),
-            open_status.clone(),
-        );
-        Callback::from(move |id: String| {
-            let next = stored_opened().without(&id);
-            if let Some(s) = storage() {
-                let _ = s.set_item(OPENED_KEY, &next.to_json());
-            }
-            course.set(CourseState::Ready(Arc::new(Course::new(
-                shipped.borrow().clone(),
-                next.lessons(),
-            ))));
-            opened.set(next);
-            status.set(course::OpenStatus::Idle);
-        })
+        let dispatch = shelf.dispatcher();
+        Callback::from(move |id: String| dispatch.dispatch(ShelfAction::Removed(id)))
     };
     CourseHandles {
-        course,
-        progress,
-        opened,
-        open_status,
+        shelf,
         on_open,
         on_remove,
     }
@@ -884,10 +843,11 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
     Some(match route {
         Route::Course => {
             set_title("Lessons");
-            let opened: Vec<String> = c.opened.files.iter().map(|f| f.id.clone()).collect();
+            let shelf = &c.shelf;
+            let opened: Vec<String> = shelf.opened.files.iter().map(|f| f.id.clone()).collect();
             html! {
-                <course::CourseView course={(*c.course).clone()} progress={Rc::clone(&c.progress)}>
-                    <course::LessonFiles status={(*c.open_status).clone()} opened={opened}
+                <course::CourseView course={shelf.lessons.clone()} progress={Rc::clone(&shelf.progress)}>
+                    <course::LessonFiles status={shelf.open_status.clone()} opened={opened}
                         on_open={c.on_open.clone()} on_remove={c.on_remove.clone()} />
                 </course::CourseView>
             }
@@ -896,10 +856,11 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
             set_title("Not found");
             course::not_found(raw)
         }
-        Route::Lesson { lesson, place } => match &*c.course {
+        Route::Lesson { lesson, place } => match &c.shelf.lessons {
             CourseState::Ready(course) => match course.find(lesson, place.as_deref()) {
                 Some((index, place)) => html! {
-                    <LessonPage course={Arc::clone(course)} index={index} place={place} progress={c.progress.clone()} />
+                    <LessonPage course={Arc::clone(course)} index={index} place={place}
+                        progress={Rc::clone(&c.shelf.progress)} shelf={c.shelf.dispatcher()} />
                 },
                 None => {
                     set_title("Not found");
@@ -965,7 +926,7 @@ pub fn root() -> Html {
         Route::Sandbox | Route::Run(_) => html! { <Sandbox route={(*route).clone()} /> },
         Route::Facilitator => {
             set_title("For facilitators");
-            html! { <course::FacilitatorView course={(*handles.course).clone()} /> }
+            html! { <course::FacilitatorView course={handles.shelf.lessons.clone()} /> }
         }
         other => course_view(other, &handles).unwrap_or_default(),
     };
@@ -993,7 +954,9 @@ struct LessonPageProps {
     course: Arc<Course>,
     index: usize,
     place: ui::course::Place,
-    progress: UseStateHandle<Rc<Progress>>,
+    progress: Rc<Progress>,
+    /// Where what the learner does is recorded.
+    shelf: UseReducerDispatcher<Shelf>,
 }
 
 /// A lesson at a place, with its own run: opening another place of the lesson (a link, Back)
@@ -1047,7 +1010,7 @@ fn lesson_page(p: &LessonPageProps) -> Html {
 
     // Record what the learner has seen, met and solved.
     {
-        let progress = p.progress.clone();
+        let shelf = p.shelf.clone();
         let run = lesson.lesson.clone();
         let key = run.as_ref().map(|r| {
             (
@@ -1059,13 +1022,7 @@ fn lesson_page(p: &LessonPageProps) -> Html {
         });
         use_effect_with(key, move |_| {
             if let Some(run) = run {
-                let next = progress.record(&run);
-                if next != **progress {
-                    if let Some(storage) = storage() {
-                        let _ = storage.set_item(PROGRESS_KEY, &next.to_json());
-                    }
-                    progress.set(Rc::new(next));
-                }
+                shelf.dispatch(ShelfAction::Record(run));
             }
         });
     }

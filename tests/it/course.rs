@@ -693,3 +693,80 @@ fn a_met_gate_is_still_met_when_the_learner_comes_back() {
     // The new place is shown whole, and the zoom control says so.
     assert_eq!(back.zoom, 1);
 }
+
+/// The course in the page as a reducer: fetched, a file opened (and refused), a lesson an
+/// earlier version stored checked again, a file removed, and progress recorded from a run.
+#[test]
+fn the_course_in_the_page_is_a_reducer() {
+    use lockstep::ui::course::{
+        open_lesson_file, Lessons, OpenStatus, OpenedFiles, Shelf, ShelfAction,
+    };
+    let json = wire::course_json(&lesson::builtin::lessons());
+    let shipped = wire::read_course(&json).unwrap();
+    let shelf = Shelf::new(OpenedFiles::default(), Progress::default());
+    assert_eq!(shelf.lessons, Lessons::Idle);
+    let loading = shelf.reduce(ShelfAction::Fetching);
+    assert_eq!(loading.lessons, Lessons::Loading);
+    // A file checked while the lessons are on their way waits for them.
+    let text = lesson::builtin::ALL[4]
+        .text
+        .replace("id = \"fencing\"", "id = \"my-fencing\"");
+    let (loaded, file) = open_lesson_file(&text).unwrap();
+    let early = loading.reduce(ShelfAction::Checked(Ok((loaded.clone(), file.clone()))));
+    assert_eq!(early.lessons, Lessons::Loading);
+    assert_eq!(early.opened.files.len(), 1);
+    let ready = early.reduce(ShelfAction::Fetched(Ok(shipped.clone())));
+    let Lessons::Ready(course) = &ready.lessons else {
+        panic!("the course is ready");
+    };
+    assert_eq!(
+        course.lessons.len(),
+        shipped.len() + 1,
+        "the opened lesson is in it"
+    );
+    assert!(course.find("my-fencing", None).is_some());
+    assert_eq!(
+        ready.open_status,
+        OpenStatus::Opened {
+            id: "my-fencing".into(),
+            title: loaded.lesson.title.clone()
+        }
+    );
+    // Refused: the status says why and nothing else changes.
+    let errors = open_lesson_file("no header at all").unwrap_err();
+    let refused = ready.reduce(ShelfAction::Checked(Err(errors.clone())));
+    assert_eq!(refused.open_status, OpenStatus::Failed(errors));
+    assert_eq!(refused.opened, ready.opened);
+    // Removed: the course is made again without it.
+    let removed = ready.reduce(ShelfAction::Removed("my-fencing".into()));
+    let Lessons::Ready(course) = &removed.lessons else {
+        panic!("still ready");
+    };
+    assert_eq!(course.lessons.len(), shipped.len());
+    // Checked again quietly, as for a file an earlier version stored.
+    let back = removed.reduce(ShelfAction::Rechecked(file));
+    assert_eq!(back.open_status, OpenStatus::Idle);
+    assert_eq!(back.opened.files.len(), 1);
+    // A failed fetch says why.
+    let failed = shelf
+        .reduce(ShelfAction::Fetching)
+        .reduce(ShelfAction::Fetched(Err("offline".into())));
+    assert_eq!(failed.lessons, Lessons::Failed("offline".into()));
+    // Progress: a run seen is recorded; the same again keeps the same value.
+    let app = open(&course_of(&ready), "two-orders", "one-service");
+    let run = app.lesson.clone().unwrap();
+    let seen = ready.reduce(ShelfAction::Record(Rc::clone(&run)));
+    assert_ne!(seen.progress, ready.progress);
+    let again = seen.reduce(ShelfAction::Record(run));
+    assert!(
+        Rc::ptr_eq(&again.progress, &seen.progress),
+        "nothing new, nothing written"
+    );
+}
+
+fn course_of(shelf: &lockstep::ui::course::Shelf) -> Arc<Course> {
+    match &shelf.lessons {
+        lockstep::ui::course::Lessons::Ready(c) => Arc::clone(c),
+        _ => panic!("not ready"),
+    }
+}
