@@ -944,9 +944,9 @@ pub enum ShelfAction {
     /// A file went to the checker.
     Checking,
     /// The checker's answer on a file the user opened.
-    Checked(Result<(Loaded, OpenedFile), Vec<crate::lesson::LessonError>>),
+    Checked(Result<Box<(Loaded, OpenedFile)>, Vec<crate::lesson::LessonError>>),
     /// A file an earlier version stored, checked again from its text: kept quietly.
-    Rechecked(OpenedFile),
+    Rechecked(Box<OpenedFile>),
     /// The user took a file's lesson away.
     Removed(String),
     /// The lesson view's state, to record what the learner has seen, met and solved.
@@ -996,7 +996,8 @@ impl Shelf {
             }
             ShelfAction::Fetched(Err(why)) => next.lessons = Lessons::Failed(why),
             ShelfAction::Checking => next.open_status = OpenStatus::Checking,
-            ShelfAction::Checked(Ok((loaded, file))) => {
+            ShelfAction::Checked(Ok(checked)) => {
+                let (loaded, file) = *checked;
                 next.open_status = OpenStatus::Opened {
                     id: loaded.lesson.id.clone(),
                     title: loaded.lesson.title.clone(),
@@ -1006,7 +1007,7 @@ impl Shelf {
             }
             ShelfAction::Checked(Err(errors)) => next.open_status = OpenStatus::Failed(errors),
             ShelfAction::Rechecked(file) => {
-                next.opened = next.opened.with(file);
+                next.opened = next.opened.with(*file);
                 return next.with_course();
             }
             ShelfAction::Removed(id) => {

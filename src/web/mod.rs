@@ -790,7 +790,9 @@ fn use_course(section: Section) -> CourseHandles {
             let dispatch = dispatch.clone();
             let file_text = text.clone();
             checker::check_in_worker(text, move |reply| {
-                dispatch.dispatch(ShelfAction::Checked(reply.into_opened(&file_text)));
+                dispatch.dispatch(ShelfAction::Checked(
+                    reply.into_opened(&file_text).map(Box::new),
+                ));
             });
         })
     };
@@ -806,7 +808,7 @@ fn use_course(section: Section) -> CourseHandles {
                 let file_text = text.clone();
                 checker::check_in_worker(text, move |reply| {
                     if let Ok((_, file)) = reply.into_opened(&file_text) {
-                        dispatch.dispatch(ShelfAction::Rechecked(file));
+                        dispatch.dispatch(ShelfAction::Rechecked(Box::new(file)));
                     }
                 });
             }

@@ -712,7 +712,10 @@ fn the_course_in_the_page_is_a_reducer() {
         .text
         .replace("id = \"fencing\"", "id = \"my-fencing\"");
     let (loaded, file) = open_lesson_file(&text).unwrap();
-    let early = loading.reduce(ShelfAction::Checked(Ok((loaded.clone(), file.clone()))));
+    let early = loading.reduce(ShelfAction::Checked(Ok(Box::new((
+        loaded.clone(),
+        file.clone(),
+    )))));
     assert_eq!(early.lessons, Lessons::Loading);
     assert_eq!(early.opened.files.len(), 1);
     let ready = early.reduce(ShelfAction::Fetched(Ok(shipped.clone())));
@@ -744,7 +747,7 @@ fn the_course_in_the_page_is_a_reducer() {
     };
     assert_eq!(course.lessons.len(), shipped.len());
     // Checked again quietly, as for a file an earlier version stored.
-    let back = removed.reduce(ShelfAction::Rechecked(file));
+    let back = removed.reduce(ShelfAction::Rechecked(Box::new(file)));
     assert_eq!(back.open_status, OpenStatus::Idle);
     assert_eq!(back.opened.files.len(), 1);
     // A failed fetch says why.
