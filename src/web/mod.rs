@@ -470,8 +470,31 @@ fn read_progress() -> Progress {
 }
 
 /// The title of the browser tab for a view.
-fn set_title(words: &str) {
-    gloo::utils::document().set_title(&format!("{words} · Lockstep"));
+/// Sets the document's title after the view is drawn (never while it renders), when it
+/// changes; `None` leaves it to a view further down.
+#[hook]
+fn use_title(words: Option<String>) {
+    use_effect_with(words, |words| {
+        if let Some(words) = words {
+            gloo::utils::document().set_title(&format!("{words} · Lockstep"));
+        }
+    });
+}
+
+/// The title of a view the roots draw themselves; the sandbox and a lesson's place name their
+/// own.
+fn title_of(route: &Route, lessons: &CourseState) -> Option<String> {
+    let words = match route {
+        Route::Course => "Lessons",
+        Route::Facilitator => "For facilitators",
+        Route::NotFound(_) => "Not found",
+        Route::Lesson { lesson, place } => match lessons {
+            CourseState::Ready(c) if c.find(lesson, place.as_deref()).is_none() => "Not found",
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(words.to_string())
 }
 
 /// The sandbox: the simulator with every control, as the page was before lessons existed.
@@ -484,6 +507,7 @@ pub struct SandboxProps {
 
 #[function_component(Sandbox)]
 pub fn sandbox(p: &SandboxProps) -> Html {
+    use_title(Some("Sandbox".into()));
     // When the sandbox's bundle handed the page over to open one of its heavier panels, the
     // run goes on where it stopped, and the address's link (already open there) is not
     // opened again.
@@ -562,9 +586,7 @@ pub fn sandbox(p: &SandboxProps) -> Html {
     // A select shows what the user last picked, not what its `selected` attribute says, once
     // the user has touched it; after every render the attribute (the state in force) wins.
     use_effect(sync_selects);
-    use_effect_with((), |_| {
-        set_title("Sandbox");
-    });
+    use_effect_with((), |_| {});
     use_measured_width(&width, &timeline_box, app.legend);
     use_playback_keys(dispatch.clone(), None);
     use_ticks(dispatch.clone(), app.playing);
@@ -844,7 +866,6 @@ fn use_focus_on_view(route: &Route) {
 fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
     Some(match route {
         Route::Course => {
-            set_title("Lessons");
             let shelf = &c.shelf;
             let opened: Vec<String> = shelf.opened.files.iter().map(|f| f.id.clone()).collect();
             html! {
@@ -854,20 +875,14 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
                 </course::CourseView>
             }
         }
-        Route::NotFound(raw) => {
-            set_title("Not found");
-            course::not_found(raw)
-        }
+        Route::NotFound(raw) => course::not_found(raw),
         Route::Lesson { lesson, place } => match &c.shelf.lessons {
             CourseState::Ready(course) => match course.find(lesson, place.as_deref()) {
                 Some((index, place)) => html! {
                     <LessonPage course={Arc::clone(course)} index={index} place={place}
                         progress={Rc::clone(&c.shelf.progress)} shelf={c.shelf.dispatcher()} />
                 },
-                None => {
-                    set_title("Not found");
-                    course::not_found(&route.to_hash()[1..])
-                }
+                None => course::not_found(&route.to_hash()[1..]),
             },
             CourseState::Failed(why) => html! {
                 <main id="main"><p id="course-error" class="errors has-errors" role="alert">
@@ -890,6 +905,7 @@ fn lesson_root() -> Html {
     let handles = use_course(section);
     use_effect_with((), |_| mark_ready());
     use_focus_on_view(&route);
+    use_title(title_of(&route, &handles.shelf.lessons));
     match course_view(&route, &handles) {
         Some(view) => html! {
             <>
@@ -914,6 +930,7 @@ pub fn root() -> Html {
     let handles = use_course(section);
     use_effect_with((), |_| mark_ready());
     use_focus_on_view(&route);
+    use_title(title_of(&route, &handles.shelf.lessons));
 
     // An embed address whose scenario is TOML is this bundle's to draw (the embed's own bundle
     // reads only JSON); any other embed address is the embed bundle's.
@@ -927,7 +944,6 @@ pub fn root() -> Html {
     let view = match &*route {
         Route::Sandbox | Route::Run(_) => html! { <Sandbox route={(*route).clone()} /> },
         Route::Facilitator => {
-            set_title("For facilitators");
             html! { <course::FacilitatorView course={handles.shelf.lessons.clone()} /> }
         }
         other => course_view(other, &handles).unwrap_or_default(),
@@ -1045,17 +1061,19 @@ fn lesson_page(p: &LessonPageProps) -> Html {
     use_measured_width(&width, &timeline_box, ());
     use_playback_keys(lesson.dispatcher(), Some(Rc::clone(&neighbours)));
     use_ticks(lesson.dispatcher(), lesson.playing);
+    use_title(lesson.lesson.as_ref().map(|run| {
+        let place = match (run.step(), run.exercise()) {
+            (Some(s), _) => s.title.clone(),
+            (_, Some(e)) => e.title.clone(),
+            _ => String::new(),
+        };
+        format!("{place} · {}", run.lesson().title)
+    }));
 
     let Some(run) = lesson.lesson.clone() else {
         return html! {};
     };
     let l = run.lesson();
-    let title = match (run.step(), run.exercise()) {
-        (Some(s), _) => s.title.clone(),
-        (_, Some(e)) => e.title.clone(),
-        _ => String::new(),
-    };
-    set_title(&format!("{title} · {}", l.title));
     *neighbours.borrow_mut() = (
         run.previous().map(|x| Route::place(&l.id, place_id(l, x))),
         run.can_go_on()
