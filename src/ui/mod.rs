@@ -12,6 +12,7 @@ pub mod export;
 pub mod lab;
 pub mod links;
 pub mod notes;
+pub mod paint;
 pub mod route;
 pub mod share;
 pub mod svg;
