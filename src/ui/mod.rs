@@ -13,6 +13,7 @@ pub mod handover;
 pub mod lab;
 pub mod links;
 pub mod notes;
+pub mod paint;
 pub mod route;
 pub mod share;
 pub mod svg;

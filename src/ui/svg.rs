@@ -8,21 +8,27 @@
 
 use std::fmt::Write as _;
 
+use crate::ui::paint::{self, Frame, LaneBox};
 use crate::ui::timeline::{self, LaneKind, Layout, MarkKind, SpanKind, Window};
 use crate::ui::Outcome;
 use crate::world::Micros;
 
 /// The picture's width in pixels; the height follows from the lanes.
 pub const WIDTH: u32 = 1200;
-const LABEL_W: f64 = 150.0;
-const LANE_H: f64 = 26.0;
+/// The lane labels' width and the margin on the right.
+const FRAME: Frame = Frame::new(150.0, 16.0);
+/// A lane: lower than the page's, with the notes' tags over its top rather than in a strip of
+/// their own.
+const LANE: LaneBox = LaneBox {
+    height: 26.0,
+    note_band: 0.0,
+};
 const TOP: f64 = 74.0;
 /// The most notes a picture draws (the first ones).
 const NOTES_MAX: usize = 24;
 /// The most characters of the headline on one line of the picture, and the line's height.
 const HEADLINE_CHARS: usize = 150;
 const HEADLINE_LINE: f64 = 15.0;
-const RIGHT: f64 = 16.0;
 
 /// Escapes text for XML content and attribute values.
 pub fn xml_escape(text: &str) -> String {
@@ -42,89 +48,80 @@ pub fn xml_escape(text: &str) -> String {
     out
 }
 
-fn span_colour(kind: SpanKind) -> &'static str {
-    match kind {
-        SpanKind::Waiting => "#8a8f98",
-        SpanKind::Believed => "#0072b2",
-        SpanKind::Paused => "#cc79a7",
-        SpanKind::Held => "#56b4e9",
-        SpanKind::Outage => "#6b6b6b",
-        SpanKind::Partition => "#e69f00",
-    }
-}
-
-fn mark_colour(kind: MarkKind) -> &'static str {
-    match kind {
-        MarkKind::Read => "#009e73",
-        MarkKind::Write => "#0072b2",
-        MarkKind::Rejected => "#1b1b1b",
-        MarkKind::LostUpdate => "#d55e00",
-        MarkKind::Request | MarkKind::Queued | MarkKind::Aborted | MarkKind::MessageLost => {
-            "#555555"
-        }
-        _ => "#5a3d8a",
-    }
-}
-
-/// One mark's shape centred at (x, y). Shapes differ by kind, so colour is never the only
-/// carrier.
+/// One mark's shape centred at (x, y), as the page draws it: every kind has its own shape, so
+/// colour is never the only carrier.
 fn mark_shape(out: &mut String, kind: MarkKind, x: f64, y: f64) {
-    let c = mark_colour(kind);
-    let _ = match kind {
-        MarkKind::Read => writeln!(
+    let c = paint::mark_colour(kind).light;
+    let _ = write!(
+        out,
+        r#"<path transform="translate({x:.1} {y:.1})" d="{}" "#,
+        paint::mark_path(kind)
+    );
+    let _ = if paint::outlined(kind) {
+        writeln!(
             out,
-            r##"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" fill="#fff" stroke="{c}" stroke-width="1.5"/>"##
-        ),
-        MarkKind::Write => writeln!(
+            r#"fill="none" stroke="{c}" stroke-width="{}"/>"#,
+            paint::MARK_LINE
+        )
+    } else if let Some(cut) = paint::mark_cut(kind) {
+        writeln!(
             out,
-            r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" fill="{c}"/>"#
-        ),
-        MarkKind::Rejected => writeln!(
-            out,
-            r#"<path d="M{:.1} {:.1}l7 7m0 -7l-7 7" stroke="{c}" stroke-width="2"/>"#,
-            x - 3.5,
-            y - 3.5
-        ),
-        MarkKind::LostUpdate => writeln!(
-            out,
-            r#"<path d="M{x:.1} {:.1}l5 8h-10z" fill="{c}"/>"#,
-            y - 5.0
-        ),
-        MarkKind::Request => writeln!(
-            out,
-            r#"<path d="M{x:.1} {:.1}v10" stroke="{c}" stroke-width="1.5"/>"#,
-            y - 5.0
-        ),
-        _ => writeln!(
-            out,
-            r#"<rect x="{:.1}" y="{:.1}" width="5" height="5" fill="{c}" transform="rotate(45 {x:.1} {y:.1})"/>"#,
-            x - 2.5,
-            y - 2.5
-        ),
+            r#"fill="{c}" stroke="{}" stroke-width="{cut}"/>"#,
+            paint::BG.light
+        )
+    } else {
+        writeln!(out, r#"fill="{c}"/>"#)
     };
 }
 
-/// A round step for the time axis: about eight ticks across the run.
-fn tick_step(end: Micros) -> Micros {
-    let rough = (end / 8).max(1);
-    let mut step: Micros = 1;
-    loop {
-        for m in [1, 2, 5] {
-            if step * m >= rough {
-                return step * m;
-            }
-        }
-        step *= 10;
+/// The fill of a span kind: its colour, or its hatch's pattern.
+fn span_fill(kind: SpanKind) -> String {
+    match paint::span_hatch(kind) {
+        Some(h) => format!("url(#ls-hatch-{})", h.name),
+        None => paint::span_colour(kind).light.to_string(),
     }
 }
 
-fn time_label(t: Micros) -> String {
-    if t % 1_000_000 == 0 {
-        format!("{} s", t / 1_000_000)
-    } else if t % 1000 == 0 {
-        format!("{} ms", t / 1000)
+/// One span's rectangle, filled and outlined as the page draws it, with `title` as its tooltip.
+fn span_rect(out: &mut String, kind: SpanKind, (x, y, w, h): (f64, f64, f64, f64), title: &str) {
+    let _ = write!(
+        out,
+        r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{}""#,
+        span_fill(kind)
+    );
+    if let Some(edge) = paint::span_edge(kind) {
+        let _ = write!(out, r#" stroke="{}" stroke-width="1""#, edge.light);
+    }
+    let _ = if title.is_empty() {
+        writeln!(out, "/>")
     } else {
-        format!("{:.3} ms", t as f64 / 1000.0)
+        writeln!(out, "><title>{}</title></rect>", xml_escape(title))
+    };
+}
+
+/// The hatches' patterns, for the picture's `<defs>`.
+fn hatch_patterns(out: &mut String) {
+    let tile = paint::HATCH_TILE;
+    for h in paint::HATCHES {
+        let _ = write!(
+            out,
+            r#"<pattern id="ls-hatch-{}" width="{tile}" height="{tile}" patternUnits="userSpaceOnUse">"#,
+            h.name
+        );
+        if let Some(bg) = h.background {
+            let _ = write!(
+                out,
+                r#"<rect width="{tile}" height="{tile}" fill="{}"/>"#,
+                bg.light
+            );
+        }
+        let _ = write!(
+            out,
+            r#"<path d="{}" fill="none" stroke="{}" stroke-width="{}"/></pattern>"#,
+            h.path,
+            h.colour.light,
+            paint::HATCH_LINE
+        );
     }
 }
 
@@ -133,17 +130,19 @@ fn time_label(t: Micros) -> String {
 pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option<&str>) -> String {
     let layout: &Layout = &outcome.layout;
     let end = layout.end.max(1);
-    let plot_w = f64::from(WIDTH) - LABEL_W - RIGHT;
+    let width = f64::from(WIDTH);
+    let plot_w = FRAME.plot(width);
     let lanes = layout.lanes.len() as f64;
     // The headline is shown whole, wrapped onto as many lines as it needs (a long one names
     // two grants and their services), and the picture grows to make room.
     let headline = wrap(&outcome.headline, HEADLINE_CHARS);
     let top = TOP + (headline.len().saturating_sub(1)) as f64 * HEADLINE_LINE;
-    let legend_y = top + lanes * LANE_H + 28.0;
+    let legend_y = top + lanes * LANE.height + 28.0;
     let height = legend_y + 64.0;
     let us_per_px = end as f64 / plot_w;
-    let x_of = |t: Micros| LABEL_W + (t.min(end) as f64 / end as f64) * plot_w;
-    let lane_y = |i: usize| top + i as f64 * LANE_H;
+    let x_of = |t: Micros| FRAME.x(t.min(end), Window::all(end), width);
+    let lane_y = |i: usize| top + i as f64 * LANE.height;
+    let fg = paint::FG.light;
 
     let mut s = String::with_capacity(64 * 1024);
     let _ = writeln!(
@@ -159,22 +158,25 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         outcome.events.len()
     );
     let _ = writeln!(s, r#"<metadata id="lockstep-run">{metadata}</metadata>"#);
+    s.push_str("<defs>");
+    hatch_patterns(&mut s);
+    s.push_str("</defs>\n");
     let _ = writeln!(
         s,
-        r##"<defs><pattern id="ls-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#d55e00" fill-opacity="0.18"/><line x1="0" y1="0" x2="0" y2="6" stroke="#d55e00" stroke-width="2"/></pattern></defs>"##
+        r#"<rect width="100%" height="100%" fill="{}"/>"#,
+        paint::BG.light
     );
-    let _ = writeln!(s, r##"<rect width="100%" height="100%" fill="#ffffff"/>"##);
     let _ = writeln!(
         s,
-        r##"<text x="12" y="22" font-size="15" font-weight="600" fill="#1b1b1b">{}</text>"##,
+        r#"<text x="12" y="22" font-size="15" font-weight="600" fill="{fg}">{}</text>"#,
         xml_escape(title)
     );
     let broken = outcome.verdict.exclusion == crate::monitor::Exclusion::Broken
         || outcome.verdict.integrity == crate::monitor::Integrity::Corrupted;
     let _ = write!(
         s,
-        r##"<text x="12" y="42" fill="{}">"##,
-        if broken { "#b33c00" } else { "#006b4f" }
+        r#"<text x="12" y="42" fill="{}">"#,
+        if broken { paint::BROKEN } else { paint::HOLDS }.light
     );
     for (k, line) in headline.iter().enumerate() {
         let _ = write!(
@@ -187,17 +189,19 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     let _ = writeln!(s, "</text>");
 
     // The time axis.
-    let step = tick_step(end);
+    let step = paint::tick_step(end, plot_w);
     let mut t = 0;
     while t <= end {
         let x = x_of(t);
         let _ = writeln!(
             s,
-            r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#dde0e4"/><text x="{x:.1}" y="{:.1}" fill="#555555" font-size="10" text-anchor="middle">{}</text>"##,
+            r#"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{}"/><text x="{x:.1}" y="{:.1}" fill="{}" font-size="10" text-anchor="middle">{}</text>"#,
             top - 6.0,
-            top + lanes * LANE_H,
+            top + lanes * LANE.height,
+            paint::GRID.light,
             top - 9.0,
-            time_label(t)
+            paint::MUTED.light,
+            paint::tick_label(t)
         );
         t += step;
     }
@@ -207,8 +211,14 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         let y = lane_y(i);
         let _ = writeln!(
             s,
-            r##"<rect x="0" y="{y:.1}" width="{WIDTH}" height="{LANE_H}" fill="{}"/>"##,
-            if i % 2 == 0 { "#fafbfc" } else { "#f0f2f5" }
+            r#"<rect x="0" y="{y:.1}" width="{WIDTH}" height="{}" fill="{}"/>"#,
+            LANE.height,
+            if i % 2 == 0 {
+                paint::LANE_EVEN
+            } else {
+                paint::LANE_ODD
+            }
+            .light
         );
         let weight = if lane.kind == LaneKind::Resource {
             "600"
@@ -217,40 +227,29 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         };
         let _ = writeln!(
             s,
-            r##"<text x="8" y="{:.1}" fill="#1b1b1b" font-weight="{weight}">{}</text>"##,
-            y + LANE_H / 2.0 + 4.0,
+            r#"<text x="8" y="{:.1}" fill="{fg}" font-weight="{weight}">{}</text>"#,
+            y + LANE.height / 2.0 + 4.0,
             xml_escape(&clip(&lane.label, 22))
         );
         for span in timeline::visible_spans(&lane.spans, us_per_px) {
             let x0 = x_of(span.from);
             let w = (x_of(span.to) - x0).max(1.0);
-            let (top, h) = match span.kind {
-                SpanKind::Waiting => (y + LANE_H / 2.0 - 1.5, 3.0),
-                SpanKind::Partition | SpanKind::Outage => (y + 2.0, LANE_H - 4.0),
-                _ => (y + 5.0, LANE_H - 10.0),
-            };
-            let opacity = if matches!(span.kind, SpanKind::Partition | SpanKind::Outage) {
-                r#" fill-opacity="0.45""#
+            let (top, h) = LANE.span(span.kind, y);
+            let title = if span.label.is_empty() {
+                span.kind.meaning()
             } else {
-                ""
+                &span.label
             };
-            let _ = writeln!(
-                s,
-                r#"<rect x="{x0:.1}" y="{top:.1}" width="{w:.1}" height="{h:.1}" fill="{}"{opacity}><title>{}</title></rect>"#,
-                span_colour(span.kind),
-                xml_escape(&if span.label.is_empty() {
-                    span.kind.meaning().to_string()
-                } else {
-                    span.label.clone()
-                })
-            );
+            span_rect(&mut s, span.kind, (x0, top, w, h), title);
         }
         for mark in timeline::visible_marks(&lane.marks, us_per_px) {
-            mark_shape(&mut s, mark.kind, x_of(mark.at), y + LANE_H / 2.0);
+            mark_shape(&mut s, mark.kind, x_of(mark.at), LANE.mid(y));
         }
     }
 
-    // Overlaps, on the lanes involved only, joined by an outline from the first to the last.
+    // Overlaps, as the page marks them: a hatched cell in each lane involved, joined across the
+    // lanes that are not.
+    let violation = paint::VIOLATION.light;
     for band in layout.bands(Window::all(end), us_per_px) {
         let x0 = x_of(band.from);
         let w = (x_of(band.to) - x0).max(2.0);
@@ -259,22 +258,25 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
             None => format!("{} overlapping holds", band.count),
         };
         let _ = writeln!(s, "<g><title>{}</title>", xml_escape(&text));
-        for lane in &band.lanes {
+        let marking = timeline::marking(&band.lanes);
+        for lane in &marking.cells {
             let _ = writeln!(
                 s,
-                r##"<rect x="{x0:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="url(#ls-hatch)" stroke="#d55e00"/>"##,
+                r#"<rect x="{x0:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="url(#ls-hatch-violation)" stroke="{violation}" stroke-width="{}"/>"#,
                 lane_y(*lane) + 1.0,
-                LANE_H - 2.0
+                LANE.height - 2.0,
+                paint::VIOLATION_LINE
             );
         }
-        if let (Some(first), Some(last)) = (band.lanes.first(), band.lanes.last()) {
+        for (upper, lower) in &marking.joins {
             let _ = writeln!(
                 s,
-                r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#d55e00" stroke-width="2"/>"##,
-                x0 + w / 2.0,
-                lane_y(*first) + LANE_H - 1.0,
-                x0 + w / 2.0,
-                lane_y(*last) + 1.0
+                r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{violation}" stroke-width="{}"/>"#,
+                x0 + 1.0,
+                lane_y(*upper) + LANE.height - 1.0,
+                x0 + 1.0,
+                lane_y(*lower) + 1.0,
+                paint::JOIN_LINE
             );
         }
         let _ = writeln!(s, "</g>");
@@ -289,12 +291,13 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         let y = lane_y(n.anchor) + 2.0;
         let _ = write!(
             s,
-            r##"<g class="note" data-note="{}"><title>{}</title><rect x="{:.1}" y="{y:.1}" width="12" height="12" rx="2" fill="{}"/><text x="{x:.1}" y="{:.1}" fill="#ffffff" font-size="9" font-weight="700" text-anchor="middle">{}</text>"##,
+            r##"<g class="note" data-note="{}"><title>{}</title><rect x="{:.1}" y="{y:.1}" width="12" height="12" rx="2" fill="{}"/><text x="{x:.1}" y="{:.1}" fill="{}" font-size="9" font-weight="700" text-anchor="middle">{}</text>"##,
             n.kind.name(),
             xml_escape(&n.text),
             x - 6.0,
-            note_colour(n.kind),
+            paint::note_colour(n.kind).light,
             y + 9.0,
+            paint::BG.light,
             n.kind.letter()
         );
         let label = clip(&n.short, 40);
@@ -302,7 +305,7 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         if x + 8.0 > label_end.get(lane).copied().unwrap_or(0.0) {
             let _ = write!(
                 s,
-                r##"<text x="{:.1}" y="{:.1}" fill="#1b1b1b" font-size="10">{}</text>"##,
+                r#"<text x="{:.1}" y="{:.1}" fill="{fg}" font-size="10">{}</text>"#,
                 x + 8.0,
                 y + 9.0,
                 xml_escape(&label)
@@ -319,14 +322,14 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     let mut y = legend_y;
     let mut item = |s: &mut String, draw: &dyn Fn(&mut String, f64, f64), words: &str| {
         let w = 22.0 + words.len() as f64 * 6.2;
-        if x + w > f64::from(WIDTH) - RIGHT {
+        if x + w > FRAME.right(width) {
             x = 12.0;
             y += 18.0;
         }
         draw(s, x, y);
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{:.1}" fill="#1b1b1b" font-size="11">{}</text>"##,
+            r#"<text x="{:.1}" y="{:.1}" fill="{fg}" font-size="11">{}</text>"#,
             x + 16.0,
             y + 4.0,
             xml_escape(words)
@@ -343,14 +346,7 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     ] {
         item(
             &mut s,
-            &|s, x, y| {
-                let _ = writeln!(
-                    s,
-                    r#"<rect x="{x:.1}" y="{:.1}" width="12" height="8" fill="{}"/>"#,
-                    y - 4.0,
-                    span_colour(kind)
-                );
-            },
+            &|s, x, y| span_rect(s, kind, (x, y - 4.0, 12.0, 8.0), ""),
             kind.meaning(),
         );
     }
@@ -372,7 +368,7 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         &|s, x, y| {
             let _ = writeln!(
                 s,
-                r##"<rect x="{x:.1}" y="{:.1}" width="12" height="10" fill="url(#ls-hatch)" stroke="#d55e00"/>"##,
+                r#"<rect x="{x:.1}" y="{:.1}" width="12" height="10" fill="url(#ls-hatch-violation)" stroke="{violation}"/>"#,
                 y - 5.0
             );
         },
@@ -381,25 +377,14 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     if let Some(link) = link {
         let _ = writeln!(
             s,
-            r##"<a xlink:href="{0}" href="{0}" target="_blank"><text x="{1:.1}" y="22" text-anchor="end" fill="#0b5cad" text-decoration="underline">Open this run in Lockstep</text></a>"##,
+            r#"<a xlink:href="{0}" href="{0}" target="_blank"><text x="{1:.1}" y="22" text-anchor="end" fill="{2}" text-decoration="underline">Open this run in Lockstep</text></a>"#,
             xml_escape(link),
-            f64::from(WIDTH) - RIGHT
+            FRAME.right(width),
+            paint::FOCUS.light
         );
     }
     s.push_str("</svg>\n");
     s
-}
-
-/// At most `n` characters, with an ellipsis when cut.
-/// The colour of a note's tag, as the page's style sheet gives it in its light theme.
-fn note_colour(kind: crate::ui::notes::NoteKind) -> &'static str {
-    use crate::ui::notes::NoteKind;
-    match kind {
-        NoteKind::FirstOverlap | NoteKind::LostUpdate => "#b33c00",
-        NoteKind::Rejection => "#1b1b1b",
-        NoteKind::Cycle => "#5a3d8a",
-        NoteKind::Unavailable => "#6b6b6b",
-    }
 }
 
 /// Words in lines of at most `n` characters (a longer word gets a line of its own).
@@ -421,6 +406,7 @@ fn wrap(text: &str, n: usize) -> Vec<String> {
     lines
 }
 
+/// At most `n` characters, with an ellipsis when cut.
 fn clip(text: &str, n: usize) -> String {
     let mut out: String = text.chars().take(n).collect();
     if text.chars().count() > n {

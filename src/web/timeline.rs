@@ -17,6 +17,7 @@ use super::Dispatch;
 use crate::ui::compare::Diff;
 use crate::ui::links::{Link, LinkKind};
 use crate::ui::notes::NoteKind;
+use crate::ui::paint::{self, Colour, Frame, LaneBox};
 use crate::ui::timeline::{
     marking, visible_marks, visible_spans, Layout, MarkKind, SpanKind, Window,
 };
@@ -29,9 +30,8 @@ const OVERLAYS_MAX: usize = 100;
 /// is read by zooming in, where every note in view has its own.
 const NOTE_TWINS_MAX: usize = 40;
 
-/// Width of the lane labels on the left.
-pub const GUTTER: u32 = 112;
-const RIGHT: u32 = 10;
+/// The lane labels' width on the left, and the margin on the right.
+const FRAME: Frame = Frame::new(112.0, 10.0);
 const AXIS: u32 = 24;
 /// The height of a lane in a timeline with many lanes.
 const LANE: u32 = 38;
@@ -62,9 +62,17 @@ impl Geo {
         f64::from(AXIS + self.lane * lane as u32)
     }
 
+    /// The vertical layout of every lane.
+    fn lane_box(&self) -> LaneBox {
+        LaneBox {
+            height: f64::from(self.lane),
+            note_band: f64::from(NOTE_BAND),
+        }
+    }
+
     /// The middle of a lane's drawing, below its note strip: where marks and links sit.
     fn mid(&self, lane: usize) -> f64 {
-        self.top(lane) + f64::from(NOTE_BAND) + f64::from(self.lane - NOTE_BAND) / 2.0
+        self.lane_box().mid(self.top(lane))
     }
 
     /// The lane under a height, if any.
@@ -83,47 +91,6 @@ pub fn playhead_style(t: Micros, w: Window, width: u32) -> String {
 /// that, so the picture is the same and the page stays light.
 const MARK_COLUMN_PX: f64 = 3.0;
 
-/// The shape of each mark, centred on the origin. Every meaning has its own shape as well as
-/// its own colour, so that nothing depends on telling colours apart.
-fn mark_path(kind: MarkKind) -> &'static str {
-    match kind {
-        MarkKind::Request => "M0,-5 L5,4 L-5,4 Z",
-        MarkKind::Aborted => "M-4,-4 L4,4 M4,-4 L-4,4",
-        MarkKind::Queued => "M-3.5,-3.5 H3.5 V3.5 H-3.5 Z",
-        MarkKind::Refused => "M-5,0 H5 M0,-5 A5,5 0 1 1 0,5 A5,5 0 1 1 0,-5",
-        MarkKind::Released => "M0,5 L5,-4 L-5,-4 Z",
-        MarkKind::Expired => "M-4,-5 H4 L-4,5 H4 Z",
-        MarkKind::Superseded => "M0,-5 L5,0 L0,5 L-5,0 Z",
-        MarkKind::Read => "M-3.5,0 A3.5,3.5 0 1 1 3.5,0 A3.5,3.5 0 1 1 -3.5,0",
-        MarkKind::Write => "M-4.5,0 A4.5,4.5 0 1 1 4.5,0 A4.5,4.5 0 1 1 -4.5,0 Z",
-        MarkKind::Rejected => "M-5,-5 L5,5 M5,-5 L-5,5 M-5,-5 H5 V5 H-5 Z",
-        MarkKind::LostUpdate => "M0,-7 L7,6 L-7,6 Z M0,-2 V2 M0,4 V4.5",
-        MarkKind::MessageLost => "M-3,-3 L3,3 M3,-3 L-3,3",
-        MarkKind::Migrated => "M-5,0 H4 M1,-4 L5,0 L1,4",
-    }
-}
-
-/// The hatches of areas, as the path of one 8 by 8 tile: the canvas and the legend's SVG
-/// patterns draw the same lines.
-const HATCH_PAUSED: &str = "M0,8 L8,0 M-2,2 L2,-2 M6,10 L10,6";
-const HATCH_OUTAGE: &str = "M0,0 L8,8 M8,0 L0,8";
-const HATCH_PARTITION: &str = "M0,5 L2,3 L4,5 L6,3 L8,5";
-const HATCH_VIOLATION: &str = "M0,0 L8,8 M-2,6 L2,10 M6,-2 L10,2";
-
-/// Marks drawn as outlines rather than filled shapes.
-fn outlined(kind: MarkKind) -> bool {
-    matches!(
-        kind,
-        MarkKind::Aborted
-            | MarkKind::Queued
-            | MarkKind::Refused
-            | MarkKind::Read
-            | MarkKind::Rejected
-            | MarkKind::MessageLost
-            | MarkKind::Migrated
-    )
-}
-
 /// The shapes and patterns every timeline and the legend refer to, defined once per page.
 #[function_component(Defs)]
 pub fn defs() -> Html {
@@ -131,24 +98,22 @@ pub fn defs() -> Html {
         <svg class="defs" width="0" height="0" aria-hidden="true" focusable="false">
         <defs>
             { for MarkKind::ALL.iter().map(|k| html! {
-                <path id={format!("mk-{}", k.name())} d={mark_path(*k)} />
+                <path id={format!("mk-{}", k.name())} d={paint::mark_path(*k)} />
             }) }
             <marker id="arrow-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
                 <path d="M0,0 L10,5 L0,10 Z" class="arrow-head" />
             </marker>
-            <pattern id="hatch-violation" width="8" height="8" patternUnits="userSpaceOnUse">
-                <rect width="8" height="8" class="hatch-bg-violation" />
-                <path d={HATCH_VIOLATION} class="hatch-line-violation" fill="none" stroke-width="1.5" />
-            </pattern>
-            <pattern id="hatch-outage" width="8" height="8" patternUnits="userSpaceOnUse">
-                <path d={HATCH_OUTAGE} class="hatch-line-outage" fill="none" stroke-width="1.5" />
-            </pattern>
-            <pattern id="hatch-partition" width="8" height="8" patternUnits="userSpaceOnUse">
-                <path d={HATCH_PARTITION} class="hatch-line-partition" fill="none" stroke-width="1.5" />
-            </pattern>
-            <pattern id="hatch-paused" width="8" height="8" patternUnits="userSpaceOnUse">
-                <path d={HATCH_PAUSED} class="hatch-line-paused" fill="none" stroke-width="1.5" />
-            </pattern>
+            { for paint::HATCHES.iter().map(|h| html! {
+                <pattern id={format!("hatch-{}", h.name)} width={paint::HATCH_TILE.to_string()}
+                    height={paint::HATCH_TILE.to_string()} patternUnits="userSpaceOnUse">
+                    if h.background.is_some() {
+                        <rect width={paint::HATCH_TILE.to_string()} height={paint::HATCH_TILE.to_string()}
+                            class={format!("hatch-bg-{}", h.name)} />
+                    }
+                    <path d={h.path} class={format!("hatch-line-{}", h.name)} fill="none"
+                        stroke-width={paint::HATCH_LINE.to_string()} />
+                </pattern>
+            }) }
         </defs>
         </svg>
     }
@@ -159,71 +124,18 @@ fn swatch_mark(kind: MarkKind) -> Html {
     html! {
         <svg class="swatch" width="18" height="18" viewBox="-9 -9 18 18" aria-hidden="true">
             <use href={format!("#mk-{}", kind.name())}
-                class={classes!("mark", format!("mark-{}", kind.name()), outlined(kind).then_some("outlined"))} />
+                class={classes!("mark", format!("mark-{}", kind.name()), paint::outlined(kind).then_some("outlined"))} />
         </svg>
     }
 }
 
 fn swatch_span(kind: SpanKind) -> Html {
     let g = Geo::of(usize::MAX);
-    let (y, h) = span_geometry(kind, f64::from(AXIS), g);
+    let (y, h) = g.lane_box().span(kind, f64::from(AXIS));
     html! {
         <svg class="swatch" width="28" height="18" viewBox={format!("0 {} 28 18", g.mid(0) - 9.0)} aria-hidden="true">
             <rect x="1" y={y.to_string()} width="26" height={h.to_string()} class={classes!("span", format!("span-{}", kind.name()))} />
         </svg>
-    }
-}
-
-/// The vertical place of a span kind inside a lane starting at `top`: below the note strip,
-/// except for the hatched backgrounds of pauses, outages and partitions, which fill the lane.
-fn span_geometry(kind: SpanKind, top: f64, g: Geo) -> (f64, f64) {
-    let lane = f64::from(g.lane);
-    let band = NOTE_BAND as f64;
-    let mid = top + band + (lane - band) / 2.0;
-    match kind {
-        SpanKind::Waiting => (mid - 2.0, 4.0),
-        SpanKind::Believed | SpanKind::Held => (mid - 9.0, 18.0),
-        SpanKind::Paused | SpanKind::Outage | SpanKind::Partition => (top + 2.0, lane - 4.0),
-    }
-}
-
-/// A round step for the axis, about every 110 pixels.
-fn tick_step(span: Micros, width: u32) -> Micros {
-    let usable = width.saturating_sub(GUTTER + RIGHT).max(1) as f64;
-    let want = span.max(1) as f64 / usable * 110.0;
-    const STEPS: [Micros; 18] = [
-        1_000,
-        2_000,
-        5_000,
-        10_000,
-        20_000,
-        50_000,
-        100_000,
-        200_000,
-        250_000,
-        500_000,
-        1_000_000,
-        2_000_000,
-        5_000_000,
-        10_000_000,
-        30_000_000,
-        60_000_000,
-        300_000_000,
-        600_000_000,
-    ];
-    STEPS
-        .into_iter()
-        .find(|s| *s as f64 >= want)
-        .unwrap_or(600_000_000)
-}
-
-fn tick_label(t: Micros) -> String {
-    if t % 1_000_000 == 0 {
-        format!("{}s", t / 1_000_000)
-    } else if t % 100_000 == 0 {
-        format!("{:.1}s", t as f64 / 1e6)
-    } else {
-        format!("{:.2}s", t as f64 / 1e6)
     }
 }
 
@@ -294,8 +206,7 @@ pub fn lane_band(lanes: usize, lane: usize) -> (u32, u32) {
 
 /// The x coordinate of a time in a window, on a timeline of the given width.
 pub fn x_in(t: Micros, w: Window, width: u32) -> f64 {
-    let plot = width.saturating_sub(GUTTER + RIGHT).max(1) as f64;
-    GUTTER as f64 + plot * w.fraction(t)
+    FRAME.x(t, w, f64::from(width))
 }
 
 /// The words a link says to a screen reader and in its tooltip.
@@ -364,7 +275,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let (window, divergence) = (p.window, p.divergence);
         use_effect_with(deps, move |_| {
             if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                paint(
+                paint_canvas(
                     &c,
                     &layout,
                     window,
@@ -390,12 +301,12 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let selected = p.selected;
         Callback::from(move |e: MouseEvent| {
             let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-            if y < f64::from(AXIS) || x < f64::from(GUTTER) {
+            if y < f64::from(AXIS) || x < FRAME.gutter {
                 return;
             }
             let lane = g.lane_at(y);
-            let plot = f64::from(width.saturating_sub(GUTTER + RIGHT).max(1));
-            let t = window.time_at((x - f64::from(GUTTER)) / plot);
+            let plot = FRAME.plot(f64::from(width));
+            let t = window.time_at((x - FRAME.gutter) / plot);
             let tolerance = (6.0 * window.span() as f64 / plot) as Micros;
             let hit = layout.hit(lane, t, tolerance);
             if hit.is_some() && hit != selected {
@@ -425,8 +336,8 @@ pub fn timeline(p: &TimelineProps) -> Html {
             Callback::from(move |_: FocusEvent| if !flipped { d.dispatch(Action::Pin { pin: Pinned::Overlap(k), seek: true }) })
         };
         let lane = o.lanes.last().copied().unwrap_or(0);
-        let x0 = x(o.from).max(f64::from(GUTTER));
-        let w = (x(o.to).min(f64::from(width - RIGHT)) - x0).max(4.0);
+        let x0 = x(o.from).max(FRAME.gutter);
+        let w = (x(o.to).min(FRAME.right(f64::from(width))) - x0).max(4.0);
         let text = format!("{prefix}{}", o.text);
         let pinned = p.pinned == Some(Pinned::Overlap(k));
         html! {
@@ -506,116 +417,74 @@ pub fn timeline(p: &TimelineProps) -> Html {
     }
 }
 
-/// The palette, read from the style sheet's custom properties once per paint.
+/// The palette: the table's colours as the style sheet gives them, read once per paint.
 struct Palette {
-    fg: String,
-    muted: String,
-    lane_even: String,
-    lane_odd: String,
-    grid: String,
-    bg: String,
-    named: Vec<(&'static str, String)>,
+    values: Vec<String>,
 }
-
-/// Every colour variable the painting uses besides the fixed ones above.
-const COLOURS: [&str; 16] = [
-    "--waiting",
-    "--believed",
-    "--held",
-    "--paused",
-    "--outage",
-    "--partition",
-    "--violation",
-    "--violation-bg",
-    "--read",
-    "--write",
-    "--rejected",
-    "--lost",
-    "--service-mark",
-    "--diff",
-    "--broken",
-    "--fg",
-];
 
 impl Palette {
     fn read(el: &web_sys::Element) -> Palette {
         let style = gloo::utils::window().get_computed_style(el).ok().flatten();
-        let get = |name: &str, fallback: &str| {
+        let get = |c: &Colour| {
             style
                 .as_ref()
-                .and_then(|s| s.get_property_value(name).ok())
+                .and_then(|s| s.get_property_value(c.var).ok())
                 .map(|v| v.trim().to_string())
                 .filter(|v| !v.is_empty())
-                .unwrap_or_else(|| fallback.to_string())
+                .unwrap_or_else(|| c.light.to_string())
         };
-        let fg = get("--fg", "#1b1b1b");
         Palette {
-            muted: get("--muted", "#555"),
-            lane_even: get("--lane-even", "#fafbfc"),
-            lane_odd: get("--lane-odd", "#f0f2f5"),
-            grid: get("--grid", "#dde0e4"),
-            bg: get("--bg", "#fff"),
-            named: COLOURS.iter().map(|n| (*n, get(n, &fg))).collect(),
-            fg,
+            values: paint::COLOURS.iter().map(get).collect(),
         }
     }
 
-    fn of(&self, name: &str) -> &str {
-        self.named
+    fn of(&self, colour: Colour) -> &str {
+        paint::COLOURS
             .iter()
-            .find(|(n, _)| *n == name)
-            .map_or(self.fg.as_str(), |(_, v)| v.as_str())
+            .position(|c| *c == colour)
+            .and_then(|k| self.values.get(k))
+            .map_or(colour.light, |v| v.as_str())
     }
 }
 
-/// The colour variable of each mark kind (the legend's style sheet uses the same ones).
-fn mark_colour(kind: MarkKind) -> &'static str {
-    match kind {
-        MarkKind::Request => "--waiting",
-        MarkKind::Aborted => "--broken",
-        MarkKind::Read => "--read",
-        MarkKind::Write => "--write",
-        MarkKind::Rejected => "--rejected",
-        MarkKind::LostUpdate => "--lost",
-        MarkKind::Expired => "--paused",
-        MarkKind::MessageLost => "--partition",
-        MarkKind::Migrated => "--fg",
-        MarkKind::Queued | MarkKind::Refused | MarkKind::Released | MarkKind::Superseded => {
-            "--service-mark"
-        }
-    }
-}
-
-/// A repeating hatch in one colour, for paused, outage, partition and overlap areas; `path`
-/// is one of the `HATCH_*` tiles.
+/// A canvas pattern of one of the table's hatches, in the palette's colours.
 fn hatch(
     ctx: &CanvasRenderingContext2d,
-    colour: &str,
-    background: Option<&str>,
-    path: &str,
+    h: paint::Hatch,
+    pal: &Palette,
 ) -> Option<web_sys::CanvasPattern> {
     let tile: HtmlCanvasElement = gloo::utils::document()
         .create_element("canvas")
         .ok()?
         .dyn_into()
         .ok()?;
-    tile.set_width(8);
-    tile.set_height(8);
+    let side = paint::HATCH_TILE;
+    tile.set_width(side as u32);
+    tile.set_height(side as u32);
     let t: CanvasRenderingContext2d = tile.get_context("2d").ok()??.dyn_into().ok()?;
-    if let Some(bg) = background {
-        t.set_fill_style_str(bg);
-        t.fill_rect(0.0, 0.0, 8.0, 8.0);
+    if let Some(bg) = h.background {
+        t.set_fill_style_str(pal.of(bg));
+        t.fill_rect(0.0, 0.0, side, side);
     }
-    t.set_stroke_style_str(colour);
-    t.set_line_width(1.5);
-    t.stroke_with_path(&Path2d::new_with_path_string(path).ok()?);
+    t.set_stroke_style_str(pal.of(h.colour));
+    t.set_line_width(paint::HATCH_LINE);
+    t.stroke_with_path(&Path2d::new_with_path_string(h.path).ok()?);
     ctx.create_pattern_with_html_canvas_element(&tile, "repeat")
         .ok()
         .flatten()
 }
 
+/// The background of lane `i`: they alternate.
+fn lane_colour(i: usize) -> Colour {
+    if i % 2 == 0 {
+        paint::LANE_EVEN
+    } else {
+        paint::LANE_ODD
+    }
+}
+
 /// Paints the lanes, spans, marks, differences and overlaps of a window onto the canvas.
-fn paint(
+fn paint_canvas(
     canvas: &HtmlCanvasElement,
     layout: &Layout,
     w: Window,
@@ -656,28 +525,24 @@ fn paint(
     };
     base(&ctx);
     let x = |t: Micros| x_in(t, w, width);
-    let plot = f64::from(width.saturating_sub(GUTTER + RIGHT).max(1));
+    let plot = FRAME.plot(f64::from(width));
     let us_per_px = w.span() as f64 / plot;
-    let left = f64::from(GUTTER);
-    let right = f64::from(width - RIGHT);
+    let left = FRAME.gutter;
+    let right = FRAME.right(f64::from(width));
 
-    ctx.set_fill_style_str(&pal.bg);
+    ctx.set_fill_style_str(pal.of(paint::BG));
     ctx.fill_rect(0.0, 0.0, f64::from(width), f64::from(height));
     for (i, _) in layout.lanes.iter().enumerate() {
         let top = g.top(i);
-        ctx.set_fill_style_str(if i % 2 == 0 {
-            &pal.lane_even
-        } else {
-            &pal.lane_odd
-        });
+        ctx.set_fill_style_str(pal.of(lane_colour(i)));
         ctx.fill_rect(0.0, top, f64::from(width), f64::from(g.lane));
     }
 
     // The axis: round times with grid lines.
     ctx.set_font(&font(11.0, ""));
-    ctx.set_stroke_style_str(&pal.grid);
+    ctx.set_stroke_style_str(pal.of(paint::GRID));
     ctx.set_line_width(1.0);
-    let step = tick_step(w.span(), width);
+    let step = paint::tick_step(w.span(), plot);
     let mut t = w.from.div_ceil(step) * step;
     while t <= w.to {
         let xt = x(t).round() + 0.5;
@@ -685,8 +550,8 @@ fn paint(
         ctx.move_to(xt, f64::from(AXIS - 6));
         ctx.line_to(xt, f64::from(height));
         ctx.stroke();
-        ctx.set_fill_style_str(&pal.muted);
-        let _ = ctx.fill_text(&tick_label(t), xt + 2.0, f64::from(AXIS - 10));
+        ctx.set_fill_style_str(pal.of(paint::MUTED));
+        let _ = ctx.fill_text(&paint::tick_label(t), xt + 2.0, f64::from(AXIS - 10));
         t += step;
     }
 
@@ -696,20 +561,11 @@ fn paint(
     ctx.rect(left - 8.0, 0.0, right - left + 16.0, f64::from(height));
     ctx.clip();
 
-    let patterns = [
-        (
-            SpanKind::Paused,
-            hatch(&ctx, pal.of("--paused"), None, HATCH_PAUSED),
-        ),
-        (
-            SpanKind::Outage,
-            hatch(&ctx, pal.of("--outage"), None, HATCH_OUTAGE),
-        ),
-        (
-            SpanKind::Partition,
-            hatch(&ctx, pal.of("--partition"), None, HATCH_PARTITION),
-        ),
-    ];
+    let patterns: Vec<(&str, Option<web_sys::CanvasPattern>)> = paint::HATCHES
+        .iter()
+        .map(|h| (h.name, hatch(&ctx, *h, &pal)))
+        .collect();
+    let lane_box = g.lane_box();
     for (i, lane) in layout.lanes.iter().enumerate() {
         let top = g.top(i);
         let visible: Vec<_> = lane
@@ -719,28 +575,19 @@ fn paint(
             .cloned()
             .collect();
         for s in visible_spans(&visible, us_per_px) {
-            let (y, h) = span_geometry(s.kind, top, g);
+            let (y, h) = lane_box.span(s.kind, top);
             let x0 = x(s.from).max(left - 8.0);
             let wd = (x(s.to).min(right + 8.0) - x0).max(1.5);
-            match s.kind {
-                SpanKind::Waiting => ctx.set_fill_style_str(pal.of("--waiting")),
-                SpanKind::Believed => ctx.set_fill_style_str(pal.of("--believed")),
-                SpanKind::Held => ctx.set_fill_style_str(pal.of("--held")),
-                _ => {
-                    if let Some((_, Some(p))) = patterns.iter().find(|(k, _)| *k == s.kind) {
+            match paint::span_hatch(s.kind) {
+                None => ctx.set_fill_style_str(pal.of(paint::span_colour(s.kind))),
+                Some(hatch) => {
+                    if let Some((_, Some(p))) = patterns.iter().find(|(n, _)| *n == hatch.name) {
                         ctx.set_fill_style_canvas_pattern(p);
                     }
                 }
             }
             ctx.fill_rect(x0, y, wd, h);
-            let edge = match s.kind {
-                SpanKind::Held => Some("--believed"),
-                SpanKind::Paused => Some("--paused"),
-                SpanKind::Outage => Some("--outage"),
-                SpanKind::Partition => Some("--partition"),
-                _ => None,
-            };
-            if let Some(edge) = edge {
+            if let Some(edge) = paint::span_edge(s.kind) {
                 ctx.set_stroke_style_str(pal.of(edge));
                 ctx.set_line_width(1.0);
                 ctx.stroke_rect(x0 + 0.5, y + 0.5, (wd - 1.0).max(0.5), h - 1.0);
@@ -758,9 +605,9 @@ fn paint(
     // Marks, each kind with its own shape, thinned to what a pixel column can show.
     let shapes: Vec<(MarkKind, Option<Path2d>)> = MarkKind::ALL
         .iter()
-        .map(|k| (*k, Path2d::new_with_path_string(mark_path(*k)).ok()))
+        .map(|k| (*k, Path2d::new_with_path_string(paint::mark_path(*k)).ok()))
         .collect();
-    ctx.set_line_width(1.6);
+    ctx.set_line_width(paint::MARK_LINE);
     for (i, _) in layout.lanes.iter().enumerate() {
         let mid = g.mid(i);
         let marks = visible_marks(layout.marks_in(i, w), us_per_px * MARK_COLUMN_PX);
@@ -768,19 +615,19 @@ fn paint(
             let Some((_, Some(path))) = shapes.iter().find(|(k, _)| *k == m.kind) else {
                 continue;
             };
-            let colour = pal.of(mark_colour(m.kind));
+            let colour = pal.of(paint::mark_colour(m.kind));
             let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, x(m.at) * dpr, mid * dpr);
-            if outlined(m.kind) {
+            if paint::outlined(m.kind) {
                 ctx.set_stroke_style_str(colour);
                 ctx.stroke_with_path(path);
             } else {
                 ctx.set_fill_style_str(colour);
                 ctx.fill_with_path_2d(path);
-                if m.kind == MarkKind::LostUpdate {
-                    ctx.set_stroke_style_str(&pal.bg);
-                    ctx.set_line_width(1.0);
+                if let Some(cut) = paint::mark_cut(m.kind) {
+                    ctx.set_stroke_style_str(pal.of(paint::BG));
+                    ctx.set_line_width(cut);
                     ctx.stroke_with_path(path);
-                    ctx.set_line_width(1.6);
+                    ctx.set_line_width(paint::MARK_LINE);
                 }
             }
         }
@@ -803,7 +650,7 @@ fn paint(
                 .filter(|t| *t >= w.from && *t <= w.to)
                 .collect();
             flagged.sort_unstable();
-            ctx.set_stroke_style_str(pal.of("--diff"));
+            ctx.set_stroke_style_str(pal.of(paint::DIFF));
             ctx.set_line_width(2.0);
             let _ = ctx.set_line_dash(&js_sys::Array::of2(&3.0.into(), &2.0.into()));
             for t in flagged {
@@ -822,12 +669,7 @@ fn paint(
 
     // Overlaps: a hatched, outlined cell in each lane involved, joined across the lanes that
     // are not, so that nothing uninvolved seems part of it.
-    let band = hatch(
-        &ctx,
-        pal.of("--violation"),
-        Some(pal.of("--violation-bg")),
-        HATCH_VIOLATION,
-    );
+    let band = hatch(&ctx, paint::HATCH_VIOLATION, &pal);
     let bands = layout.bands(w, us_per_px);
     // Every cell in one path and every join in another, each filled or stroked once: a crowded
     // run has thousands of cells, and one call per cell would cost more than the picture.
@@ -849,22 +691,22 @@ fn paint(
             }
         }
     }
-    ctx.set_stroke_style_str(pal.of("--violation"));
+    ctx.set_stroke_style_str(pal.of(paint::VIOLATION));
     if let Some(path) = &cells {
         if let Some(p) = &band {
             ctx.set_fill_style_canvas_pattern(p);
             ctx.fill_with_path_2d(path);
         }
-        ctx.set_line_width(2.5);
+        ctx.set_line_width(paint::VIOLATION_LINE);
         ctx.stroke_with_path(path);
     }
     if let Some(path) = &joins {
-        ctx.set_line_width(2.0);
+        ctx.set_line_width(paint::JOIN_LINE);
         ctx.stroke_with_path(path);
     }
     // A warning sign in each band's resource cell.
     ctx.set_font(&font(11.0, "bold "));
-    ctx.set_fill_style_str(pal.of("--violation"));
+    ctx.set_fill_style_str(pal.of(paint::VIOLATION));
     for b in &bands {
         let y0 = g.top(b.lanes.last().copied().unwrap_or(0)) + f64::from(NOTE_BAND);
         let _ = ctx.fill_text("⚠", x(b.from) + 2.0, y0 + 10.0);
@@ -926,9 +768,9 @@ fn paint(
             let label_width = per_char * label.chars().count() as f64;
             if label_width + 6.0 < room {
                 let top = g.top(lane);
-                ctx.set_fill_style_str(&pal.bg);
+                ctx.set_fill_style_str(pal.of(paint::BG));
                 ctx.fill_rect(x0, top + 0.5, label_width + 4.0, f64::from(NOTE_BAND) - 1.0);
-                ctx.set_fill_style_str(pal.of("--violation"));
+                ctx.set_fill_style_str(pal.of(paint::VIOLATION));
                 let _ = ctx.fill_text(label, x0 + 2.0, top + f64::from(NOTE_BAND) - 2.5);
                 break;
             }
@@ -938,7 +780,7 @@ fn paint(
 
     if let Some(t) = divergence.filter(|t| *t >= w.from && *t <= w.to) {
         let xt = x(t);
-        ctx.set_stroke_style_str(pal.of("--diff"));
+        ctx.set_stroke_style_str(pal.of(paint::DIFF));
         ctx.set_line_width(2.0);
         let _ = ctx.set_line_dash(&js_sys::Array::of2(&6.0.into(), &3.0.into()));
         ctx.begin_path();
@@ -946,7 +788,7 @@ fn paint(
         ctx.line_to(xt, f64::from(height));
         ctx.stroke();
         let _ = ctx.set_line_dash(&js_sys::Array::new());
-        ctx.set_fill_style_str(pal.of("--diff"));
+        ctx.set_fill_style_str(pal.of(paint::DIFF));
         let _ = ctx.fill_text("runs differ from here", xt + 3.0, f64::from(height) - 4.0);
     }
     ctx.restore();
@@ -955,26 +797,10 @@ fn paint(
     ctx.set_font(&font(11.0, "600 "));
     for (i, lane) in layout.lanes.iter().enumerate() {
         let top = g.top(i);
-        ctx.set_fill_style_str(if i % 2 == 0 {
-            &pal.lane_even
-        } else {
-            &pal.lane_odd
-        });
+        ctx.set_fill_style_str(pal.of(lane_colour(i)));
         ctx.fill_rect(0.0, top, left - 8.0, f64::from(g.lane));
-        ctx.set_fill_style_str(&pal.fg);
+        ctx.set_fill_style_str(pal.of(paint::FG));
         let _ = ctx.fill_text(&shorten(&lane.label, 16), 6.0, g.mid(i) + 4.0);
-    }
-}
-
-/// The colour variable and the dash pattern of each kind of link: the pattern tells them apart
-/// without colour.
-fn link_style(kind: LinkKind) -> (&'static str, &'static [f64]) {
-    match kind {
-        LinkKind::Request => ("--waiting", &[5.0, 3.0]),
-        LinkKind::Grant => ("--believed", &[]),
-        LinkKind::Read => ("--read", &[1.5, 2.5]),
-        LinkKind::Write => ("--write", &[]),
-        LinkKind::Release => ("--service-mark", &[8.0, 3.0, 2.0, 3.0]),
     }
 }
 
@@ -1027,7 +853,7 @@ fn paint_links(
     ctx.set_line_width(1.3);
     ctx.set_font(font);
     for l in links {
-        let (colour, pattern) = link_style(l.kind);
+        let (colour, pattern) = paint::link_style(l.kind);
         ctx.set_stroke_style_str(pal.of(colour));
         ctx.set_fill_style_str(pal.of(colour));
         dash(ctx, pattern);
@@ -1054,22 +880,11 @@ fn paint_links(
             }
             last_end = xt + wd;
             let yt = g.mid(l.to_lane) + 12.0;
-            ctx.set_fill_style_str(&pal.bg);
+            ctx.set_fill_style_str(pal.of(paint::BG));
             ctx.fill_rect(xt - 1.0, yt - 8.0, wd + 2.0, 10.0);
-            ctx.set_fill_style_str(pal.of("--write"));
+            ctx.set_fill_style_str(pal.of(paint::WRITE));
             let _ = ctx.fill_text(&t, xt, yt);
         }
-    }
-}
-
-/// The colour variable of each kind of note; its letter tells them apart without colour.
-fn note_colour(kind: NoteKind) -> &'static str {
-    match kind {
-        NoteKind::FirstOverlap => "--violation",
-        NoteKind::LostUpdate => "--lost",
-        NoteKind::Rejection => "--rejected",
-        NoteKind::Cycle => "--broken",
-        NoteKind::Unavailable => "--outage",
     }
 }
 
@@ -1089,7 +904,7 @@ fn paint_notes(
     plain: &str,
 ) -> Vec<Vec<(f64, f64)>> {
     let mut occupied: Vec<Vec<(f64, f64)>> = vec![Vec::new(); layout.lanes.len()];
-    let left = f64::from(GUTTER);
+    let left = FRAME.gutter;
     let mut tags: Vec<(usize, f64, usize)> = Vec::new();
     // One path of brackets per kind, stroked once: a run can have hundreds of lost updates.
     let brackets: Vec<Option<Path2d>> = NoteKind::ALL.iter().map(|_| Path2d::new().ok()).collect();
@@ -1117,7 +932,7 @@ fn paint_notes(
     ctx.set_line_width(2.0);
     for (kind, path) in NoteKind::ALL.iter().zip(&brackets) {
         if let Some(path) = path {
-            ctx.set_stroke_style_str(pal.of(note_colour(*kind)));
+            ctx.set_stroke_style_str(pal.of(paint::note_colour(*kind)));
             ctx.stroke_with_path(path);
         }
     }
@@ -1147,13 +962,13 @@ fn paint_notes(
     for (i, (k, xt, lane)) in tags.iter().enumerate() {
         let n = &layout.notes[*k];
         let top = g.top(*lane);
-        let colour = pal.of(note_colour(n.kind));
+        let colour = pal.of(paint::note_colour(n.kind));
         ctx.set_fill_style_str(colour);
         ctx.fill_rect(xt - 7.0, top + 0.5, 14.0, f64::from(NOTE_BAND) - 1.0);
         if let Some(o) = occupied.get_mut(*lane) {
             o.push((xt - 7.0, xt + 7.0));
         }
-        ctx.set_fill_style_str(&pal.bg);
+        ctx.set_fill_style_str(pal.of(paint::BG));
         ctx.set_font(bold);
         let _ = ctx.fill_text(n.kind.letter(), xt - 3.0, top + f64::from(NOTE_BAND) - 2.5);
         let next = tags
@@ -1188,7 +1003,7 @@ fn paint_notes(
             };
             if let Some(text) = text {
                 let wd = ctx.measure_text(&text).map_or(0.0, |m| m.width());
-                ctx.set_fill_style_str(&pal.bg);
+                ctx.set_fill_style_str(pal.of(paint::BG));
                 ctx.fill_rect(xt + 8.0, top + 0.5, wd + 4.0, f64::from(NOTE_BAND) - 1.0);
                 ctx.set_fill_style_str(colour);
                 let _ = ctx.fill_text(&text, xt + 10.0, top + f64::from(NOTE_BAND) - 2.5);
@@ -1220,7 +1035,7 @@ pub struct LegendProps {
 
 /// A small drawing of a link kind, for the legend: its dash and its head.
 fn swatch_link(kind: LinkKind) -> Html {
-    let (colour, pattern) = link_style(kind);
+    let (colour, pattern) = paint::link_style(kind);
     let dash = pattern
         .iter()
         .map(|v| v.to_string())
@@ -1229,7 +1044,7 @@ fn swatch_link(kind: LinkKind) -> Html {
     html! {
         <svg class="swatch" width="28" height="18" viewBox="0 0 28 18" aria-hidden="true">
             <line x1="2" y1="14" x2="22" y2="4" stroke-width="1.6" stroke-dasharray={dash}
-                style={format!("stroke: var({colour})")} marker-end="url(#arrow-head)" />
+                style={format!("stroke: var({})", colour.var)} marker-end="url(#arrow-head)" />
         </svg>
     }
 }
@@ -1238,7 +1053,7 @@ fn swatch_link(kind: LinkKind) -> Html {
 fn swatch_note(kind: NoteKind) -> Html {
     html! {
         <svg class="swatch" width="18" height="18" viewBox="0 0 18 18" aria-hidden="true">
-            <rect x="2" y="3" width="14" height="12" style={format!("fill: var({})", note_colour(kind))} />
+            <rect x="2" y="3" width="14" height="12" style={format!("fill: var({})", paint::note_colour(kind).var)} />
             <text x="9" y="13" text-anchor="middle" class="note-letter">{ kind.letter() }</text>
         </svg>
     }

@@ -16,6 +16,7 @@ mod mdbook;
 mod mechanisms;
 mod model_api;
 mod monitors;
+mod paint;
 mod properties;
 mod scenario_format;
 mod share;

@@ -1,0 +1,144 @@
+//! The one table of how the timeline looks (`lockstep::ui::paint`), which the page's canvas and
+//! the exported SVG both draw with: every kind has its entry, the entries are told apart where
+//! the design means them to be, and the table agrees with the page's style sheet.
+
+use std::collections::BTreeSet;
+
+use lockstep::ui::export;
+use lockstep::ui::links::LinkKind;
+use lockstep::ui::notes::NoteKind;
+use lockstep::ui::paint::{self, Colour};
+use lockstep::ui::timeline::{MarkKind, SpanKind};
+use lockstep::ui::Outcome;
+
+use crate::scenario;
+
+fn in_table(c: Colour) -> bool {
+    paint::COLOURS.contains(&c)
+}
+
+/// The custom properties of the style sheet's first `:root` block (its light theme).
+fn style_sheet_light() -> Vec<(String, String)> {
+    let css = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/static/style.css"))
+        .expect("the style sheet");
+    let start = css.find(":root {").expect("a :root block");
+    let end = start + css[start..].find('}').expect("its end");
+    css[start..end]
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("--"))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(name, value)| {
+            (
+                format!("--{}", name.trim()),
+                value.trim().trim_end_matches(';').trim().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_colour_table_matches_the_style_sheet() {
+    let vars: BTreeSet<&str> = paint::COLOURS.iter().map(|c| c.var).collect();
+    assert_eq!(vars.len(), paint::COLOURS.len(), "one entry a variable");
+    let sheet = style_sheet_light();
+    for c in paint::COLOURS {
+        let value = sheet
+            .iter()
+            .find(|(name, _)| name == c.var)
+            .map(|(_, v)| v.as_str());
+        assert_eq!(value, Some(c.light), "{} in static/style.css", c.var);
+    }
+}
+
+#[test]
+fn every_span_kind_has_its_own_colour() {
+    let colours: BTreeSet<&str> = SpanKind::ALL
+        .iter()
+        .map(|k| paint::span_colour(*k))
+        .inspect(|c| assert!(in_table(*c), "{c:?}"))
+        .map(|c| c.light)
+        .collect();
+    assert_eq!(colours.len(), SpanKind::ALL.len(), "{colours:?}");
+    for k in SpanKind::ALL {
+        if let Some(h) = paint::span_hatch(k) {
+            assert_eq!(h.colour, paint::span_colour(k), "{k:?}'s hatch");
+            assert_eq!(paint::span_edge(k), Some(h.colour), "{k:?}'s outline");
+        }
+    }
+}
+
+/// Each note kind has its own entry (its own variable, which a theme may set apart); its letter
+/// tells it apart without colour, so two kinds may share a value in a theme.
+#[test]
+fn every_note_kind_has_its_own_colour_entry() {
+    let vars: BTreeSet<&str> = NoteKind::ALL
+        .iter()
+        .map(|k| paint::note_colour(*k))
+        .inspect(|c| assert!(in_table(*c), "{c:?}"))
+        .map(|c| c.var)
+        .collect();
+    assert_eq!(vars.len(), NoteKind::ALL.len(), "{vars:?}");
+    let letters: BTreeSet<&str> = NoteKind::ALL.iter().map(|k| k.letter()).collect();
+    assert_eq!(letters.len(), NoteKind::ALL.len());
+}
+
+/// Every mark kind has a colour from the table and a shape of its own: the shape, not the
+/// colour, tells the lock service's own marks apart.
+#[test]
+fn every_mark_kind_has_a_colour_and_its_own_shape() {
+    let mut shapes = BTreeSet::new();
+    let mut looks = BTreeSet::new();
+    for k in MarkKind::ALL {
+        let c = paint::mark_colour(k);
+        assert!(in_table(c), "{k:?}: {c:?}");
+        let path = paint::mark_path(k);
+        assert!(path.starts_with('M') && path.len() > 4, "{k:?}: {path}");
+        assert!(shapes.insert(path), "{k:?} shares its shape");
+        assert!(looks.insert((c.var, path)), "{k:?} looks like another");
+    }
+    for k in LinkKind::ALL {
+        assert!(in_table(paint::link_style(k).0), "{k:?}");
+    }
+    let dashes: BTreeSet<String> = LinkKind::ALL
+        .iter()
+        .map(|k| format!("{:?}", paint::link_style(*k).1))
+        .collect();
+    assert!(dashes.len() >= 4, "links are told apart by their dashes");
+}
+
+/// The exported picture draws with the table: the marks' shapes, the hatches and the colours.
+#[test]
+fn the_exported_svg_draws_with_the_table() {
+    let s = scenario("05");
+    let outcome = Outcome::compute(&s).unwrap();
+    let svg = export::timeline_svg(&s, &outcome, None);
+    for k in [MarkKind::Write, MarkKind::LostUpdate] {
+        assert!(
+            svg.contains(&format!(
+                "d=\"{}\" fill=\"{}\"",
+                paint::mark_path(k),
+                paint::mark_colour(k).light
+            )),
+            "{k:?}"
+        );
+    }
+    for h in paint::HATCHES {
+        assert!(svg.contains(&format!("id=\"ls-hatch-{}\"", h.name)));
+        assert!(svg.contains(h.path));
+    }
+    assert!(svg.contains("fill=\"url(#ls-hatch-paused)\""), "the pause");
+    assert!(svg.contains(&format!(
+        "fill=\"{}\"",
+        paint::note_colour(NoteKind::LostUpdate).light
+    )));
+}
+
+#[test]
+fn ticks_are_round_and_labelled_in_seconds() {
+    assert_eq!(paint::tick_step(3_000_000, 1034.0), 500_000);
+    assert_eq!(paint::tick_step(3_000_000, 330.0), 1_000_000);
+    assert_eq!(paint::tick_label(2_000_000), "2s");
+    assert_eq!(paint::tick_label(500_000), "0.5s");
+    assert_eq!(paint::tick_label(250_000), "0.25s");
+    assert_eq!(paint::tick_label(1_000), "0.001s");
+}
