@@ -25,6 +25,7 @@ pub mod cue;
 pub mod edit;
 pub mod narration;
 mod parse;
+pub mod roster;
 mod verify;
 pub mod wire;
 
@@ -373,10 +374,11 @@ impl Exercise {
         self.misconceptions.iter().position(|m| m.matches(scenario))
     }
 
-    /// The completion code of a learner's edits: what the facilitator verifies with
-    /// [`code::verify`].
-    pub fn completion_code(&self, lesson: &str, edits: &[Edit]) -> String {
+    /// The completion code of a learner's edits, with their name: what the facilitator
+    /// verifies with [`code::verify`].
+    pub fn completion_code(&self, name: &str, lesson: &str, edits: &[Edit]) -> String {
         code::encode(&code::Completion {
+            name: name.to_string(),
             lesson: lesson.to_string(),
             exercise: self.id.clone(),
             seeds: self.seeds.clone(),

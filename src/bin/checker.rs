@@ -1,6 +1,6 @@
 //! The lesson checker for the browser: a worker that parses a lesson file the user opened
-//! and runs it through the engine, as `lockstep lesson check` does. The course's bundle
-//! starts it only when a file is opened.
+//! and runs it through the engine, as `lockstep lesson check` does. The lesson view's and
+//! the studio's bundles start it only when a file is opened.
 //!
 //! Natively there is nothing to run; `lockstep lesson check FILE` is the same check.
 

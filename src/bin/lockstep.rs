@@ -57,11 +57,14 @@ usage:
       Print the JSON Schema of the scenario format.
   lockstep lesson check FILE...
       Check lesson files: every step's claims, gates and exercises against the engine.
+  lockstep lesson verify [--lesson FILE]... [--csv] [CODES_FILE|-]
+      Verify completion codes against the shipped lessons and each --lesson FILE: a table
+      (or CSV) of name, lesson, exercise, verified or refused and why, with counts.
 
 Each command takes only the options shown for it.
 Exit status: 0 when the command completed (whatever the verdict), 1 when `lint` finds a
-defect or `explore` a counterexample, 2 for invalid input or usage (and for a scenario the
-explorer cannot explore).";
+defect, `explore` a counterexample or `lesson verify` a refused code, 2 for invalid input
+or usage (and for a scenario the explorer cannot explore).";
 
 /// The largest scenario file the command reads: 1 MiB.
 const FILE_BYTES_MAX: u64 = lockstep::scenario::limits::TEXT_BYTES_MAX as u64;
@@ -292,6 +295,9 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     }
     if command == "mdbook" {
         return mdbook_command(&args[1..], out);
+    }
+    if command == "lesson" && args.get(1).is_some_and(|a| a == "verify") {
+        return lesson_verify(&args[2..], out);
     }
     if !matches!(
         command.as_str(),
@@ -619,6 +625,99 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
         let _ = out.flush();
         Err(problems.join("\n"))
     }
+}
+
+/// The most bytes of codes read from a file or standard input.
+const CODES_BYTES_MAX: usize = 1 << 20;
+
+/// Reads a text file, bounded, as UTF-8; `-` is standard input.
+fn read_text(path: &str, limit: usize) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    let read = if path == "-" {
+        std::io::stdin()
+            .take(limit as u64 + 1)
+            .read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(path).and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut bytes))
+    };
+    let shown = if path == "-" { "standard input" } else { path };
+    read.map_err(|e| format!("{shown}: {e}"))?;
+    if bytes.len() > limit {
+        return Err(format!("{shown}: larger than {limit} bytes"));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{shown}: byte {} is not valid UTF-8",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// `lockstep lesson verify [--lesson FILE]... [--csv] [CODES_FILE|-]`: every completion code
+/// in the text verified against the shipped lessons and the given ones, as a table (or CSV)
+/// with counts per exercise. Exit status 0 when every code is verified, 1 when one is refused.
+fn lesson_verify(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
+    let usage =
+        "usage:\n  lockstep lesson verify [--lesson FILE]... [--csv] [CODES_FILE|-]\n      \
+                 Verify completion codes (from the file, or standard input) against the shipped \
+                 lessons and each --lesson FILE.";
+    let mut files: Vec<&str> = Vec::new();
+    let mut csv = false;
+    let mut source: Option<&str> = None;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--lesson" => {
+                i += 1;
+                files.push(
+                    args.get(i)
+                        .ok_or_else(|| format!("--lesson needs a FILE\n{usage}"))?,
+                );
+            }
+            "--csv" => csv = true,
+            a if a.starts_with("--") => return Err(format!("unknown option {a}\n{usage}")),
+            a if source.is_none() => source = Some(a),
+            a => return Err(format!("more than one CODES_FILE (\"{a}\")\n{usage}")),
+        }
+        i += 1;
+    }
+    let mut lessons = lockstep::lesson::builtin::lessons();
+    for path in files {
+        let text = read_text(path, lockstep::lesson::LESSON_BYTES_MAX)?;
+        let lesson = lockstep::lesson::parse(&text).map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| format!("{path}:{}: {}", e.line, e.message))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })?;
+        // A facilitator's lesson replaces a shipped one of the same id.
+        lessons.retain(|l| l.id != lesson.id);
+        lessons.push(lesson);
+    }
+    let source = source.unwrap_or("-");
+    let text = read_text(source, CODES_BYTES_MAX)?;
+    let rows = lockstep::lesson::roster::verify(&lessons, &text);
+    if rows.is_empty() {
+        let shown = if source == "-" {
+            "standard input"
+        } else {
+            source
+        };
+        return Err(format!(
+            "{shown}: no completion code found (a code starts with LS2.)"
+        ));
+    }
+    if csv {
+        let _ = write!(out, "{}", lockstep::lesson::roster::csv(&rows));
+    } else {
+        let _ = write!(out, "{}", lockstep::lesson::roster::table(&rows));
+    }
+    Ok(if rows.iter().all(|r| r.verified) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// The document `run --json` prints. Its fields are declared in alphabetical order, and every

@@ -2,27 +2,42 @@
 //! so that a facilitator can re-run it and see the check pass (a result that is verified, not
 //! merely claimed).
 //!
-//! A code is `LS1.<payload>.<checksum>`: the version, the payload in URL-safe base64 without
+//! A code is `LS2.<payload>.<checksum>`: the version, the payload in URL-safe base64 without
 //! padding, and eight hexadecimal digits of the payload's 32-bit FNV-1a hash. The payload is
-//! text, one item a line: the lesson's id, the exercise's id, the seeds, then the learner's
-//! edits in the words of a lesson file (`fencing accounts one_source all_accesses`). The
-//! checksum catches a mistyped or truncated code; it is not a signature. What makes a code
-//! trustworthy is [`verify`]: it applies the edits to the exercise's start and runs the check
-//! again, so a code passes only if its edits really solve the exercise.
+//! text, one item a line: the learner's name, the lesson's id, the exercise's id, the seeds,
+//! then the edits from the exercise's start to the learner's final scenario, in the words of a
+//! lesson file (`fencing accounts one_source all_accesses`): one edit a control changed, never
+//! the attempts on the way, so a code stays short however long the learner tried. Codes of
+//! version 1 (`LS1`, no name) are still read.
+//!
+//! The checksum catches a mistyped or truncated code; it is not a signature, and a code is not
+//! secret: anyone can make a code for any name. What makes a code trustworthy is [`verify`]: it
+//! applies the edits to the exercise's start and runs the check again, so a code passes only if
+//! its edits really solve the exercise. A code proves that someone found a solution, not who.
+//!
+//! Codes are read as people paste them: [`find_codes`] finds every code in a text, ignoring
+//! whitespace and line breaks inside one (chat apps wrap long words) and anything around it
+//! ("Alice: LS2…").
 
 use super::claim;
 use super::edit::Edit;
 use super::{Grade, Lesson, ITEMS_MAX};
 use crate::scenario::Scenario;
 
-/// The version this module writes and reads.
-pub const VERSION: &str = "LS1";
+/// The version this module writes.
+pub const VERSION: &str = "LS2";
+/// The earlier version, still read: no name.
+pub const VERSION_1: &str = "LS1";
+/// The longest name a code carries, in characters.
+pub const NAME_CHARS_MAX: usize = 40;
 /// The longest code read. Longer input is refused before anything is decoded.
 pub const CODE_CHARS_MAX: usize = 2048;
 
 /// What a completion code records.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Completion {
+    /// The learner's name as they typed it (empty in a version 1 code).
+    pub name: String,
     pub lesson: String,
     pub exercise: String,
     /// The seeds the check ran.
@@ -145,9 +160,27 @@ fn seeds_text(seeds: &[u64]) -> String {
     }
 }
 
+/// A name as a code carries it: one line, without control characters, at most
+/// [`NAME_CHARS_MAX`] characters.
+pub fn clean_name(name: &str) -> String {
+    name.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(NAME_CHARS_MAX)
+        .collect()
+}
+
 /// Writes a completion code.
 pub fn encode(c: &Completion) -> String {
-    let mut payload = format!("{}\n{}\n{}", c.lesson, c.exercise, seeds_text(&c.seeds));
+    let mut payload = format!(
+        "{}\n{}\n{}\n{}",
+        clean_name(&c.name),
+        c.lesson,
+        c.exercise,
+        seeds_text(&c.seeds)
+    );
     for e in &c.edits {
         payload.push('\n');
         payload.push_str(&e.to_string());
@@ -159,19 +192,20 @@ pub fn encode(c: &Completion) -> String {
     )
 }
 
-/// Reads a completion code. Input longer than [`CODE_CHARS_MAX`] is refused before decoding.
+/// Reads a completion code. Input longer than [`CODE_CHARS_MAX`] is refused before decoding;
+/// whitespace inside the code (a line broken by a chat app) is ignored.
 pub fn decode(code: &str) -> Result<Completion, CodeError> {
     if code.len() > CODE_CHARS_MAX {
         return Err(CodeError::TooLong);
     }
-    let code = code.trim();
+    let code: String = code.chars().filter(|c| !c.is_whitespace()).collect();
     let parts: Vec<&str> = code.split('.').collect();
     let [version, payload, checksum] = parts.as_slice() else {
         return Err(CodeError::Malformed(
             "a code has three parts separated by dots".into(),
         ));
     };
-    if *version != VERSION {
+    if *version != VERSION && *version != VERSION_1 {
         return Err(if version.starts_with("LS") {
             CodeError::Version(version.to_string())
         } else {
@@ -189,6 +223,13 @@ pub fn decode(code: &str) -> Result<Completion, CodeError> {
     let text = String::from_utf8(bytes)
         .map_err(|_| CodeError::Malformed("the payload is not text".into()))?;
     let mut lines = text.split('\n');
+    let name = if *version == VERSION {
+        lines
+            .next()
+            .ok_or_else(|| CodeError::Malformed("the payload is incomplete".into()))?
+    } else {
+        ""
+    };
     let (Some(lesson), Some(exercise), Some(seeds)) = (lines.next(), lines.next(), lines.next())
     else {
         return Err(CodeError::Malformed("the payload is incomplete".into()));
@@ -202,11 +243,82 @@ pub fn decode(code: &str) -> Result<Completion, CodeError> {
         return Err(CodeError::Malformed(format!("more than {ITEMS_MAX} edits")));
     }
     Ok(Completion {
+        name: clean_name(name),
         lesson: lesson.to_string(),
         exercise: exercise.to_string(),
         seeds,
         edits,
     })
+}
+
+/// The most codes read from one text.
+pub const CODES_MAX: usize = 500;
+
+/// Every code in a pasted text, in order, as written (whitespace inside removed): a code
+/// starts with `LS` and its version's digits and a dot, goes on through the payload's
+/// characters to the second dot, and ends with the eight digits of its checksum. Whitespace and
+/// line breaks inside a code are skipped, so a code a chat app wrapped is read whole; anything
+/// around codes ("Alice:", bullets, quotes) is ignored. At most [`CODES_MAX`] are read.
+pub fn find_codes(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut at = 0;
+    let b64 = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    while at + 3 < chars.len() && out.len() < CODES_MAX {
+        let starts = chars[at] == 'L'
+            && chars[at + 1] == 'S'
+            && chars[at + 2].is_ascii_digit()
+            && (at == 0 || !b64(chars[at - 1]));
+        if !starts {
+            at += 1;
+            continue;
+        }
+        let mut k = at + 2;
+        let mut code: String = "LS".into();
+        while k < chars.len() && chars[k].is_ascii_digit() {
+            code.push(chars[k]);
+            k += 1;
+        }
+        if chars.get(k) != Some(&'.') {
+            at += 1;
+            continue;
+        }
+        code.push('.');
+        k += 1;
+        // The payload, across any whitespace, up to its closing dot.
+        while k < chars.len() && (b64(chars[k]) || chars[k].is_whitespace()) {
+            if !chars[k].is_whitespace() {
+                code.push(chars[k]);
+            }
+            k += 1;
+        }
+        if chars.get(k) != Some(&'.') {
+            at += 1;
+            continue;
+        }
+        code.push('.');
+        k += 1;
+        // Exactly eight hexadecimal digits, across any whitespace.
+        let mut digits = 0;
+        while k < chars.len()
+            && digits < 8
+            && (chars[k].is_ascii_hexdigit() || chars[k].is_whitespace())
+        {
+            if !chars[k].is_whitespace() {
+                code.push(chars[k]);
+                digits += 1;
+            }
+            k += 1;
+        }
+        // Anything shorter is not a code (a version written alone, a word that starts the same).
+        if digits < 8 || code.len() < 4 + 1 + 1 + 8 + 1 {
+            at += 1;
+            continue;
+        }
+        out.push(code);
+        at = k;
+    }
+    out
 }
 
 /// A code that was verified: the edits pass the exercise's check again.

@@ -390,6 +390,8 @@ pub struct LessonRun {
     pub revealed: bool,
     /// The prediction's choices whose claims hold of the run shown.
     pub right: Vec<usize>,
+    /// The learner's name, which completion codes carry (typed once; kept from place to place).
+    pub name: String,
 }
 
 impl LessonRun {
@@ -528,10 +530,7 @@ impl LessonRun {
                 None => "Not yet.".to_string(),
             }
         };
-        // A code records the learner's edits; one that could not be read back (too many
-        // edits) is not offered rather than offered broken.
-        let code = (grade.passed && self.edits.len() <= crate::lesson::ITEMS_MAX)
-            .then(|| e.completion_code(&self.lesson().id, &self.edits));
+        let code = grade.passed.then(|| self.code(scenario)).flatten();
         self.attempt = Some(Attempt {
             misconception: misconception.is_some(),
             grade,
@@ -541,6 +540,19 @@ impl LessonRun {
         if self.attempt.as_ref().is_some_and(|a| a.grade.passed) {
             self.solution = true;
         }
+    }
+
+    /// The completion code of the learner's scenario in the exercise shown: their name and the
+    /// fewest edits from the exercise's start that give it (one a control changed), or the
+    /// controls' values as they read when no shorter list gives the same scenario. None when
+    /// the edits could not be read back (too many), rather than a code offered broken.
+    pub fn code(&self, scenario: &Scenario) -> Option<String> {
+        let e = self.exercise()?;
+        let fewest = crate::ui::share::edits_from(&e.scenario, scenario)
+            .filter(|edits| e.attempt(edits).is_ok_and(|s| s == *scenario));
+        let edits = fewest.unwrap_or_else(|| self.edits.clone());
+        (edits.len() <= crate::lesson::ITEMS_MAX)
+            .then(|| e.completion_code(&self.name, &self.lesson().id, &edits))
     }
 
     /// What the page says of the learner's prediction once the run has played: whether the
@@ -648,6 +660,8 @@ pub enum LessonAction {
     Restart,
     /// Commits to a choice of the step's prediction; the run plays from the start.
     Predict(usize),
+    /// The learner's name, for completion codes: a code already made is made again with it.
+    Name(String),
 }
 
 impl App {
@@ -664,6 +678,7 @@ impl App {
             edits: Vec::new(),
             predicted: None,
             revealed: false,
+            name: String::new(),
             right: Vec::new(),
             hints: 0,
             solution: false,

@@ -125,7 +125,7 @@ fn custom_as_json(s: &Scenario) -> share::Source {
 }
 
 impl Codec {
-    /// Reads and writes everything, synchronously: the course's bundle, the command line and
+    /// Reads and writes everything, synchronously: the studio's bundle, the command line and
     /// the tests.
     pub const FULL: Codec = Codec {
         read: Scenario::from_toml_str,
@@ -140,7 +140,7 @@ impl Codec {
 
     /// The sandbox's first bundle: it writes the editor's TOML (a toggle rewrites the text)
     /// but reads it in a worker (`src/bin/reader.rs`), and reads shipped scenarios, links and
-    /// saved runs as JSON. A link written as TOML (`c=`) is the course's bundle's to open.
+    /// saved runs as JSON. A link written as TOML (`c=`) is the studio's bundle's to open.
     pub const SANDBOX: Codec = Codec {
         read: |_| {
             Err(unread("this page opens a link whose scenario is written as TOML (c=) in the full app; reload the page to open it"))
@@ -1333,6 +1333,10 @@ impl App {
             for e in resume {
                 opened = opened.reduce(Action::Toggle(e));
             }
+            // The learner's name goes with them from place to place.
+            if let (Some(was), Some(run)) = (&self.lesson, opened.lesson.as_mut()) {
+                Rc::make_mut(run).name = was.name.clone();
+            }
             return opened;
         }
         let Some(run) = next.lesson.take() else {
@@ -1358,6 +1362,13 @@ impl App {
                     // The answer is the run: it plays from the start.
                     next.seek(0);
                     next.playing = true;
+                }
+            }
+            LessonAction::Name(name) => {
+                run.name = crate::lesson::code::clean_name(&name);
+                let code = run.code(&next.scenario);
+                if let Some(a) = run.attempt.as_mut().filter(|a| a.code.is_some()) {
+                    a.code = code;
                 }
             }
             LessonAction::Restart => {

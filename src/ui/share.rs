@@ -267,7 +267,7 @@ impl Source {
     }
 }
 
-/// Whether a link's query carries its scenario as TOML (`c=`), which only the course's bundle
+/// Whether a link's query carries its scenario as TOML (`c=`), which only the studio's bundle
 /// of the page reads (see [`Codec::SANDBOX`]).
 pub fn carries_toml(query: &str) -> bool {
     query.split('&').any(|f| f.starts_with("c="))

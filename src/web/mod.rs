@@ -54,8 +54,8 @@ const TIMELINE_WIDTH_MIN: u32 = 560;
 
 /// Mounts the sandbox's own bundle on the page's `#app` element (or the body if there is
 /// none). This bundle holds the simulator and the sandbox only; when the address names a
-/// lesson or the facilitator's view it loads the course's bundle (which has everything) and
-/// hands the page over to it, so the first download stays the sandbox's.
+/// lesson it loads the lesson view's bundle, and for the facilitator's view the studio's (which
+/// has everything), and hands the page over to it, so the first download stays the sandbox's.
 pub fn start() {
     let root = gloo::utils::document().get_element_by_id("app");
     let handle = match root {
@@ -153,7 +153,7 @@ fn codec_or(own: ui::Codec) -> ui::Codec {
     CODEC.with(std::cell::Cell::get).unwrap_or(own)
 }
 
-/// The sandbox's heavier panels, which only the course's bundle carries ([`extras`]).
+/// The sandbox's heavier panels, which only the studio's bundle carries ([`extras`]).
 fn full_extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
     html! {
         <>
@@ -167,7 +167,7 @@ fn full_extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
 thread_local! {
     /// How the apps read scenarios, when the bundle says: the course's reads everything
     /// ([`ui::Codec::FULL`]). Otherwise the sandbox reads its editor's TOML in a worker and
-    /// leaves links whose scenario is TOML to the course's bundle ([`ui::Codec::SANDBOX`]),
+    /// leaves links whose scenario is TOML to the studio's bundle ([`ui::Codec::SANDBOX`]),
     /// and the embed view reads only JSON.
     static CODEC: std::cell::Cell<Option<ui::Codec>> = const { std::cell::Cell::new(None) };
 
@@ -193,8 +193,8 @@ async fn load_other_bundle(name: &'static str) -> Result<(), String> {
         .map_err(|e| e.as_string().unwrap_or_else(|| format!("{e:?}")))
 }
 
-/// The sandbox's own bundle: the sandbox, and a hand-over to the course's bundle for any
-/// other view.
+/// The sandbox's own bundle: the sandbox, and a hand-over to the lesson view's or the studio's
+/// bundle for any other view.
 #[function_component(SandboxShell)]
 pub fn sandbox_shell() -> Html {
     let route = use_route();
@@ -225,14 +225,18 @@ pub fn sandbox_shell() -> Html {
     if matches!(*route, Route::Embed(_)) {
         return reload();
     }
-    // What the course's bundle is being loaded for: a link's run, or the lessons.
-    let (loading, failed_what) = if matches!(*route, Route::Run(_)) {
-        (
+    // What the other bundle is being loaded for: a link's run, the lessons, or the
+    // facilitator's view.
+    let (loading, failed_what) = match &*route {
+        Route::Run(_) => (
             "Loading the full app, which opens this link…",
             "The full app, which opens this link, could not be loaded",
-        )
-    } else {
-        ("Loading the lessons…", "The lessons could not be loaded")
+        ),
+        Route::Facilitator => (
+            "Loading the facilitator's view…",
+            "The facilitator's view could not be loaded",
+        ),
+        _ => ("Loading the lessons…", "The lessons could not be loaded"),
     };
     html! {
         <>

@@ -168,7 +168,7 @@ async function sweepTime(browser, url) {
   await waitReady(page);
   await page.selectOption('#scenario', '05-fencing.toml');
   await page.waitForFunction(() => document.querySelector('#verdict-headline')?.textContent.includes('slow-1'));
-  // The first unfolding hands the page over to the course's bundle, which draws the panel.
+  // The first unfolding hands the page over to the studio's bundle, which draws the panel.
   await page.click('#lab > summary');
   await page.waitForSelector('#sweep-param');
   await page.selectOption('#sweep-param', 'pause_ms');

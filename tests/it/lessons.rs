@@ -347,14 +347,14 @@ fn solved_code() -> (Vec<Lesson>, String) {
     let lessons: Vec<Lesson> = parsed().into_iter().map(|(_, l)| l).collect();
     let l = lessons.iter().find(|l| l.id == "fencing").unwrap();
     let x = l.exercise("two-sources-one-table").unwrap();
-    let code = x.completion_code(&l.id, &x.solution);
+    let code = x.completion_code("Alice Martin", &l.id, &x.solution);
     (lessons, code)
 }
 
 #[test]
 fn a_completion_code_round_trips_and_is_verified_by_running_it_again() {
     let (lessons, code) = solved_code();
-    assert!(code.starts_with("LS1."), "{code}");
+    assert!(code.starts_with("LS2."), "{code}");
     assert!(code.len() < 120, "a short code: {code}");
     assert!(
         code.bytes()
@@ -362,6 +362,7 @@ fn a_completion_code_round_trips_and_is_verified_by_running_it_again() {
         "URL-safe: {code}"
     );
     let c = code::decode(&code).expect("decodes");
+    assert_eq!(c.name, "Alice Martin");
     assert_eq!(c.lesson, "fencing");
     assert_eq!(c.exercise, "two-sources-one-table");
     assert_eq!(c.seeds, (0..6).collect::<Vec<u64>>());
@@ -374,6 +375,62 @@ fn a_completion_code_round_trips_and_is_verified_by_running_it_again() {
     );
     // Whitespace around a pasted code is fine.
     assert!(code::verify(&lessons, &format!("  {code}\n")).is_ok());
+}
+
+/// Codes as people paste them into a chat and back: wrapped by the chat app, after a name and
+/// a colon, several to a line; and codes of the first version, without a name, still read.
+#[test]
+fn codes_are_found_in_pasted_text_and_carry_a_name() {
+    let (lessons, code) = solved_code();
+    let (head, tail) = code.split_at(code.len() / 2);
+    let wrapped = format!("Alice: {head}\n  {tail}");
+    let bob = {
+        let l = lessons.iter().find(|l| l.id == "fencing").unwrap();
+        let x = l.exercise("two-sources-one-table").unwrap();
+        x.completion_code("Bob\n\t Smith\u{7}", &l.id, &x.solution)
+    };
+    let text = format!("{wrapped}\n- Bob said {bob} (done!)\nno code here: LS2 LS2. LSD.x");
+    let found = code::find_codes(&text);
+    assert_eq!(found, vec![code.clone(), bob.clone()]);
+    assert_eq!(
+        code::decode(&found[1]).unwrap().name,
+        "Bob Smith",
+        "one clean line"
+    );
+    assert_eq!(
+        code::decode(&wrapped.replace("Alice: ", "")).unwrap().name,
+        "Alice Martin"
+    );
+    // A long name is cut, so a code stays short.
+    let long = code::encode(&Completion {
+        name: "x".repeat(500),
+        ..code::decode(&code).unwrap()
+    });
+    assert!(long.len() < 200, "{long}");
+    // A version 1 code (no name line) still reads and verifies.
+    let c = code::decode(&code).unwrap();
+    let mut payload = format!("{}\n{}\n0..6", c.lesson, c.exercise);
+    for e in &c.edits {
+        payload.push('\n');
+        payload.push_str(&e.to_string());
+    }
+    // Version 1 is version 2 without the name line: one built by hand from that definition.
+    let b64 = base64_url(payload.as_bytes());
+    let sum = payload.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    let old = format!("LS1.{b64}.{sum:08x}");
+    let read = code::decode(&old).expect("a version 1 code reads");
+    assert_eq!((read.name.as_str(), &read.edits), ("", &c.edits));
+    assert!(code::verify(&lessons, &old).is_ok());
+    // At most CODES_MAX codes are read from one text.
+    let many = format!("{code} ").repeat(code::CODES_MAX + 10);
+    assert_eq!(code::find_codes(&many).len(), code::CODES_MAX);
+}
+
+fn base64_url(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 #[test]
@@ -394,7 +451,7 @@ fn a_tampered_or_wrong_completion_code_fails() {
     wrong_sum.replace_range(code.len() - 8.., "00000000");
     assert_eq!(code::decode(&wrong_sum), Err(CodeError::Checksum));
     assert!(matches!(
-        code::decode(&code.replacen("LS1", "LS9", 1)),
+        code::decode(&code.replacen("LS2", "LS9", 1)),
         Err(CodeError::Version(_))
     ));
     assert!(matches!(
@@ -402,23 +459,24 @@ fn a_tampered_or_wrong_completion_code_fails() {
         Err(CodeError::Malformed(_))
     ));
     // Oversized input is refused before decoding.
-    let huge = format!("LS1.{}.00000000", "A".repeat(1 << 20));
+    let huge = format!("LS2.{}.00000000", "A".repeat(1 << 20));
     assert_eq!(code::decode(&huge), Err(CodeError::TooLong));
     // A well-formed code whose edits do not solve the exercise is not verified.
     let l = lessons.iter().find(|l| l.id == "fencing").unwrap();
     let x = l.exercise("two-sources-one-table").unwrap();
-    let unsolved = x.completion_code(&l.id, &[]);
+    let unsolved = x.completion_code("Bob", &l.id, &[]);
     assert!(matches!(
         code::verify(&lessons, &unsolved),
         Err(CodeError::Fails(_))
     ));
-    let wrong = x.completion_code(&l.id, &x.misconceptions[0].example);
+    let wrong = x.completion_code("Bob", &l.id, &x.misconceptions[0].example);
     match code::verify(&lessons, &wrong) {
         Err(CodeError::Fails(g)) => assert_eq!(g.misconception, Some(0)),
         other => panic!("{other:?}"),
     }
     // Edits of a control the exercise does not offer, or other seeds, are refused.
     let sneaky = code::encode(&Completion {
+        name: "Eve".into(),
         lesson: l.id.clone(),
         exercise: x.id.clone(),
         seeds: x.seeds.clone(),
@@ -429,6 +487,7 @@ fn a_tampered_or_wrong_completion_code_fails() {
         Err(CodeError::Edits(_))
     ));
     let lucky = code::encode(&Completion {
+        name: "Eve".into(),
         lesson: l.id.clone(),
         exercise: x.id.clone(),
         seeds: vec![3],
@@ -785,4 +844,103 @@ fn the_documented_authoring_errors_are_the_real_output() {
         .collect();
     assert_eq!(documented.len(), 7, "{documented:?}");
     assert_eq!(real.lines().collect::<Vec<_>>(), documented);
+}
+
+/// A room's codes pasted at once: verified against the lessons, the same code twice and two
+/// names with one answer flagged, counts per exercise, CSV that a spreadsheet reads as text;
+/// and the same from the terminal with `lockstep lesson verify`, a facilitator's own lesson
+/// included.
+#[test]
+fn a_roster_of_codes_is_verified_in_the_page_and_the_terminal() {
+    use lockstep::lesson::roster;
+    let (lessons, alice) = solved_code();
+    let l = lessons.iter().find(|l| l.id == "fencing").unwrap();
+    let x = l.exercise("two-sources-one-table").unwrap();
+    let bob = x.completion_code("Bob", &l.id, &x.solution);
+    let carol = x.completion_code("=Carol", &l.id, &x.misconceptions[0].example);
+    let text = format!("Alice: {alice}\nBob: {bob}\nCarol: {carol}\nAlice again: {alice}\nLS2.garbage.0000000x LS2.QUJD.00000000\n");
+    let rows = roster::verify(&lessons, &text);
+    let summary: Vec<(&str, bool, &str)> = rows
+        .iter()
+        .map(|r| (r.name.as_str(), r.verified, r.reason.as_str()))
+        .collect();
+    assert_eq!(summary.len(), 5, "{summary:?}");
+    assert_eq!(summary[0], ("Alice Martin", true, ""));
+    assert_eq!(
+        summary[1],
+        ("Bob", true, "the same answer as Alice Martin (row 1)")
+    );
+    assert!(
+        !summary[2].1 && summary[2].2.starts_with("the code's edits do not pass"),
+        "{summary:?}"
+    );
+    assert_eq!(
+        summary[3],
+        ("Alice Martin", false, "the same code as row 1")
+    );
+    assert!(
+        !summary[4].1 && summary[4].2.contains("checksum"),
+        "{summary:?}"
+    );
+    let counts = roster::counts(&rows);
+    assert_eq!((counts[0].verified, counts[0].refused), (2, 2));
+    let csv = roster::csv(&rows);
+    assert!(
+        csv.starts_with("name,lesson,exercise,result,reason,code\n"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("\n'=Carol,fencing,"),
+        "a formula is written as text: {csv}"
+    );
+    let table = roster::table(&rows);
+    assert!(
+        table.contains("fencing / two-sources-one-table: 2 verified, 2 refused"),
+        "{table}"
+    );
+
+    // The terminal: a custom lesson (a shipped one under another id) and the codes on stdin.
+    let dir = std::env::temp_dir().join(format!("lockstep-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let custom = dir.join("my-fencing.md");
+    std::fs::write(
+        &custom,
+        lockstep::lesson::builtin::ALL[4]
+            .text
+            .replace("id = \"fencing\"", "id = \"my-fencing\""),
+    )
+    .unwrap();
+    let mine = x.completion_code("Dana", "my-fencing", &x.solution);
+    let run = |input: String, extra: &[&str]| {
+        use std::io::Write as _;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(["lesson", "verify", "--lesson", custom.to_str().unwrap()])
+            .args(extra)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let ok = run(format!("{mine}\n{bob}\n"), &[]);
+    let stdout = String::from_utf8(ok.stdout).unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("Dana")
+            && stdout.contains("my-fencing / two-sources-one-table: 1 verified, 0 refused"),
+        "{stdout}"
+    );
+    let refused = run(text.clone(), &["--csv"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(String::from_utf8(refused.stdout).unwrap(), csv);
+    let none = run("nothing here".into(), &[]);
+    assert_eq!(none.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -148,7 +148,7 @@ export class TestContext {
   /**
    * Unfolds one of the sandbox's heavier panels (`#lab`, `#explore`, `#share`) by clicking its
    * heading, as a user would, and waits until `inside` shows: the first time, the sandbox's
-   * bundle hands the page over to the course's bundle, which draws the panel.
+   * bundle hands the page over to the studio's bundle, which draws the panel.
    */
   async unfold(id, inside) {
     if (!(await this.page.$eval(`#${id}`, (d) => d.open))) await this.page.click(`#${id} > summary`);
