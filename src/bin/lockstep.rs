@@ -697,7 +697,7 @@ fn lesson_verify(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Strin
     }
     let source = source.unwrap_or("-");
     let text = read_text(source, CODES_BYTES_MAX)?;
-    let rows = lockstep::lesson::roster::verify(&lessons, &text);
+    let rows = lockstep::lesson::roster::verify(&lessons, &text, lockstep::lesson::code::CODES_MAX);
     if rows.is_empty() {
         let shown = if source == "-" {
             "standard input"

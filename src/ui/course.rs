@@ -697,54 +697,6 @@ impl App {
     }
 }
 
-/// What the facilitator's checker says about one completion code.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CodeCheck {
-    pub code: String,
-    pub verified: bool,
-    /// "Verified: <lesson> / <exercise>, seeds 0..6, with: protocol online single:old", or why
-    /// the code was refused.
-    pub text: String,
-}
-
-/// Verifies every completion code in a text (one or more per line, separated by spaces):
-/// each is decoded and re-run against the course, so a code passes only if its edits really
-/// solve the exercise. At most [`CODES_MAX`] codes are checked at once.
-pub fn verify_codes(course: &Course, text: &str) -> Vec<CodeCheck> {
-    let lessons = course.plain();
-    text.split_whitespace()
-        .take(CODES_MAX)
-        .map(|code| match crate::lesson::code::verify(&lessons, code) {
-            Ok(v) => {
-                let edits: Vec<String> = v.completion.edits.iter().map(|e| e.to_string()).collect();
-                CodeCheck {
-                    code: code.to_string(),
-                    verified: true,
-                    text: format!(
-                        "Verified: {} / {}, every check passes again on seeds {}, with: {}.",
-                        v.lesson_title,
-                        v.exercise_title,
-                        seeds_text(&v.completion.seeds),
-                        if edits.is_empty() {
-                            "no change".to_string()
-                        } else {
-                            edits.join("; ")
-                        }
-                    ),
-                }
-            }
-            Err(e) => CodeCheck {
-                code: code.to_string(),
-                verified: false,
-                text: format!("Not verified: {e}."),
-            },
-        })
-        .collect()
-}
-
-/// The most codes checked at once: each runs its exercise's check over every seed.
-pub const CODES_MAX: usize = 50;
-
 /// Seeds in words: a run of consecutive seeds as `0..6`, others listed.
 pub fn seeds_text(seeds: &[u64]) -> String {
     let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);

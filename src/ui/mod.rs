@@ -1365,7 +1365,13 @@ impl App {
                 }
             }
             LessonAction::Name(name) => {
-                run.name = crate::lesson::code::clean_name(&name);
+                // Kept as typed (a space typed between two names must stay while typing);
+                // the code cleans it when it is made.
+                run.name = name
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(crate::lesson::code::NAME_CHARS_MAX)
+                    .collect();
                 let code = run.code(&next.scenario);
                 if let Some(a) = run.attempt.as_mut().filter(|a| a.code.is_some()) {
                     a.code = code;

@@ -12,10 +12,9 @@ use super::panels::{count_items, Details, Playback};
 use super::timeline::{self, lane_band, x_in, Legend, Timeline};
 use super::Dispatch;
 use crate::lesson::narration::{Block, Inline};
+use crate::lesson::roster;
 use crate::lesson::LaneRef;
-use crate::ui::course::{
-    place_id, places, seeds_text, verify_codes, CodeCheck, Origin, Place, Progress,
-};
+use crate::ui::course::{place_id, places, seeds_text, Origin, Place, Progress};
 use crate::ui::route::Route;
 use crate::ui::timeline::LaneKind;
 use crate::ui::{self, Action, Outcome};
@@ -365,6 +364,15 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                     <p>{ format!("Check runs the engine on seeds {}; in every one of them:", seeds_text(&e.seeds)) }</p>
                     <ul>{ for e.check.iter().map(|c| html! { <li>{ c.words() }</li> }) }</ul>
                 </div>
+                <p class="learner-name">
+                    <label for="learner-name">{ "Your name, for your completion code" }</label>
+                    <input id="learner-name" type="text" maxlength={crate::lesson::code::NAME_CHARS_MAX.to_string()}
+                        autocomplete="name" value={run.name.clone()}
+                        oninput={ let dispatch = p.dispatch.clone(); move |e: InputEvent| {
+                            let i: web_sys::HtmlInputElement = e.target_unchecked_into();
+                            dispatch.dispatch(Action::Lesson(ui::course::LessonAction::Name(i.value())));
+                        } } />
+                </p>
                 <div class="buttons">
                     <button id="check" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::Check))}>{ "Check" }</button>
                     <button id="restart" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::Restart))}>{ "Start again" }</button>
@@ -508,7 +516,7 @@ pub struct FacilitatorProps {
 #[function_component(FacilitatorView)]
 pub fn facilitator_view(p: &FacilitatorProps) -> Html {
     let codes = use_state(String::new);
-    let results = use_state(Vec::<CodeCheck>::new);
+    let rows = use_state(Vec::<roster::Row>::new);
     let base = gloo::utils::window()
         .location()
         .href()
@@ -529,9 +537,25 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
     };
     let onverify = {
         let codes = codes.clone();
-        let results = results.clone();
+        let rows = rows.clone();
         let course = Arc::clone(course);
-        Callback::from(move |_: MouseEvent| results.set(verify_codes(&course, &codes)))
+        Callback::from(move |_: MouseEvent| {
+            rows.set(roster::verify(
+                &course.plain(),
+                &codes,
+                roster::PAGE_CODES_MAX,
+            ))
+        })
+    };
+    let oncsv = {
+        let rows = rows.clone();
+        Callback::from(move |_: MouseEvent| {
+            let _ = super::share::download(
+                "completion-codes.csv",
+                "text/csv",
+                roster::csv(&rows).as_bytes(),
+            );
+        })
     };
     let print = Callback::from(|_: MouseEvent| {
         let _ = gloo::utils::window().print();
@@ -543,19 +567,40 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
             <p class="no-print"><button id="print" type="button" onclick={print}>{ "Print the handout" }</button></p>
             <section id="codes-section" class="panel codes no-print" aria-labelledby="codes-h">
                 <h3 id="codes-h">{ "Check completion codes" }</h3>
-                <p>{ "Paste one or more codes (one a line). Each is re-run: it passes only if its changes really meet the goal on every seed." }</p>
+                <p>{ "Paste the room's codes as they come (\"Alice: LS2…\", several to a line, wrapped by a chat app). Each is re-run: it passes only if its changes really meet the goal on every seed. A code proves that someone found a solution, not who: the same answer under two names is flagged." }</p>
                 <label for="codes">{ "Completion codes" }</label>
-                <textarea id="codes" rows="4" spellcheck="false" value={(*codes).clone()} {oninput} />
-                <p><button id="verify-codes" type="button" onclick={onverify}>{ "Verify" }</button></p>
+                <textarea id="codes" rows="6" spellcheck="false" value={(*codes).clone()} {oninput} />
+                <p><button id="verify-codes" type="button" onclick={onverify}>{ "Verify" }</button>
+                    if !rows.is_empty() {
+                        { " " }<button id="roster-csv" type="button" onclick={oncsv}>{ "Download as CSV" }</button>
+                    }
+                </p>
                 <div role="status">
-                <ul id="code-results">
-                    { for results.iter().map(|r| html! {
-                        <li class={if r.verified { "verified" } else { "refused" }}>
-                            <code class="code">{ &r.code }</code>
-                            <p>{ &r.text }</p>
-                        </li>
-                    }) }
-                </ul>
+                    if !rows.is_empty() {
+                        <ul id="roster-counts">
+                            { for roster::counts(&rows).iter().map(|c| html! {
+                                <li>{ format!("{}: {} verified, {} refused",
+                                    if c.lesson.is_empty() { "Unreadable codes".to_string() } else { format!("{} / {}", c.lesson, c.exercise) },
+                                    c.verified, c.refused) }</li>
+                            }) }
+                        </ul>
+                        <table id="roster">
+                            <thead><tr>
+                                <th scope="col">{ "Name" }</th><th scope="col">{ "Lesson" }</th><th scope="col">{ "Exercise" }</th>
+                                <th scope="col">{ "Result" }</th><th scope="col">{ "Why" }</th>
+                            </tr></thead>
+                            <tbody>
+                            { for rows.iter().map(|r| html! {
+                                <tr class={if r.verified { "verified" } else { "refused" }} title={r.code.clone()}>
+                                    <td>{ if r.name.is_empty() { "(no name)" } else { r.name.as_str() } }</td>
+                                    <td>{ &r.lesson }</td><td>{ &r.exercise }</td>
+                                    <td>{ if r.verified { "Verified" } else { "Refused" } }</td>
+                                    <td>{ &r.reason }</td>
+                                </tr>
+                            }) }
+                            </tbody>
+                        </table>
+                    }
                 </div>
             </section>
             { for course.lessons.iter().filter(|cl| !cl.lesson.exercises.is_empty()).map(|cl| {

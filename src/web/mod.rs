@@ -423,6 +423,9 @@ fn now_ms() -> f64 {
 /// The address of the shipped lessons in their compact form, next to the page.
 const LESSONS_URL: &str = "lessons.json";
 
+/// Where the learner's name for completion codes is kept.
+const NAME_KEY: &str = "lockstep-learner-name";
+
 /// The route the address bar names now.
 fn current_route() -> Route {
     Route::parse(&gloo::utils::window().location().hash().unwrap_or_default())
@@ -998,9 +1001,22 @@ fn lesson_page(p: &LessonPageProps) -> Html {
             for e in resume {
                 app = app.reduce(Action::Toggle(e));
             }
-            app
+            // The name typed once, for every completion code from now on.
+            let name = storage()
+                .and_then(|s| s.get_item(NAME_KEY).ok().flatten())
+                .unwrap_or_default();
+            app.reduce(Action::Lesson(LessonAction::Name(name)))
         }
     });
+    // The name is kept in the browser whenever the learner changes it.
+    {
+        let name = lesson.lesson.as_ref().map(|r| r.name.clone());
+        use_effect_with(name, |name| {
+            if let (Some(name), Some(s)) = (name, storage()) {
+                let _ = s.set_item(NAME_KEY, name);
+            }
+        });
+    }
     let width = use_state(|| 960u32);
     let timeline_box = use_node_ref();
     let neighbours: Neighbours = use_mut_ref(|| (None, None));

@@ -363,12 +363,52 @@ fn solving_an_exercise_gives_a_code_the_facilitator_verifies() {
     assert_eq!(a.message, e.success);
     assert!(run.solution, "the solution is shown once solved");
     let code = a.code.expect("a code on success");
-    assert!(code.starts_with("LS1."));
+    assert!(code.starts_with("LS2."));
     let v = code::verify(&c.plain(), &code).expect("the code verifies");
     assert_eq!(v.completion.exercise, e.id);
     assert_eq!(v.completion.edits, run.edits);
+    assert_eq!(v.completion.name, "");
     // The same code against a course whose exercise changed its seeds is refused.
-    assert!(code::verify(&c.plain(), &code.replace("LS1.", "LS1.x")).is_err());
+    assert!(code::verify(&c.plain(), &code.replace("LS2.", "LS2.x")).is_err());
+
+    // A name typed after solving makes the code again, with the name; it is kept as typed
+    // (a space while typing) and cleaned in the code. It goes with the learner to another place.
+    let named = solved.reduce(Action::Lesson(LessonAction::Name("Ada  Lovelace ".into())));
+    let named_run = named.lesson.clone().unwrap();
+    assert_eq!(named_run.name, "Ada  Lovelace ");
+    let named_code = named_run.attempt.clone().unwrap().code.unwrap();
+    assert_eq!(code::decode(&named_code).unwrap().name, "Ada Lovelace");
+    assert!(code::verify(&c.plain(), &named_code).is_ok());
+    let (index, place) = c.find("fencing", None).unwrap();
+    let moved = named.reduce(Action::Lesson(LessonAction::Open {
+        course: std::sync::Arc::clone(&c),
+        index,
+        place,
+        resume: Vec::new(),
+    }));
+    assert_eq!(moved.lesson.unwrap().name, "Ada  Lovelace ");
+
+    // Wrong turns on the way leave no trace in the code: the fewest edits that give the
+    // scenario are what it carries.
+    let wandering = app
+        .reduce(protocol("online", "single:new"))
+        .reduce(protocol("batch", "single:new"))
+        .reduce(protocol("batch", "single:old"))
+        .reduce(protocol("online", "single:old"))
+        .reduce(Action::Lesson(LessonAction::Check));
+    let wandered = wandering
+        .lesson
+        .unwrap()
+        .attempt
+        .clone()
+        .unwrap()
+        .code
+        .unwrap();
+    assert_eq!(
+        code::decode(&wandered).unwrap().edits.len(),
+        1,
+        "{wandered}"
+    );
 
     // Progress records the place, the solution and its code.
     let p = Progress::default().record(&run);

@@ -196,19 +196,28 @@ export const tests = [
       await ctx.page.waitForSelector('#success', { timeout: 20000 });
       assert((await ctx.text('#success')).includes('one source of order'), 'the success message');
       assert(await ctx.exists('#solution'), 'the solution is shown once solved');
+      // The learner types their name once: the code carries it, and the next visit remembers it.
+      await ctx.page.fill('#learner-name', 'Ada Lovelace');
+      await until(async () => (await ctx.value('#completion-code')) !== '', 'the code');
       const code = await ctx.value('#completion-code');
-      assert(code.startsWith('LS1.'), `the completion code: ${code}`);
+      assert(code.startsWith('LS2.'), `the completion code: ${code}`);
+      assert(Buffer.from(code.split('.')[1], 'base64url').toString().startsWith('Ada Lovelace\n'), 'the code carries the name');
 
-      // The facilitator pastes it and sees it verified; a damaged one is refused.
+      // The facilitator pastes the room's codes as a chat gives them: a name before one, one
+      // wrapped, the same code twice, a damaged one. The roster says what each is, with counts.
       await openRoute(ctx, '#/facilitator');
       await ctx.page.waitForSelector('#codes');
       const damaged = code.slice(0, -1) + (code.endsWith('0') ? '1' : '0');
-      await ctx.page.fill('#codes', `${code}\n${damaged}`);
+      const wrapped = `${code.slice(0, 30)}\n${code.slice(30)}`;
+      await ctx.page.fill('#codes', `Ada: ${wrapped}\n${code}\n${damaged}`);
       await ctx.page.click('#verify-codes');
-      await ctx.page.waitForSelector('#code-results li.verified', { timeout: 20000 });
-      const results = await ctx.page.$$eval('#code-results li', (ls) => ls.map((l) => l.className));
-      assertEqual(JSON.stringify(results), JSON.stringify(['verified', 'refused']), 'the two codes');
-      assert((await ctx.text('#code-results li.verified')).includes('Verified'), 'the verified line');
+      await ctx.page.waitForSelector('#roster tr.verified', { timeout: 20000 });
+      const results = await ctx.page.$$eval('#roster tbody tr', (rs) => rs.map((r) => r.className));
+      assertEqual(JSON.stringify(results), JSON.stringify(['verified', 'refused', 'refused']), 'the three codes');
+      assert((await ctx.text('#roster tr.verified')).includes('Ada Lovelace'), 'the name in the roster');
+      assert((await ctx.text('#roster tbody tr:nth-child(2)')).includes('the same code as row 1'), 'the duplicate');
+      assertEqual(await ctx.text('#roster-counts li'), 'fencing / two-sources-one-table: 1 verified, 1 refused', 'the counts (the damaged code is unreadable)');
+      assert(await ctx.exists('#roster-csv'), 'the CSV download');
       // The handout lists the exercise with its link.
       const link = await ctx.attr('[data-exercise="two-sources-one-table"] .link a', 'href');
       assertEqual(link, '#/lessons/fencing/two-sources-one-table', 'the exercise link');
