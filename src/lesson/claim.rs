@@ -508,16 +508,16 @@ impl Test {
 }
 
 impl Claim {
-    /// What the claim requires, in words ("in every seed of 0..12, no deadlock forms").
+    /// What the claim requires, in words ("in every one of 12 seeds (0-11), no deadlock forms").
     pub fn words(&self) -> String {
         let test = self.test.words();
-        let seeds = |s: &[u64]| crate::ui::course::seeds_text(s);
+        let seeds = |s: &[u64]| crate::ui::course::seeds_words(s);
         match &self.quantifier {
             None => test,
-            Some(Quantifier::Every(s)) => format!("in every seed of {}, {test}", seeds(s)),
-            Some(Quantifier::Some(s)) => format!("in some seed of {}, {test}", seeds(s)),
+            Some(Quantifier::Every(s)) => format!("in every one of {}, {test}", seeds(s)),
+            Some(Quantifier::Some(s)) => format!("in at least one of {}, {test}", seeds(s)),
             Some(Quantifier::AtLeast(n, s)) => {
-                format!("in at least {n} of the seeds {}, {test}", seeds(s))
+                format!("in at least {n} of {}, {test}", seeds(s))
             }
         }
     }

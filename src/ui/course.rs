@@ -710,6 +710,25 @@ pub fn seeds_text(seeds: &[u64]) -> String {
     }
 }
 
+/// Seeds as a reader counts them: "8 seeds (0-7)", "seed 3", "3 seeds (1, 4 and 9)". The
+/// lesson format's `0..8` excludes its end, which reads as nine seeds to most people.
+pub fn seeds_words(seeds: &[u64]) -> String {
+    let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
+    match seeds {
+        [] => "no seed".to_string(),
+        [one] => format!("seed {one}"),
+        [a, .., b] if consecutive => format!("{} seeds ({a}-{b})", seeds.len()),
+        [rest @ .., last] => format!(
+            "{} seeds ({} and {last})",
+            seeds.len(),
+            rest.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// What the lesson checker answers for a file: the lesson in compact form, or every problem
 /// with its line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@ use super::Dispatch;
 use crate::lesson::narration::{Block, Inline};
 use crate::lesson::roster;
 use crate::lesson::LaneRef;
-use crate::ui::course::{place_id, places, seeds_text, Origin, Place, Progress};
+use crate::ui::course::{place_id, places, seeds_words, Origin, Place, Progress};
 use crate::ui::route::Route;
 use crate::ui::timeline::LaneKind;
 use crate::ui::{self, Action, Outcome};
@@ -361,7 +361,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 <p id="goal" class="goal">{ &e.goal }</p>
                 <div class="narration">{ narration(&intro) }</div>
                 <div id="check-needs" class="check-needs">
-                    <p>{ format!("Check runs the engine on seeds {}; in every one of them:", seeds_text(&e.seeds)) }</p>
+                    <p>{ format!("Check runs the engine on {}; in every one of them:", seeds_words(&e.seeds)) }</p>
                     <ul>{ for e.check.iter().map(|c| html! { <li>{ c.words() }</li> }) }</ul>
                 </div>
                 <p class="learner-name">
@@ -616,7 +616,7 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
                                     <p class="link">{ "Link: " }<a href={hash.clone()}>{ format!("{base}{hash}") }</a></p>
                                     <p><strong>{ "Goal: " }</strong>{ &e.goal }</p>
                                     <p><strong>{ "Controls: " }</strong>{ e.controls.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ") }
-                                        { format!("; checked on seeds {}.", seeds_text(&e.seeds)) }</p>
+                                        { format!("; checked on {}.", seeds_words(&e.seeds)) }</p>
                                     if !e.hints.is_empty() {
                                         <p><strong>{ "Hints, in order:" }</strong></p>
                                         <ol class="hints">{ for e.hints.iter().map(|h| html! { <li>{ h }</li> }) }</ol>

@@ -813,3 +813,28 @@ fn course_of(shelf: &lockstep::ui::course::Shelf) -> Arc<Course> {
         _ => panic!("not ready"),
     }
 }
+
+/// Seeds are said as people count them: `0..8` in a lesson file is eight seeds, 0 to 7.
+#[test]
+fn seeds_are_counted_in_words() {
+    use lockstep::lesson::claim::Claim;
+    use lockstep::ui::course::seeds_words;
+    assert_eq!(seeds_words(&(0..8).collect::<Vec<u64>>()), "8 seeds (0-7)");
+    assert_eq!(seeds_words(&[3]), "seed 3");
+    assert_eq!(seeds_words(&[1, 4, 9]), "3 seeds (1, 4 and 9)");
+    let every = Claim::parse("every seed in 0..12: exclusion holds", 1).unwrap();
+    assert!(
+        every
+            .words()
+            .starts_with("in every one of 12 seeds (0-11), "),
+        "{}",
+        every.words()
+    );
+    let some = Claim::parse("at least 15 of seeds 0..20: exclusion holds", 1).unwrap();
+    assert!(
+        some.words()
+            .starts_with("in at least 15 of 20 seeds (0-19), "),
+        "{}",
+        some.words()
+    );
+}
