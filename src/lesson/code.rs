@@ -92,7 +92,7 @@ impl std::fmt::Display for CodeError {
             CodeError::Fails(g) => match g.failures.first() {
                 Some(x) => write!(
                     f,
-                    "the code's edits do not pass: with seed {}, \"{}\" does not hold ({})",
+                    "the code's edits do not pass: with seed {}, the goal needs {}, but the run shows {}",
                     x.seed, x.claim, x.actual
                 ),
                 None => write!(f, "the code's edits do not pass"),
@@ -350,8 +350,15 @@ pub fn verify(lessons: &[Lesson], code: &str) -> Result<Verified, CodeError> {
         });
     }
     let scenario = exercise.attempt(&c.edits).map_err(CodeError::Edits)?;
-    let grade = exercise.grade(&scenario);
+    let mut grade = exercise.grade(&scenario);
     if !grade.passed {
+        // Said in words, as the page says it: "every class completes at least one operation",
+        // not the check's syntax.
+        for f in &mut grade.failures {
+            if let Some(c) = exercise.check.iter().find(|c| c.text == f.claim) {
+                f.claim = c.words();
+            }
+        }
         return Err(CodeError::Fails(grade));
     }
     Ok(Verified {

@@ -878,6 +878,11 @@ fn a_roster_of_codes_is_verified_in_the_page_and_the_terminal() {
         !summary[2].1 && summary[2].2.starts_with("the code's edits do not pass"),
         "{summary:?}"
     );
+    assert!(
+        summary[2].2.contains("the goal needs") && !summary[2].2.contains("=="),
+        "said in words, not the check's syntax: {}",
+        summary[2].2
+    );
     assert_eq!(
         summary[3],
         ("Alice Martin", false, "the same code as row 1")
