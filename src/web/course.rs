@@ -355,6 +355,13 @@ pub fn lesson_view(p: &LessonProps) -> Html {
         let intro = texts.exercises.get(k).cloned().unwrap_or_default();
         let attempt = run.attempt.clone();
         let passed = attempt.as_ref().is_some_and(|a| a.grade.passed);
+        // An exercise solved on an earlier visit says so, with the code it gave.
+        let solved_before = p
+            .progress
+            .lessons
+            .get(&run.lesson().id)
+            .and_then(|lp| lp.solved.get(&e.id))
+            .cloned();
         html! {
             <section id="exercise" class="exercise" aria-labelledby="goal-h">
                 <h3 id="goal-h">{ "Goal" }</h3>
@@ -394,6 +401,14 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                         } else {
                             <p id="try-again" class={classes!("not-yet", a.misconception.then_some("misconception"))}>{ &a.message }</p>
                         }
+                    } else if let Some(code) = &solved_before {
+                        <div class="success" id="solved-before">
+                            <p><strong>{ "Solved" }</strong>{ " on an earlier visit. Check again to make a code with your name and your changes now." }</p>
+                            <p>
+                                <label for="completion-code">{ "The code you got then:" }</label>
+                                <input id="completion-code" type="text" readonly=true value={code.clone()} />
+                            </p>
+                        </div>
                     }
                 </div>
                 if !e.hints.is_empty() {

@@ -221,6 +221,12 @@ export const tests = [
       // The handout lists the exercise with its link.
       const link = await ctx.attr('[data-exercise="two-sources-one-table"] .link a', 'href');
       assertEqual(link, '#/lessons/fencing/two-sources-one-table', 'the exercise link');
+
+      // Back at the exercise: it says it was solved, with the code, and the name is remembered.
+      await openRoute(ctx, '#/lessons/fencing/two-sources-one-table');
+      await ctx.page.waitForSelector('#solved-before', { timeout: 20000 });
+      assertEqual(await ctx.value('#completion-code'), code, 'the code from before');
+      assertEqual(await ctx.value('#learner-name'), 'Ada Lovelace', 'the name typed once');
     },
   },
   {
