@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::claim::{Claim, Condition};
 use super::cue::{Cue, EventPattern, Highlight, LaneRef};
 use super::edit::{Control, Edit};
-use super::narration::{render, Block};
+use super::narration::{render, Block, Inline};
 use super::{
     Exercise, Gate, GateMessage, Lesson, Misconception, Narration, Prediction, PredictionChoice,
     Setup, Step, StepSweep,
@@ -46,6 +46,11 @@ pub struct WireLesson {
     pub intro: Vec<Block>,
     pub steps: Vec<WireStep>,
     pub exercises: Vec<WireExercise>,
+    /// The lesson's short texts that hold Markdown (goals, hints, explanations, success and
+    /// gate messages, assumptions, predictions), each with its rendering: the page shows them
+    /// with their code and emphasis rather than raw backticks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rich: Vec<(String, Vec<Inline>)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -175,6 +180,8 @@ pub struct Loaded {
     pub steps: Vec<StepText>,
     /// Per exercise: its introduction.
     pub exercises: Vec<Vec<Block>>,
+    /// The short texts that hold Markdown, rendered ([`WireLesson::rich`]).
+    pub rich: std::sync::Arc<std::collections::BTreeMap<String, Vec<Inline>>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -294,7 +301,48 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                 misconceptions: e.misconceptions.iter().map(wire_misconception).collect(),
             })
             .collect(),
+        rich: rich_texts(l),
     }
+}
+
+/// Every short text of a lesson that the page shows, rendered, where the rendering is more
+/// than the text itself (it holds code, emphasis or a link).
+fn rich_texts(l: &Lesson) -> Vec<(String, Vec<Inline>)> {
+    let mut texts: Vec<&str> = vec![l.summary.as_str()];
+    for s in &l.steps {
+        texts.extend(s.assumptions.iter().map(String::as_str));
+        if let Some(g) = &s.gate {
+            texts.extend([g.prompt.as_str(), g.passed.as_str()]);
+            texts.extend(g.messages.iter().map(|m| m.text.as_str()));
+            texts.extend(g.misconceptions.iter().map(|m| m.hint.as_str()));
+        }
+        if let Some(p) = &s.prediction {
+            texts.extend([p.question.as_str(), p.why.as_str()]);
+            texts.extend(p.choices.iter().map(|c| c.text.as_str()));
+        }
+    }
+    for e in &l.exercises {
+        texts.extend([e.goal.as_str(), e.explanation.as_str(), e.success.as_str()]);
+        texts.extend(e.hints.iter().map(String::as_str));
+        texts.extend(e.misconceptions.iter().map(|m| m.hint.as_str()));
+    }
+    let mut out: Vec<(String, Vec<Inline>)> = Vec::new();
+    for t in texts {
+        if t.is_empty() || out.iter().any(|(k, _)| k == t) {
+            continue;
+        }
+        let inline: Vec<Inline> = render(t)
+            .into_iter()
+            .flat_map(|b| match b {
+                Block::Paragraph(items) => items,
+                _ => Vec::new(),
+            })
+            .collect();
+        if inline != [Inline::Text(t.to_string())] && !inline.is_empty() {
+            out.push((t.to_string(), inline));
+        }
+    }
+    out
 }
 
 /// The course file of several lessons, as compact JSON with one lesson a line: the page
@@ -509,6 +557,7 @@ pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
         intro: w.intro.clone(),
         steps: texts,
         exercises: w.exercises.iter().map(|e| e.narration.clone()).collect(),
+        rich: std::sync::Arc::new(w.rich.iter().cloned().collect()),
     })
 }
 

@@ -44,6 +44,8 @@ pub struct CourseLesson {
     pub intro: Vec<Block>,
     pub steps: Vec<StepText>,
     pub exercises: Vec<Vec<Block>>,
+    /// The short texts that hold Markdown, rendered.
+    pub rich: Arc<BTreeMap<String, Vec<crate::lesson::narration::Inline>>>,
     pub origin: Origin,
 }
 
@@ -54,6 +56,7 @@ impl CourseLesson {
             intro: loaded.intro,
             steps: loaded.steps,
             exercises: loaded.exercises,
+            rich: loaded.rich,
             origin,
         }
     }

@@ -54,6 +54,15 @@ fn block(b: &Block) -> Html {
     }
 }
 
+/// A short text of a lesson with its Markdown shown (code, emphasis, links), when the lessons
+/// file rendered it ([`crate::lesson::wire::WireLesson::rich`]); otherwise the text itself.
+fn rich(map: &std::collections::BTreeMap<String, Vec<Inline>>, text: &str) -> Html {
+    match map.get(text) {
+        Some(items) => inlines(items),
+        None => html! { { text.to_string() } },
+    }
+}
+
 fn inlines(items: &[Inline]) -> Html {
     html! { <>{ for items.iter().map(inline) }</> }
 }
@@ -298,17 +307,17 @@ pub fn lesson_view(p: &LessonProps) -> Html {
         html! {
             <>
             if !step.assumptions.is_empty() {
-                <p class="assumptions"><strong>{ "Assuming " }</strong>{ step.assumptions.join("; ") }{ "." }</p>
+                <p class="assumptions"><strong>{ "Assuming " }</strong>{ for step.assumptions.iter().enumerate().map(|(i, a)| html! { <>{ if i > 0 { "; " } else { "" } }{ rich(&texts.rich, a) }</> }) }{ "." }</p>
             }
             <div class="narration">{ narration(&text.narration) }</div>
             if let Some(pr) = &step.prediction {
                 <section id="predict" class="predict" aria-labelledby="predict-h">
                     <h3 id="predict-h">{ "Before you play it" }</h3>
-                    <p>{ &pr.question }</p>
+                    <p>{ rich(&texts.rich, &pr.question) }</p>
                     if run.predicted.is_none() {
                         <div class="choices" role="group" aria-labelledby="predict-h">
                             { for pr.choices.iter().enumerate().map(|(k, c)| html! {
-                                <button type="button" id={format!("predict-{k}")} onclick={click(Action::Lesson(ui::course::LessonAction::Predict(k)))}>{ &c.text }</button>
+                                <button type="button" id={format!("predict-{k}")} onclick={click(Action::Lesson(ui::course::LessonAction::Predict(k)))}>{ rich(&texts.rich, &c.text) }</button>
                             }) }
                         </div>
                     } else {
@@ -340,9 +349,9 @@ pub fn lesson_view(p: &LessonProps) -> Html {
             if let Some(g) = &step.gate {
                 <section id="gate" class={classes!("gate", if run.gate == Some(true) { "met" } else { "waiting" })} aria-labelledby="gate-h">
                     <h3 id="gate-h">{ "Your turn" }</h3>
-                    <p>{ &g.prompt }</p>
+                    <p>{ rich(&texts.rich, &g.prompt) }</p>
                     <p id="gate-status" role="status">
-                        { &run.gate_text }
+                        { rich(&texts.rich, &run.gate_text) }
                     </p>
                 </section>
             }
@@ -365,7 +374,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
         html! {
             <section id="exercise" class="exercise" aria-labelledby="goal-h">
                 <h3 id="goal-h">{ "Goal" }</h3>
-                <p id="goal" class="goal">{ &e.goal }</p>
+                <p id="goal" class="goal">{ rich(&texts.rich, &e.goal) }</p>
                 <div class="narration">{ narration(&intro) }</div>
                 <div id="check-needs" class="check-needs">
                     <p>{ format!("Check runs the engine on {}; in every one of them:", seeds_words(&e.seeds)) }</p>
@@ -388,7 +397,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                     if let Some(a) = &attempt {
                         if a.grade.passed {
                             <div class="success">
-                                <p id="success"><strong>{ "Solved. " }</strong>{ &a.message }</p>
+                                <p id="success"><strong>{ "Solved. " }</strong>{ rich(&texts.rich, &a.message) }</p>
                                 if let Some(code) = &a.code {
                                     <p>
                                         <label for="completion-code">{ "Your completion code (give it to your facilitator):" }</label>
@@ -399,7 +408,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                                 }
                             </div>
                         } else {
-                            <p id="try-again" class={classes!("not-yet", a.misconception.then_some("misconception"))}>{ &a.message }</p>
+                            <p id="try-again" class={classes!("not-yet", a.misconception.then_some("misconception"))}>{ rich(&texts.rich, &a.message) }</p>
                         }
                     } else if let Some(code) = &solved_before {
                         <div class="success" id="solved-before">
@@ -417,7 +426,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                         if run.hints > 0 {
                             <ol id="hints">
                                 { for e.hints.iter().take(run.hints).enumerate().map(|(i, h)| html! {
-                                    <li id={format!("hint-{}", i + 1)}><strong>{ format!("Hint {} of {}: ", i + 1, e.hints.len()) }</strong>{ h }</li>
+                                    <li id={format!("hint-{}", i + 1)}><strong>{ format!("Hint {} of {}: ", i + 1, e.hints.len()) }</strong>{ rich(&texts.rich, h) }</li>
                                 }) }
                             </ol>
                         }
@@ -436,7 +445,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                                 <p>{ "Other answers that pass:" }</p>
                                 <ul>{ for e.alternatives.iter().map(|a| html! { <li><code>{ a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code></li> }) }</ul>
                             }
-                            if !e.explanation.is_empty() { <p>{ &e.explanation }</p> }
+                            if !e.explanation.is_empty() { <p>{ rich(&texts.rich, &e.explanation) }</p> }
                         </div>
                     } else {
                         <button id="show-solution" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::ShowSolution))}>{ "Show the solution" }</button>
@@ -629,18 +638,18 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
                                 <article class="handout-exercise" data-exercise={e.id.clone()}>
                                     <h4>{ &e.title }</h4>
                                     <p class="link">{ "Link: " }<a href={hash.clone()}>{ format!("{base}{hash}") }</a></p>
-                                    <p><strong>{ "Goal: " }</strong>{ &e.goal }</p>
+                                    <p><strong>{ "Goal: " }</strong>{ rich(&cl.rich, &e.goal) }</p>
                                     <p><strong>{ "Controls: " }</strong>{ e.controls.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ") }
                                         { format!("; checked on {}.", seeds_words(&e.seeds)) }</p>
                                     if !e.hints.is_empty() {
                                         <p><strong>{ "Hints, in order:" }</strong></p>
-                                        <ol class="hints">{ for e.hints.iter().map(|h| html! { <li>{ h }</li> }) }</ol>
+                                        <ol class="hints">{ for e.hints.iter().map(|h| html! { <li>{ rich(&cl.rich, h) }</li> }) }</ol>
                                     }
                                     <p><strong>{ "Solution: " }</strong><code>{ e.solution.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code></p>
                                     { for e.alternatives.iter().map(|a| html! {
                                         <p><strong>{ "Also passes: " }</strong><code>{ a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code></p>
                                     }) }
-                                    if !e.explanation.is_empty() { <p>{ &e.explanation }</p> }
+                                    if !e.explanation.is_empty() { <p>{ rich(&cl.rich, &e.explanation) }</p> }
                                     if !e.misconceptions.is_empty() {
                                         <p><strong>{ "Wrong approaches the app recognises:" }</strong></p>
                                         <ul>{ for e.misconceptions.iter().map(|m| html! {

@@ -838,3 +838,36 @@ fn seeds_are_counted_in_words() {
         some.words()
     );
 }
+
+/// Goals, hints and messages that hold Markdown reach the page rendered, so it shows code as
+/// code rather than raw backticks; a text without markup is left as it is.
+#[test]
+fn short_texts_with_markdown_reach_the_page_rendered() {
+    use lockstep::lesson::narration::Inline;
+    let c = course();
+    let l = c.lessons.iter().find(|l| l.lesson.id == "fencing").unwrap();
+    let e = &l.lesson.exercises[0];
+    assert!(
+        e.goal.contains('`'),
+        "the goal names something in code: {}",
+        e.goal
+    );
+    let goal = l.rich.get(&e.goal).expect("the goal is rendered");
+    assert!(
+        goal.iter().any(|i| matches!(i, Inline::Code(_))),
+        "{goal:?}"
+    );
+    assert!(
+        !format!("{goal:?}").contains('`'),
+        "no raw backticks: {goal:?}"
+    );
+    for h in &e.hints {
+        if h.contains('`') {
+            assert!(l.rich.contains_key(h), "hint rendered: {h}");
+        }
+    }
+    assert!(
+        l.rich.keys().all(|k| k.contains(['`', '*', '_', '['])),
+        "only texts with markup"
+    );
+}
