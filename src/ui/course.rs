@@ -224,6 +224,13 @@ pub struct LessonProgress {
     /// Exercises solved, with the completion code of the solution.
     #[serde(default)]
     pub solved: BTreeMap<String, String>,
+    /// For each exercise the learner changed, its controls' values as they left them (as
+    /// edits), so that a closed tab loses nothing.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub exercise_edits: BTreeMap<String, Vec<String>>,
+    /// For each exercise, how many hints the learner revealed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub hints: BTreeMap<String, usize>,
 }
 
 impl Progress {
@@ -256,10 +263,32 @@ impl Progress {
         if let (Some(k), true) = (run.predicted, run.revealed) {
             entry.predictions.insert(id.clone(), run.right.contains(&k));
         }
+        if let Place::Exercise(_) = run.place {
+            if run.edits.is_empty() {
+                entry.exercise_edits.remove(&id);
+            } else {
+                entry.exercise_edits.insert(
+                    id.clone(),
+                    run.edits.iter().map(|e| e.to_string()).collect(),
+                );
+            }
+            if run.hints > 0 {
+                entry.hints.insert(id.clone(), run.hints);
+            }
+        }
         if let Some(code) = run.attempt.as_ref().and_then(|a| a.code.clone()) {
             entry.solved.insert(id, code);
         }
         next
+    }
+
+    /// How many hints the learner had revealed at an exercise.
+    pub fn resume_hints(&self, l: &Lesson, p: Place) -> usize {
+        self.lessons
+            .get(&l.id)
+            .and_then(|x| x.hints.get(place_id(l, p)))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// How far the learner is in a lesson, in words: "2 of 3 steps, 1 of 1 exercise solved".
@@ -319,15 +348,16 @@ impl Progress {
         (done * 100 / total) as u32
     }
 
-    /// The control values that met a step's gate before, to open it with again; edits that no
-    /// longer read are dropped (the step opens as it starts).
+    /// The control values to open a place with again: for a step, those that met its gate; for
+    /// an exercise, those the learner left it with. Edits that no longer read are dropped (the
+    /// place opens as it starts).
     pub fn resume_edits(&self, l: &Lesson, p: Place) -> Vec<Edit> {
-        let Place::Step(_) = p else {
-            return Vec::new();
-        };
         self.lessons
             .get(&l.id)
-            .and_then(|x| x.gate_edits.get(place_id(l, p)))
+            .and_then(|x| match p {
+                Place::Step(_) => x.gate_edits.get(place_id(l, p)),
+                Place::Exercise(_) => x.exercise_edits.get(place_id(l, p)),
+            })
             .and_then(|edits| edits.iter().map(|e| e.parse().ok()).collect())
             .unwrap_or_default()
     }

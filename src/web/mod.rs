@@ -997,9 +997,17 @@ fn lesson_page(p: &LessonPageProps) -> Html {
                 .get(index)
                 .map(|l| progress.resume_edits(&l.lesson, place))
                 .unwrap_or_default();
-            let mut app = ui::App::at_lesson(course, index, place);
+            let mut app = ui::App::at_lesson(course.clone(), index, place);
             for e in resume {
                 app = app.reduce(Action::Toggle(e));
+            }
+            // The hints the learner had revealed come back too.
+            let hints = course
+                .lessons
+                .get(index)
+                .map_or(0, |l| progress.resume_hints(&l.lesson, place));
+            for _ in 0..hints {
+                app = app.reduce(Action::Lesson(LessonAction::Hint));
             }
             // The name typed once, for every completion code from now on.
             let name = storage()
@@ -1035,12 +1043,19 @@ fn lesson_page(p: &LessonPageProps) -> Html {
                         .get(*index)
                         .map(|l| progress.resume_edits(&l.lesson, *place))
                         .unwrap_or_default();
+                    let hints = course
+                        .lessons
+                        .get(*index)
+                        .map_or(0, |l| progress.resume_hints(&l.lesson, *place));
                     dispatch.dispatch(Action::Lesson(LessonAction::Open {
                         course: Arc::clone(course),
                         index: *index,
                         place: *place,
                         resume,
                     }));
+                    for _ in 0..hints {
+                        dispatch.dispatch(Action::Lesson(LessonAction::Hint));
+                    }
                 }
             },
         );
@@ -1056,6 +1071,9 @@ fn lesson_page(p: &LessonPageProps) -> Html {
                 r.id().to_string(),
                 r.gate,
                 r.attempt.as_ref().and_then(|a| a.code.clone()),
+                // An exercise's controls and hints are kept as they change.
+                r.edits.clone(),
+                r.hints,
             )
         });
         use_effect_with(key, move |_| {

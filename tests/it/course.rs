@@ -871,3 +871,35 @@ fn short_texts_with_markdown_reach_the_page_rendered() {
         "only texts with markup"
     );
 }
+
+/// An exercise's controls and revealed hints are kept as the learner leaves them, so a closed
+/// tab loses nothing; starting again forgets the controls.
+#[test]
+fn an_exercise_left_half_done_comes_back_as_it_was() {
+    let c = course();
+    let app = open(&c, "fencing", "two-sources-one-table")
+        .reduce(protocol("online", "single:new"))
+        .reduce(Action::Lesson(LessonAction::Hint))
+        .reduce(Action::Lesson(LessonAction::Hint));
+    let run = app.lesson.clone().unwrap();
+    let p = Progress::read(Some(&Progress::default().record(&run).to_json()));
+    let (l, place) = (run.lesson(), run.place);
+    assert_eq!(p.resume_edits(l, place), run.edits);
+    assert!(!run.edits.is_empty());
+    assert_eq!(p.resume_hints(l, place), 2);
+    // Reopened the way the page reopens it, it shows the same scenario and hints.
+    let (index, _) = c.find("fencing", Some("two-sources-one-table")).unwrap();
+    let mut back = App::at_lesson(std::sync::Arc::clone(&c), index, place);
+    for e in p.resume_edits(l, place) {
+        back = back.reduce(Action::Toggle(e));
+    }
+    for _ in 0..p.resume_hints(l, place) {
+        back = back.reduce(Action::Lesson(LessonAction::Hint));
+    }
+    assert_eq!(back.scenario, app.scenario);
+    assert_eq!(back.lesson.unwrap().hints, 2);
+    // Starting again forgets the controls.
+    let again = app.reduce(Action::Lesson(LessonAction::Restart));
+    let q = p.record(again.lesson.as_ref().unwrap());
+    assert!(q.resume_edits(l, place).is_empty());
+}

@@ -230,6 +230,25 @@ export const tests = [
     },
   },
   {
+    name: 'lessons::a_closed_tab_loses_no_exercise_work',
+    async run(ctx) {
+      await openRoute(ctx, '#/lessons/fencing/two-sources-one-table', 'two-sources-one-table');
+      await ctx.page.selectOption('#protocol-online', 'single:old');
+      await ctx.page.click('#hint');
+      await ctx.page.waitForSelector('#hint-1');
+      await ctx.frames(2);
+      // The tab closes; the same browser opens the exercise again.
+      await ctx.page.close();
+      const page = await ctx.context.newPage();
+      await page.goto(`${ctx.baseURL}#/lessons/fencing/two-sources-one-table`, { waitUntil: 'load' });
+      await page.waitForSelector('#view-title[data-place="two-sources-one-table"]', { timeout: 20000 });
+      await page.waitForSelector('#hint-1', { timeout: 20000 });
+      assertEqual(await page.$eval('#protocol-online', (s) => s.value), 'single:old', 'the control as it was left');
+      assertEqual(await page.$$eval('#hints li', (l) => l.length), 1, 'the hint revealed');
+      ctx.page = page;
+    },
+  },
+  {
     name: 'lessons::open_in_sandbox_keeps_the_learners_scenario',
     async run(ctx) {
       await openRoute(ctx, '#/lessons/two-orders/two-orders', 'two-orders');
