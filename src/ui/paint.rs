@@ -330,6 +330,17 @@ pub fn tick_step(span: Micros, plot_px: f64) -> Micros {
         .unwrap_or(600_000_000)
 }
 
+/// Where a tick's label starts on the canvas: just right of its tick, or just left of it when
+/// it would otherwise run past the canvas's right edge (the tick at the window's end), so a
+/// label is never cut ("10s", not "1").
+pub fn tick_label_left(tick_x: f64, label_width: f64, canvas_width: f64) -> f64 {
+    if tick_x + 2.0 + label_width > canvas_width - 1.0 {
+        (tick_x - 2.0 - label_width).max(0.0)
+    } else {
+        tick_x + 2.0
+    }
+}
+
 /// A tick's label, in seconds with as many decimals as the time needs (to the millisecond).
 pub fn tick_label(t: Micros) -> String {
     if t % 1_000_000 == 0 {

@@ -551,7 +551,10 @@ fn paint_canvas(
         ctx.line_to(xt, f64::from(height));
         ctx.stroke();
         ctx.set_fill_style_str(pal.of(paint::MUTED));
-        let _ = ctx.fill_text(&paint::tick_label(t), xt + 2.0, f64::from(AXIS - 10));
+        let label = paint::tick_label(t);
+        let room = ctx.measure_text(&label).map_or(0.0, |m| m.width());
+        let at = paint::tick_label_left(xt, room, f64::from(width));
+        let _ = ctx.fill_text(&label, at, f64::from(AXIS - 10));
         t += step;
     }
 

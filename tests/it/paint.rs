@@ -142,3 +142,20 @@ fn ticks_are_round_and_labelled_in_seconds() {
     assert_eq!(paint::tick_label(250_000), "0.25s");
     assert_eq!(paint::tick_label(1_000), "0.001s");
 }
+
+/// The last tick's label, at the canvas's right edge, is drawn left of its tick rather than
+/// cut ("10s", not "1"); every other label sits right of its tick.
+#[test]
+fn a_tick_label_at_the_right_edge_is_not_cut() {
+    use lockstep::ui::paint::tick_label_left;
+    let (width, label) = (960.0, 18.0);
+    assert_eq!(tick_label_left(400.5, label, width), 402.5);
+    let last = tick_label_left(959.5, label, width);
+    assert!(last + label <= width, "the whole label fits: {last}");
+    assert!(last < 959.5, "left of its tick");
+    assert_eq!(
+        tick_label_left(5.0, 30.0, 20.0),
+        0.0,
+        "never left of the canvas"
+    );
+}
