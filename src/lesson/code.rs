@@ -254,6 +254,25 @@ pub fn decode(code: &str) -> Result<Completion, CodeError> {
 /// The most codes read from one text.
 pub const CODES_MAX: usize = 500;
 
+/// The characters from `from` on that `wanted` accepts, at most `max` of them, skipping any
+/// whitespace between them (a line a chat app broke); and where the run ended.
+fn take_across_space(
+    chars: &[char],
+    from: usize,
+    max: usize,
+    wanted: impl Fn(char) -> bool,
+) -> (String, usize) {
+    let mut taken = String::new();
+    let mut k = from;
+    while k < chars.len() && taken.len() < max && (wanted(chars[k]) || chars[k].is_whitespace()) {
+        if !chars[k].is_whitespace() {
+            taken.push(chars[k]);
+        }
+        k += 1;
+    }
+    (taken, k)
+}
+
 /// Every code in a pasted text, in order, as written (whitespace inside removed): a code
 /// starts with `LS` and its version's digits and a dot, goes on through the payload's
 /// characters to the second dot, and ends with the eight digits of its checksum. Whitespace and
@@ -286,32 +305,19 @@ pub fn find_codes(text: &str) -> Vec<String> {
         code.push('.');
         k += 1;
         // The payload, across any whitespace, up to its closing dot.
-        while k < chars.len() && (b64(chars[k]) || chars[k].is_whitespace()) {
-            if !chars[k].is_whitespace() {
-                code.push(chars[k]);
-            }
-            k += 1;
-        }
-        if chars.get(k) != Some(&'.') {
+        let (payload, next) = take_across_space(&chars, k, usize::MAX, b64);
+        if payload.is_empty() || chars.get(next) != Some(&'.') {
             at += 1;
             continue;
         }
+        code.push_str(&payload);
         code.push('.');
-        k += 1;
         // Exactly eight hexadecimal digits, across any whitespace.
-        let mut digits = 0;
-        while k < chars.len()
-            && digits < 8
-            && (chars[k].is_ascii_hexdigit() || chars[k].is_whitespace())
-        {
-            if !chars[k].is_whitespace() {
-                code.push(chars[k]);
-                digits += 1;
-            }
-            k += 1;
-        }
+        let (sum, next) = take_across_space(&chars, next + 1, 8, |c| c.is_ascii_hexdigit());
+        code.push_str(&sum);
+        k = next;
         // Anything shorter is not a code (a version written alone, a word that starts the same).
-        if digits < 8 || code.len() < 4 + 1 + 1 + 8 + 1 {
+        if sum.len() < 8 {
             at += 1;
             continue;
         }
