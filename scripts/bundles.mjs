@@ -10,8 +10,10 @@
 // must not or a view passes its budget. Sizes are deterministic for a given toolchain: this is
 // not a timed test. Without --check it prints the figures and exits 0.
 //
-// The budgets are today's figures with a little room, so that growth is caught; the goal for
-// every first view is 300 KB (see README.md, "Size").
+// The budgets are today's figures with a little room, so that growth is caught: ten kilobytes
+// or so, as a bundle's size moves by a few hundred bytes with the build machine's paths (the
+// dependencies' file names in panic messages). The goal for every first view is 300 KB (see
+// README.md, "Size").
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -56,7 +58,7 @@ export const VIEWS = [
     bundle: 'course',
     carries: 'the simulator, the verdict, the timeline, the lessons (read from lessons.json), predictions, gates, exercises and their codes, sweeps drawn in a step',
     firstLoad: ['index.html', 'loader', 'style.css', 'course.js', 'course_bg.wasm', 'lessons.json'],
-    budgetKB: 540,
+    budgetKB: 550,
     mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor'],
   },
 ];
