@@ -435,14 +435,22 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
     out.claims += x.check.len() * x.seeds.len();
     let start = x.grade(&x.scenario);
     if start.passed {
+        // The cause, where the author will change it (the check's first line), naming what
+        // already holds; the other checks of this exercise would only follow from it.
+        let line = x.check.first().map_or(x.line, |c| c.line);
+        let holds: Vec<String> = x.check.iter().map(|c| c.words()).collect();
         error(
             out,
-            x.line,
+            line,
             format!(
-                "exercise \"{}\": its start already passes the check, so there is nothing to do",
-                x.id
+                "exercise \"{}\": its start already passes the check in {} ({}), so there is \
+                 nothing to do: change the check or the start's edits",
+                x.id,
+                crate::ui::course::seeds_words(&x.seeds),
+                holds.join("; ")
             ),
         );
+        return;
     }
     let answers = std::iter::once(("solution", &x.solution))
         .chain(x.alternatives.iter().map(|a| ("alternative solution", a)));
