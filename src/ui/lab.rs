@@ -315,17 +315,23 @@ pub struct SweepForm {
 }
 
 impl SweepForm {
+    /// Whether the form is complete, without writing the scenario out (the page asks at every
+    /// render, to enable Run).
+    pub fn can_run(&self) -> bool {
+        !self.offered.is_empty()
+            && self.values.as_ref().is_ok_and(|v| !v.is_empty())
+            && self.seeds.is_ok()
+    }
+
     /// The request to send, when the form is complete.
     pub fn request(&self, scenario: &Scenario) -> Option<LabRequest> {
         match (&self.values, &self.seeds) {
-            (Ok(values), Ok(seeds)) if !self.offered.is_empty() && !values.is_empty() => {
-                Some(LabRequest::Sweep {
-                    scenario: scenario.to_toml_string(),
-                    param: self.param,
-                    values: values.clone(),
-                    seeds: *seeds,
-                })
-            }
+            (Ok(values), Ok(seeds)) if self.can_run() => Some(LabRequest::Sweep {
+                scenario: scenario.to_toml_string(),
+                param: self.param,
+                values: values.clone(),
+                seeds: *seeds,
+            }),
             _ => None,
         }
     }

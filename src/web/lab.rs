@@ -193,14 +193,14 @@ pub fn lab_panel(p: &LabProps) -> Html {
     let on_run = {
         let dispatch = panel.dispatcher();
         let running = Rc::clone(&running);
-        let request = form.request(s);
+        let (form_now, scenario) = (form.clone(), s.clone());
         let title = format!(
             "{}: {} seeds per point",
             s.name,
             form.seeds.clone().unwrap_or_default()
         );
         Callback::from(move |_: MouseEvent| {
-            let Some(request) = request.clone() else {
+            let Some(request) = form_now.request(&scenario) else {
                 return;
             };
             let total = match &request {
@@ -350,7 +350,7 @@ pub fn lab_panel(p: &LabProps) -> Html {
                 <label for="sweep-seeds">{ "Seeds per value" }</label>
                 <input id="sweep-seeds" type="number" min="1" max={lab::PAGE_SEEDS_MAX.to_string()} value={panel.seeds.clone()}
                     oninput={ let dispatch = panel.dispatcher(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); dispatch.dispatch(SweepAction::Seeds(i.value())); } } />
-                <button id="sweep-run" type="button" disabled={busy || form.request(s).is_none()} onclick={on_run}>{ "Run the sweep" }</button>
+                <button id="sweep-run" type="button" disabled={busy || !form.can_run()} onclick={on_run}>{ "Run the sweep" }</button>
             </div>
             if let Err(e) = &form.values { <p class="error" role="alert">{ format!("Values: {e}") }</p> }
             if let Err(e) = &form.seeds { <p class="error" role="alert">{ e.clone() }</p> }

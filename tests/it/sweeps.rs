@@ -402,6 +402,7 @@ fn the_sweep_panel_is_a_reducer() {
     let bad = p.reduce(SweepAction::Seeds("0".into()));
     assert_eq!(bad.form(&s).seeds, Err("seeds: 1 to 2000".into()));
     assert!(bad.form(&s).request(&s).is_none());
+    assert!(!bad.form(&s).can_run() && form.can_run());
     let empty = p.reduce(SweepAction::Values(" , ".into()));
     assert!(empty.form(&s).values.is_err());
     // A parameter the scenario does not offer falls back to the first it offers.
