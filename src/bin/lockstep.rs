@@ -17,6 +17,19 @@ use serde::{Serialize, Serializer};
 #[cfg(not(target_arch = "wasm32"))]
 #[path = "lockstep/png.rs"]
 mod png;
+// Writing a folder is the native command line's alone.
+#[cfg(not(target_arch = "wasm32"))]
+#[path = "lockstep/pack.rs"]
+mod pack;
+#[cfg(target_arch = "wasm32")]
+mod pack {
+    pub fn lesson_pack(
+        _: &[String],
+        _: &mut dyn std::io::Write,
+    ) -> Result<std::process::ExitCode, String> {
+        Err("lesson pack needs the native command line".into())
+    }
+}
 #[cfg(target_arch = "wasm32")]
 mod png {
     pub fn png_of_svg(_: &str, _: &str, _: &str) -> Result<Vec<u8>, String> {
@@ -36,6 +49,9 @@ usage:
       Who believes they hold what at one instant of the run.
   lockstep lint FILE [--json]
       Check the inventory: each resource must have exactly one source of order.
+  lockstep names FILE [--json]
+      The scenario's regions, services, client classes, clients and resources, and every
+      edit its controls can make, as a lesson's `edits` and `solution` write them.
   lockstep sweep FILE --param NAME --values LIST [--seeds N] [--json | --svg]
       How often exclusion breaks as one parameter varies, with 95% intervals: NAME is
       partition_ms, overlap_ms, pause_ms, lease_ms, services or fencing; LIST is
@@ -60,6 +76,10 @@ usage:
   lockstep lesson verify [--lesson FILE]... [--csv] [CODES_FILE|-]
       Verify completion codes against the shipped lessons and each --lesson FILE: a table
       (or CSV) of name, lesson, exercise, verified or refused and why, with counts.
+  lockstep lesson pack FILE... --out DIR [--site DIR] [--allow-origin ORIGIN]...
+      A static folder for a workshop: the built site (default dist), the checked lesson
+      FILEs beside it, their index and a page of their links; --allow-origin lets the
+      site open lessons by link from another address.
 
 Each command takes only the options shown for it.
 Exit status: 0 when the command completed (whatever the verdict), 1 when `lint` finds a
@@ -100,6 +120,7 @@ fn options_of(command: &str) -> &'static [&'static str] {
         "run" => &["--seed", "--json", "--no-trace"],
         "at" => &["--seed", "--json"],
         "lint" => &["--json"],
+        "names" => &["--json"],
         "sweep" => &[
             "--param",
             "--values",
@@ -299,9 +320,12 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     if command == "lesson" && args.get(1).is_some_and(|a| a == "verify") {
         return lesson_verify(&args[2..], out);
     }
+    if command == "lesson" && args.get(1).is_some_and(|a| a == "pack") {
+        return pack::lesson_pack(&args[2..], out);
+    }
     if !matches!(
         command.as_str(),
-        "run" | "at" | "lint" | "sweep" | "export" | "schema" | "lesson"
+        "run" | "at" | "lint" | "names" | "sweep" | "export" | "schema" | "lesson"
     ) {
         return Err(format!("unknown command \"{command}\"\n{USAGE}"));
     }
@@ -353,6 +377,14 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        "names" => {
+            let [path] = o.positional.as_slice() else {
+                return Err(format!("names takes one FILE\n{USAGE}"));
+            };
+            let scenario = load(path)?;
+            let _ = print_names(out, &scenario, o.json);
+            Ok(ExitCode::SUCCESS)
         }
         "sweep" => {
             let [path] = o.positional.as_slice() else {
@@ -891,6 +923,82 @@ fn print_sweep(
             p.mean_lost_updates,
             p.mean_idle_ms
         )?;
+    }
+    Ok(())
+}
+
+/// `lockstep names`: what a lesson author may name in a scenario (regions, services, client
+/// classes with their clients, resources) and every edit the app's controls can make to it,
+/// written as a lesson's `edits` take them.
+fn print_names(out: &mut dyn Write, scenario: &Scenario, json: bool) -> io::Result<()> {
+    let world = World::compile(scenario);
+    let region = |i: &u32| world.regions[*i as usize].clone();
+    let services: Vec<(String, Vec<String>)> = world
+        .services
+        .iter()
+        .map(|s| {
+            let mut regions: Vec<String> = s.replicas.iter().map(region).collect();
+            regions.dedup();
+            (s.name.clone(), regions)
+        })
+        .collect();
+    let classes: Vec<(String, Vec<String>)> = world
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(k, class)| {
+            let clients = world
+                .clients
+                .iter()
+                .filter(|c| c.class as usize == k)
+                .map(|c| c.name.clone())
+                .collect();
+            (class.clone(), clients)
+        })
+        .collect();
+    let resources: Vec<&String> = world.resources.iter().map(|r| &r.name).collect();
+    let edits: Vec<(String, String)> = lockstep::ui::toggles::flips(scenario)
+        .into_iter()
+        .map(|(label, toggle)| (toggle.to_string(), label))
+        .collect();
+    if json {
+        let doc = serde_json::json!({
+            "regions": &world.regions,
+            "services": services.iter().map(|(n, r)| serde_json::json!({"name": n, "regions": r})).collect::<Vec<_>>(),
+            "classes": classes.iter().map(|(n, c)| serde_json::json!({"name": n, "clients": c})).collect::<Vec<_>>(),
+            "resources": resources,
+            "edits": edits.iter().map(|(e, l)| serde_json::json!({"edit": e, "label": l})).collect::<Vec<_>>(),
+        });
+        return writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+    }
+    writeln!(out, "regions: {}", world.regions.join(", "))?;
+    writeln!(out, "services:")?;
+    for (name, regions) in &services {
+        writeln!(out, "  {name} (replicas in {})", regions.join(", "))?;
+    }
+    writeln!(out, "client classes:")?;
+    for (name, clients) in &classes {
+        writeln!(out, "  {name}: {}", clients.join(", "))?;
+    }
+    writeln!(
+        out,
+        "resources: {}",
+        resources
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )?;
+    writeln!(
+        out,
+        "edits the controls can make (one change each, from this scenario):"
+    )?;
+    for (edit, label) in &edits {
+        writeln!(out, "  {edit:<40} {label}")?;
     }
     Ok(())
 }

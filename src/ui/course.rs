@@ -33,8 +33,10 @@ pub const OPENED_MAX: usize = 8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
     Shipped,
-    /// A file the user picked or pasted (kept in local storage).
+    /// A file the user picked, pasted or opened by a link (kept in local storage).
     Opened,
+    /// A file from the folder of lessons served beside the site (`lessons/index.json`).
+    Served,
 }
 
 /// One lesson with what the page shows of it.
@@ -110,13 +112,25 @@ impl Course {
     /// The course of the shipped lessons and the opened ones; an opened lesson whose id is a
     /// shipped lesson's replaces it, so that a facilitator can try a changed version.
     pub fn new(shipped: Vec<Loaded>, opened: Vec<Loaded>) -> Course {
+        Course::of(shipped, Vec::new(), opened)
+    }
+
+    /// The course of the shipped lessons, the site's folder of lessons and the opened ones, a
+    /// later source's lesson replacing an earlier one's with the same id: a folder can carry a
+    /// changed version of a shipped lesson, and a facilitator can try a changed version of
+    /// either.
+    pub fn of(shipped: Vec<Loaded>, served: Vec<Loaded>, opened: Vec<Loaded>) -> Course {
         let mut lessons: Vec<CourseLesson> = shipped
             .into_iter()
             .map(|l| CourseLesson::new(l, Origin::Shipped))
             .collect();
-        for l in opened {
+        let later = served
+            .into_iter()
+            .map(|l| (l, Origin::Served))
+            .chain(opened.into_iter().map(|l| (l, Origin::Opened)));
+        for (l, origin) in later {
             lessons.retain(|x| x.lesson.id != l.lesson.id);
-            lessons.push(CourseLesson::new(l, Origin::Opened));
+            lessons.push(CourseLesson::new(l, origin));
         }
         lessons.sort_by(|a, b| (a.lesson.order, &a.lesson.id).cmp(&(b.lesson.order, &b.lesson.id)));
         Course { lessons, ops: &OPS }
@@ -773,6 +787,11 @@ pub enum CheckReply {
     Refused {
         errors: Vec<(u32, String)>,
     },
+    /// The checker could not run (the page says this, never the checker): why, blaming no
+    /// line of the file.
+    Unavailable {
+        why: String,
+    },
 }
 
 /// Reads a lesson file the user picked or pasted, and checks it exactly as
@@ -815,6 +834,8 @@ impl CheckReply {
             CheckReply::Refused { errors } => {
                 Err(errors.into_iter().map(|(l, m)| error(l, m)).collect())
             }
+            // Line 0 is no line: the view shows such a problem without one.
+            CheckReply::Unavailable { why } => Err(vec![error(0, why)]),
             CheckReply::Opened { lesson } => {
                 let loaded =
                     crate::lesson::wire::from_wire(&lesson).map_err(|e| vec![error(1, e)])?;
@@ -824,6 +845,7 @@ impl CheckReply {
                         id: lesson.id.clone(),
                         text: text.to_string(),
                         lesson,
+                        source: None,
                     },
                 ))
             }
@@ -844,6 +866,10 @@ pub struct OpenedFile {
     pub id: String,
     pub text: String,
     pub lesson: crate::lesson::wire::WireLesson,
+    /// The address the file was opened from (a `?open=` link), so that the link opens the
+    /// kept copy when the network is off, and a changed file replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl OpenedFiles {
@@ -870,6 +896,14 @@ impl OpenedFiles {
         let excess = files.len().saturating_sub(OPENED_MAX);
         files.drain(..excess);
         OpenedFiles { files }
+    }
+
+    /// The file kept from an address, if any.
+    pub fn from_source(&self, url: &str) -> Option<&OpenedFile> {
+        self.files
+            .iter()
+            .rev()
+            .find(|f| f.source.as_deref() == Some(url))
     }
 
     pub fn without(&self, id: &str) -> OpenedFiles {
@@ -923,9 +957,29 @@ impl PartialEq for Lessons {
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpenStatus {
     Idle,
+    /// A link's file is being fetched from this address.
+    Fetching(String),
     Checking,
-    Opened { id: String, title: String },
+    /// The lesson is in the course.
+    Opened {
+        id: String,
+        title: String,
+    },
+    /// The file's problems, each at its line.
     Failed(Vec<crate::lesson::LessonError>),
+    /// The file could not be fetched or checked at all, and why, blaming no line of it.
+    Unavailable(String),
+}
+
+/// Where the folder of lessons served beside the site stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Folder {
+    /// Not asked for yet.
+    Idle,
+    /// Its index or files are on their way or being checked.
+    Loading,
+    /// Read: its lessons are in the course, and the problems of any that were not read.
+    Read(Vec<String>),
 }
 
 /// The course in the page: the shipped lessons once fetched, the files the user opened (kept
@@ -938,6 +992,9 @@ pub struct Shelf {
     shipped: Rc<Vec<Loaded>>,
     pub opened: OpenedFiles,
     pub open_status: OpenStatus,
+    /// The folder of lessons served beside the site, and its lessons.
+    pub folder: Folder,
+    served: Rc<Vec<Loaded>>,
     /// What the learner has done.
     pub progress: Rc<Progress>,
 }
@@ -949,6 +1006,8 @@ impl PartialEq for Shelf {
             && Rc::ptr_eq(&self.shipped, &o.shipped)
             && self.opened == o.opened
             && self.open_status == o.open_status
+            && self.folder == o.folder
+            && Rc::ptr_eq(&self.served, &o.served)
             && self.progress == o.progress
     }
 }
@@ -960,8 +1019,18 @@ pub enum ShelfAction {
     Fetching,
     /// They came, or why not.
     Fetched(Result<Vec<Loaded>, String>),
+    /// A link's file is being fetched from this address.
+    FetchingFile(String),
     /// A file went to the checker.
     Checking,
+    /// A file could not be fetched or checked, and why.
+    Unavailable(String),
+    /// A link's file is the one kept in this browser (unchanged, or the network is off).
+    Kept(String),
+    /// The folder's index and files were asked for.
+    FolderLoading,
+    /// The folder's lessons that were read, and the problems of those that were not.
+    FolderRead(Vec<Loaded>, Vec<String>),
     /// The checker's answer on a file the user opened.
     Checked(Result<Box<(Loaded, OpenedFile)>, Vec<crate::lesson::LessonError>>),
     /// A file an earlier version stored, checked again from its text: kept quietly.
@@ -970,6 +1039,20 @@ pub enum ShelfAction {
     Removed(String),
     /// The lesson view's state, to record what the learner has seen, met and solved.
     Record(Rc<LessonRun>),
+}
+
+impl ShelfAction {
+    /// The action for the checker's answer on a file's text: the lesson opened (kept with the
+    /// address it came from, if any), its problems, or why it could not be checked at all.
+    pub fn from_reply(reply: CheckReply, text: &str, source: Option<String>) -> ShelfAction {
+        match reply {
+            CheckReply::Unavailable { why } => ShelfAction::Unavailable(why),
+            reply => ShelfAction::Checked(reply.into_opened(text).map(|(loaded, mut file)| {
+                file.source = source;
+                Box::new((loaded, file))
+            })),
+        }
+    }
 }
 
 impl Shelf {
@@ -981,14 +1064,28 @@ impl Shelf {
             shipped: Rc::new(Vec::new()),
             opened,
             open_status: OpenStatus::Idle,
+            folder: Folder::Idle,
+            served: Rc::new(Vec::new()),
             progress: Rc::new(progress),
         }
     }
 
+    /// Whether a lesson not in the course may still arrive: the course, the folder or a
+    /// link's file is on its way, so a link to it waits instead of saying it is missing.
+    pub fn waiting(&self) -> bool {
+        matches!(self.lessons, Lessons::Idle | Lessons::Loading)
+            || matches!(self.folder, Folder::Loading)
+            || matches!(
+                self.open_status,
+                OpenStatus::Fetching(_) | OpenStatus::Checking
+            )
+    }
+
     /// The course of the shipped lessons and the opened files.
     fn course(&self) -> Arc<Course> {
-        Arc::new(Course::new(
+        Arc::new(Course::of(
             self.shipped.as_ref().clone(),
+            self.served.as_ref().clone(),
             self.opened.lessons(),
         ))
     }
@@ -1015,6 +1112,23 @@ impl Shelf {
             }
             ShelfAction::Fetched(Err(why)) => next.lessons = Lessons::Failed(why),
             ShelfAction::Checking => next.open_status = OpenStatus::Checking,
+            ShelfAction::FetchingFile(url) => next.open_status = OpenStatus::Fetching(url),
+            ShelfAction::Unavailable(why) => next.open_status = OpenStatus::Unavailable(why),
+            ShelfAction::Kept(url) => {
+                next.open_status = match self.opened.from_source(&url) {
+                    Some(f) => OpenStatus::Opened {
+                        id: f.id.clone(),
+                        title: f.lesson.title.clone(),
+                    },
+                    None => OpenStatus::Idle,
+                }
+            }
+            ShelfAction::FolderLoading => next.folder = Folder::Loading,
+            ShelfAction::FolderRead(lessons, problems) => {
+                next.served = Rc::new(lessons);
+                next.folder = Folder::Read(problems);
+                return next.with_course();
+            }
             ShelfAction::Checked(Ok(checked)) => {
                 let (loaded, file) = *checked;
                 next.open_status = OpenStatus::Opened {

@@ -14,6 +14,7 @@ pub mod lab;
 pub mod links;
 pub mod notes;
 pub mod paint;
+pub mod reach;
 pub mod route;
 pub mod share;
 pub mod svg;

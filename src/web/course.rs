@@ -19,7 +19,7 @@ use crate::ui::route::Route;
 use crate::ui::timeline::LaneKind;
 use crate::ui::{self, Action, Outcome};
 
-pub use crate::ui::course::{Lessons as CourseState, OpenStatus};
+pub use crate::ui::course::{Folder, Lessons as CourseState, OpenStatus};
 
 /// Narration as elements: the safe tree from the lesson, never markup. Headings start at
 /// level 3, under the page's and the view's own.
@@ -104,6 +104,9 @@ pub struct CourseProps {
     /// The lesson files view (opening a file), drawn under the list.
     #[prop_or_default]
     pub children: Html,
+    /// What a link's file or the site's folder of lessons is doing, above the list.
+    #[prop_or_default]
+    pub notice: Html,
 }
 
 /// The lessons in order, each with what the learner has done of it.
@@ -125,6 +128,7 @@ pub fn course_view(p: &CourseProps) -> Html {
                             <h3 id={title_id.clone()}>
                                 <a href={Route::Lesson { lesson: l.id.clone(), place: None }.to_hash()}>{ &l.title }</a>
                                 if cl.origin == Origin::Opened { <span class="badge">{ " (your file)" }</span> }
+                                if cl.origin == Origin::Served { <span class="badge">{ " (this site's)" }</span> }
                             </h3>
                             <p>{ &l.summary }</p>
                             <p class="progress-text" id={format!("lesson-{}-progress", l.id)}>{ &summary }</p>
@@ -141,6 +145,7 @@ pub fn course_view(p: &CourseProps) -> Html {
         <main class="course-page" id="main">
             <h2 id="view-title" tabindex="-1">{ "Lessons" }</h2>
             <p class="lead">{ "Each lesson walks through one part of the argument beside the live simulation. Your progress is kept in this browser." }</p>
+            { p.notice.clone() }
             { list }
             { p.children.clone() }
         </main>
@@ -667,6 +672,78 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
 }
 
 /// The view for a fragment that names nothing.
+/// What opening a lesson by its link is doing (when the address asks for one), and the
+/// problems of the site's folder of lessons, above the course's list.
+pub fn reach_status(by_link: bool, status: &OpenStatus, folder: &Folder) -> Html {
+    let link = if by_link {
+        match status {
+            OpenStatus::Fetching(url) => {
+                html! { <p class="loading">{ format!("Fetching the lesson at {url}…") }</p> }
+            }
+            OpenStatus::Checking => {
+                html! { <p class="loading">{ "Checking the lesson against the engine…" }</p> }
+            }
+            OpenStatus::Opened { id, title } => html! {
+                <p class="opened">{ "Opened: " }<a href={Route::Lesson { lesson: id.clone(), place: None }.to_hash()}>{ title }</a></p>
+            },
+            OpenStatus::Failed(errors) => open_problems(errors),
+            OpenStatus::Unavailable(why) => html! {
+                <p class="errors has-errors">{ format!("The lesson this link names was not opened: {why}.") }</p>
+            },
+            OpenStatus::Idle => html! {},
+        }
+    } else {
+        html! {}
+    };
+    let folder = match folder {
+        Folder::Read(problems) if !problems.is_empty() => html! {
+            <div class="errors has-errors" id="folder-problems">
+                <p>{ "Some lessons served with this site could not be read:" }</p>
+                <ul>{ for problems.iter().take(20).map(|p| html! { <li>{ p }</li> }) }</ul>
+            </div>
+        },
+        _ => html! {},
+    };
+    html! {
+        <div id="link-status" role="status">{ link }{ folder }</div>
+    }
+}
+
+/// A lesson file's problems, each at its line (line 0 is about no line).
+fn open_problems(errors: &[crate::lesson::LessonError]) -> Html {
+    html! {
+        <div class="errors has-errors">
+            <p>{ format!("The lesson was not opened: {} problem(s).", errors.len()) }</p>
+            <ul id="lesson-file-errors">
+                { for errors.iter().take(50).map(|e| match e.line {
+                    0 => html! { <li>{ &e.message }</li> },
+                    line => html! { <li><strong>{ format!("line {line}") }</strong>{ ": " }{ &e.message }</li> },
+                }) }
+            </ul>
+        </div>
+    }
+}
+
+/// A link to a lesson this browser's course does not have (a facilitator's lesson never
+/// opened here): how to load it, and what went wrong if its link tried.
+pub fn not_loaded(lesson: &str, by_link: bool, status: &OpenStatus) -> Html {
+    let why = match status {
+        OpenStatus::Unavailable(why) if by_link => Some(html! {
+            <p class="errors has-errors" id="not-loaded-why">{ format!("Its link tried to open it, but: {why}.") }</p>
+        }),
+        OpenStatus::Failed(errors) if by_link => Some(open_problems(errors)),
+        _ => None,
+    };
+    html! {
+        <main class="course-page" id="main">
+            <h2 id="view-title" tabindex="-1">{ "This lesson is not loaded here" }</h2>
+            <p id="not-loaded">{ format!("The lesson \"{lesson}\" is not one of this site's lessons, and it has not been opened in this browser. ") }
+                { "A facilitator's lesson reaches this browser in one of three ways: by the link your facilitator gave (it ends in " }<code>{ "?open=" }</code>{ " and the lesson file's address), from the folder of lessons served with the site, or by opening the lesson file on the " }<a href="#/lessons">{ "Lessons" }</a>{ " page (\"Open a lesson file\"). Once opened, it stays in this browser." }</p>
+            { why.unwrap_or_default() }
+        </main>
+    }
+}
+
 pub fn not_found(raw: &str) -> Html {
     html! {
         <main class="course-page" id="main">
@@ -740,14 +817,9 @@ pub fn lesson_files(p: &LessonFilesProps) -> Html {
                     OpenStatus::Opened { id, title } => html! {
                         <p class="opened">{ "Opened: " }<a href={Route::Lesson { lesson: id.clone(), place: None }.to_hash()}>{ title }</a>{ ". It is in the list above." }</p>
                     },
-                    OpenStatus::Failed(errors) => html! {
-                        <div class="errors has-errors">
-                            <p>{ format!("The lesson was not opened: {} problem(s).", errors.len()) }</p>
-                            <ul id="lesson-file-errors">
-                                { for errors.iter().take(50).map(|e| html! { <li><strong>{ format!("line {}", e.line) }</strong>{ ": " }{ &e.message }</li> }) }
-                            </ul>
-                        </div>
-                    },
+                    OpenStatus::Failed(errors) => open_problems(errors),
+                    OpenStatus::Fetching(url) => html! { <p>{ format!("Fetching the lesson at {url}…") }</p> },
+                    OpenStatus::Unavailable(why) => html! { <p class="errors has-errors">{ format!("The lesson was not opened: {why}.") }</p> },
                 } }
             </div>
             if !p.opened.is_empty() {

@@ -452,6 +452,143 @@ fn go(route: &Route) {
     let _ = gloo::utils::window().location().set_hash(&route.to_hash());
 }
 
+/// The lessons of the folder served beside the site (`lessons/index.json` and the files it
+/// lists), each checked like a picked file, and the problems of those that could not be read.
+/// A site without the folder has no index, which is no problem.
+async fn read_folder() -> (Vec<wire::Loaded>, Vec<String>) {
+    let index = match fetch_lesson(ui::reach::FOLDER_INDEX).await {
+        Ok(json) => json,
+        Err(ui::reach::Fetch::Status(404)) => return (Vec::new(), Vec::new()),
+        Err(e) => {
+            let why = ui::reach::fetch_failure(ui::reach::FOLDER_INDEX, &e);
+            return (Vec::new(), vec![why]);
+        }
+    };
+    let names = match ui::reach::read_folder_index(&index) {
+        Ok(names) => names,
+        Err(why) => return (Vec::new(), vec![why]),
+    };
+    let (mut lessons, mut problems) = (Vec::new(), Vec::new());
+    for name in names {
+        let url = format!("lessons/{name}");
+        let text = match fetch_lesson(&url).await {
+            Ok(text) => text,
+            Err(e) => {
+                problems.push(ui::reach::fetch_failure(&url, &e));
+                continue;
+            }
+        };
+        match checker::check(text.clone()).await.into_opened(&text) {
+            Ok((loaded, _)) => lessons.push(loaded),
+            Err(errors) => problems.push(format!(
+                "{url}: {}",
+                errors
+                    .iter()
+                    .map(|e| match e.line {
+                        0 => e.message.clone(),
+                        line => format!("line {line}: {}", e.message),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+        }
+    }
+    (lessons, problems)
+}
+
+/// Opens the lesson file a link names: checked against the site's allowed addresses, fetched
+/// with its size bounded, and checked like a picked file, unless it is the copy this browser
+/// already keeps from that address.
+async fn open_by_link(raw: String, opened: OpenedFiles, dispatch: UseReducerDispatcher<Shelf>) {
+    let window = gloo::utils::window();
+    let document = gloo::utils::document();
+    let base = document
+        .base_uri()
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| window.location().href().unwrap_or_default());
+    let Ok(url) = web_sys::Url::new_with_base(&raw, &base) else {
+        dispatch.dispatch(ShelfAction::Unavailable(format!(
+            "\"{raw}\" is not the address of a lesson file"
+        )));
+        return;
+    };
+    let url = url.href();
+    let csp = document
+        .query_selector("meta[http-equiv='Content-Security-Policy']")
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"));
+    let page_origin = window.location().origin().unwrap_or_default();
+    if let Err(why) = ui::reach::may_fetch(&url, &page_origin, csp.as_deref()) {
+        dispatch.dispatch(ShelfAction::Unavailable(why));
+        return;
+    }
+    dispatch.dispatch(ShelfAction::FetchingFile(url.clone()));
+    let kept = opened.from_source(&url);
+    let text = match fetch_lesson(&url).await {
+        Ok(text) => text,
+        Err(e) => {
+            dispatch.dispatch(match kept {
+                Some(_) => ShelfAction::Kept(url),
+                None => ShelfAction::Unavailable(ui::reach::fetch_failure(&url, &e)),
+            });
+            return;
+        }
+    };
+    if kept.is_some_and(|f| f.text == text) {
+        dispatch.dispatch(ShelfAction::Kept(url));
+        return;
+    }
+    dispatch.dispatch(ShelfAction::Checking);
+    let reply = checker::check(text.clone()).await;
+    dispatch.dispatch(ShelfAction::from_reply(reply, &text, Some(url)));
+}
+
+/// Fetches a lesson file or a folder's index, no larger than a lesson may be, saying how it
+/// failed: offline, the server's status, too large, or the browser's refusal.
+async fn fetch_lesson(url: &str) -> Result<String, ui::reach::Fetch> {
+    use ui::reach::Fetch;
+    let window = gloo::utils::window();
+    let refused = |e: wasm_bindgen::JsValue| {
+        if !gloo::utils::window().navigator().on_line() {
+            return Fetch::Offline;
+        }
+        let words = js_sys::Reflect::get(&e, &"message".into())
+            .ok()
+            .and_then(|m| m.as_string())
+            .or_else(|| e.as_string())
+            .unwrap_or_else(|| "the request failed".to_string());
+        Fetch::Refused(words)
+    };
+    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(refused)?;
+    let response: web_sys::Response = response.dyn_into().map_err(refused)?;
+    if !response.ok() {
+        return Err(Fetch::Status(response.status()));
+    }
+    let max = crate::lesson::LESSON_BYTES_MAX;
+    let declared = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|n| n.parse::<usize>().ok());
+    if let Some(n) = declared.filter(|&n| n > max) {
+        return Err(Fetch::TooLarge(n));
+    }
+    let text = wasm_bindgen_futures::JsFuture::from(response.text().map_err(refused)?)
+        .await
+        .map_err(refused)?
+        .as_string()
+        .unwrap_or_default();
+    if text.len() > max {
+        return Err(Fetch::TooLarge(text.len()));
+    }
+    Ok(text)
+}
+
 /// Fetches a text file next to the page.
 async fn fetch_text(url: &str) -> Result<String, String> {
     let why = |e: wasm_bindgen::JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
@@ -766,12 +903,15 @@ impl Reducible for Shelf {
 /// remove lesson files. The whole app's root and the lesson view's own bundle both hold it.
 struct CourseHandles {
     shelf: UseReducerHandle<Shelf>,
+    /// The lesson file the address asks to open (`?open=`), if any.
+    open: Option<String>,
     on_open: Callback<String>,
     on_remove: Callback<String>,
 }
 
 #[hook]
-fn use_course(section: Section) -> CourseHandles {
+fn use_course(route: &Route) -> CourseHandles {
+    let section = route.section();
     let shelf = use_reducer(|| {
         let stored = |key| storage().and_then(|s| s.get_item(key).ok().flatten());
         Shelf::new(
@@ -780,7 +920,8 @@ fn use_course(section: Section) -> CourseHandles {
         )
     });
 
-    // The lessons are fetched the first time a view needs them, never for the sandbox alone.
+    // The lessons are fetched the first time a view needs them, never for the sandbox alone:
+    // the shipped ones, and the folder of lessons served beside the site, if there is one.
     {
         let dispatch = shelf.dispatcher();
         let idle = shelf.lessons == CourseState::Idle;
@@ -788,12 +929,51 @@ fn use_course(section: Section) -> CourseHandles {
             let needs = matches!(section, Section::Lessons | Section::Facilitator);
             if needs && idle {
                 dispatch.dispatch(ShelfAction::Fetching);
+                dispatch.dispatch(ShelfAction::FolderLoading);
+                let shipped = dispatch.clone();
                 yew::platform::spawn_local(async move {
                     let loaded = fetch_text(LESSONS_URL)
                         .await
                         .and_then(|json| wire::read_course(&json));
-                    dispatch.dispatch(ShelfAction::Fetched(loaded));
+                    shipped.dispatch(ShelfAction::Fetched(loaded));
                 });
+                yew::platform::spawn_local(async move {
+                    let (lessons, problems) = read_folder().await;
+                    dispatch.dispatch(ShelfAction::FolderRead(lessons, problems));
+                });
+            }
+        });
+    }
+
+    // A lesson by link (`?open=URL`): fetched, checked like a picked file and kept, or the copy
+    // kept from the same address when the file is unchanged or the network is off. A link to
+    // the course itself then goes on to the lesson; a link to a step stays on it.
+    let open = ui::reach::open_param(&gloo::utils::window().location().hash().unwrap_or_default());
+    {
+        let dispatch = shelf.dispatcher();
+        let opened = shelf.opened.clone();
+        use_effect_with(open.clone(), move |open| {
+            if let Some(raw) = open.clone() {
+                yew::platform::spawn_local(open_by_link(raw, opened, dispatch));
+            }
+        });
+    }
+    {
+        let to_lesson = match (route, &shelf.open_status) {
+            (Route::Course, crate::ui::course::OpenStatus::Opened { id, .. }) if open.is_some() => {
+                Some(id.clone())
+            }
+            _ => None,
+        };
+        use_effect_with(to_lesson, |to_lesson| {
+            if let Some(id) = to_lesson {
+                let hash = Route::Lesson {
+                    lesson: id.clone(),
+                    place: None,
+                }
+                .to_hash();
+                // The link's address is replaced, so Back does not open the file again.
+                let _ = gloo::utils::window().location().replace(&hash);
             }
         });
     }
@@ -819,9 +999,7 @@ fn use_course(section: Section) -> CourseHandles {
             let dispatch = dispatch.clone();
             let file_text = text.clone();
             checker::check_in_worker(text, move |reply| {
-                dispatch.dispatch(ShelfAction::Checked(
-                    reply.into_opened(&file_text).map(Box::new),
-                ));
+                dispatch.dispatch(ShelfAction::from_reply(reply, &file_text, None));
             });
         })
     };
@@ -850,6 +1028,7 @@ fn use_course(section: Section) -> CourseHandles {
     };
     CourseHandles {
         shelf,
+        open,
         on_open,
         on_remove,
     }
@@ -876,7 +1055,8 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
             let shelf = &c.shelf;
             let opened: Vec<String> = shelf.opened.files.iter().map(|f| f.id.clone()).collect();
             html! {
-                <course::CourseView course={shelf.lessons.clone()} progress={Rc::clone(&shelf.progress)}>
+                <course::CourseView course={shelf.lessons.clone()} progress={Rc::clone(&shelf.progress)}
+                    notice={course::reach_status(c.open.is_some(), &shelf.open_status, &shelf.folder)}>
                     <course::LessonFiles status={shelf.open_status.clone()} opened={opened}
                         on_open={c.on_open.clone()} on_remove={c.on_remove.clone()} />
                 </course::CourseView>
@@ -889,7 +1069,10 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
                     <LessonPage course={Arc::clone(course)} index={index} place={place}
                         progress={Rc::clone(&c.shelf.progress)} shelf={c.shelf.dispatcher()} />
                 },
-                None => course::not_found(&route.to_hash()[1..]),
+                None if c.shelf.waiting() => html! {
+                    <main id="main"><p class="loading" role="status">{ "Loading the lesson…" }</p></main>
+                },
+                None => course::not_loaded(lesson, c.open.is_some(), &c.shelf.open_status),
             },
             CourseState::Failed(why) => html! {
                 <main id="main"><p id="course-error" class="errors has-errors" role="alert">
@@ -909,7 +1092,7 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
 fn lesson_root() -> Html {
     let route = use_route();
     let section = route.section();
-    let handles = use_course(section);
+    let handles = use_course(&route);
     use_effect_with((), |_| mark_ready());
     use_focus_on_view(&route);
     use_title(title_of(&route, &handles.shelf.lessons));
@@ -934,7 +1117,7 @@ pub fn root() -> Html {
     CODEC.with(|c| c.set(Some(ui::Codec::FULL)));
     let route = use_route();
     let section = route.section();
-    let handles = use_course(section);
+    let handles = use_course(&route);
     use_effect_with((), |_| mark_ready());
     use_focus_on_view(&route);
     use_title(title_of(&route, &handles.shelf.lessons));

@@ -24,6 +24,7 @@ mod snapshots;
 mod sweeps;
 mod ui;
 mod verdicts;
+mod workshop;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,457 @@
+//! A facilitator's lessons reaching a room: lessons by link (`?open=`), the folder of lessons
+//! served beside the site, `lockstep lesson pack`, the words for an offline page, and
+//! `lockstep names` for lesson authors. The browser's side is tested end to end in
+//! `tests/e2e/specs/workshop_room.mjs`; what the page decides is tested here.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use lockstep::lesson::{self, wire};
+use lockstep::ui::course::{
+    check_lesson_file, CheckReply, Folder, Lessons, OpenStatus, OpenedFiles, Origin, Progress,
+    Shelf, ShelfAction,
+};
+use lockstep::ui::reach::{self, Fetch};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The example lesson of docs/workshop.md.
+fn drill() -> String {
+    std::fs::read_to_string(root().join("docs/examples/ledger-drill.md")).expect("the example")
+}
+
+fn lockstep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the lockstep binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_link_names_the_lesson_file_to_open() {
+    let cases: &[(&str, Option<&str>)] = &[
+        ("#/lessons?open=lessons/drill.md", Some("lessons/drill.md")),
+        (
+            "#/lessons/ledger-drill/one-order?open=https%3A%2F%2Fhost.example%2Fa.md",
+            Some("https://host.example/a.md"),
+        ),
+        // A raw address, as a person types it, is read too.
+        (
+            "#/lessons?open=https://host.example/w/a.md",
+            Some("https://host.example/w/a.md"),
+        ),
+        ("#/lessons?x=1&open=a.md", Some("a.md")),
+        ("#/lessons", None),
+        ("#/lessons?open=", None),
+        ("#/lessons?open=%ZZ", None),
+        // Only the lessons' addresses open files.
+        ("#/sandbox?open=a.md", None),
+        ("#/run?open=a.md", None),
+    ];
+    for (hash, expected) in cases {
+        assert_eq!(
+            reach::open_param(hash).as_deref(),
+            *expected,
+            "open_param({hash:?})"
+        );
+    }
+    let long = format!("#/lessons?open={}", "a".repeat(reach::URL_CHARS_MAX + 1));
+    assert_eq!(
+        reach::open_param(&long),
+        None,
+        "an address too long to be one"
+    );
+}
+
+#[test]
+fn a_lesson_is_fetched_only_from_the_sites_own_origin_and_those_its_policy_allows() {
+    let page = "http://127.0.0.1:8080";
+    let shipped_policy = std::fs::read_to_string(root().join("index.html")).unwrap();
+    let csp = shipped_policy
+        .split("content=\"")
+        .find(|s| s.starts_with("default-src"))
+        .and_then(|s| s.split('"').next())
+        .expect("index.html carries its policy");
+    assert!(reach::may_fetch("http://127.0.0.1:8080/lessons/a.md", page, Some(csp)).is_ok());
+    let refused = reach::may_fetch("https://evil.example/a.md", page, Some(csp)).unwrap_err();
+    assert!(
+        refused.contains("https://evil.example") && refused.contains("--allow-origin"),
+        "the refusal names the origin and how to allow it: {refused}"
+    );
+    // The operator's list: an origin, a subdomain wildcard, a scheme.
+    let allowing = csp.replace(
+        "connect-src 'self'",
+        "connect-src 'self' https://lessons.example.org https://*.corp.example",
+    );
+    for (url, ok) in [
+        ("https://lessons.example.org/w/a.md", true),
+        ("https://LESSONS.example.org:443/a.md", true),
+        ("http://lessons.example.org/a.md", false),
+        ("https://team.corp.example/a.md", true),
+        ("https://corp.example/a.md", false),
+        ("https://lessons.example.org.evil.example/a.md", false),
+        ("ftp://lessons.example.org/a.md", false),
+        ("javascript:alert(1)", false),
+    ] {
+        assert_eq!(
+            reach::may_fetch(url, page, Some(&allowing)).is_ok(),
+            ok,
+            "may_fetch({url})"
+        );
+    }
+    // No policy at all: only the page's own origin.
+    assert!(reach::may_fetch("https://lessons.example.org/a.md", page, None).is_err());
+    assert_eq!(
+        reach::origin_of("http://user:pw@Host.example:80/x"),
+        Some("http://host.example".to_string())
+    );
+}
+
+#[test]
+fn a_folder_index_lists_plain_file_names_and_no_more_than_it_may() {
+    assert_eq!(
+        reach::read_folder_index(r#"{"lessons": ["a.md", "ledger-drill.md"]}"#),
+        Ok(vec!["a.md".to_string(), "ledger-drill.md".to_string()])
+    );
+    for bad in [
+        r#"{"lessons": ["../secret.md"]}"#,
+        r#"{"lessons": ["sub/a.md"]}"#,
+        r#"{"lessons": ["a.html"]}"#,
+        r#"{"lessons": [".hidden.md"]}"#,
+        r#"{"lessons": "a.md"}"#,
+        r#"{"lesson": ["a.md"]}"#,
+        "not json",
+    ] {
+        assert!(reach::read_folder_index(bad).is_err(), "{bad} is refused");
+    }
+    let many: Vec<String> = (0..=reach::FOLDER_LESSONS_MAX)
+        .map(|i| format!("\"l{i}.md\""))
+        .collect();
+    let err =
+        reach::read_folder_index(&format!("{{\"lessons\": [{}]}}", many.join(","))).unwrap_err();
+    assert!(err.contains("at most"), "{err}");
+}
+
+#[test]
+fn failures_name_their_cause_and_blame_no_line_of_the_lesson() {
+    let offline = reach::fetch_failure("lessons/a.md", &Fetch::Offline);
+    assert!(offline.contains("offline"), "{offline}");
+    let missing = reach::fetch_failure("lessons/a.md", &Fetch::Status(404));
+    assert!(
+        missing.contains("HTTP 404") && missing.contains("no file"),
+        "{missing}"
+    );
+    let big = reach::fetch_failure("a.md", &Fetch::TooLarge(10_000_000));
+    assert!(big.contains("10000000 bytes"), "{big}");
+    let cors = reach::fetch_failure(
+        "https://x.example/a.md",
+        &Fetch::Refused("Failed to fetch".into()),
+    );
+    assert!(cors.contains("Access-Control-Allow-Origin"), "{cors}");
+    assert!(reach::checker_failure(false).contains("offline"));
+
+    // The checker's worker not loading is reported as that, not as a problem at line 1.
+    let shelf = Shelf::new(OpenedFiles::default(), Progress::default());
+    let why = reach::checker_failure(false);
+    let action =
+        ShelfAction::from_reply(CheckReply::Unavailable { why: why.clone() }, "text", None);
+    assert_eq!(
+        shelf.reduce(action).open_status,
+        OpenStatus::Unavailable(why)
+    );
+}
+
+/// The course as the page makes it, with the shipped lessons loaded.
+fn ready_shelf(opened: OpenedFiles) -> Shelf {
+    let shipped = wire::read_course(&wire::course_json(&lesson::builtin::lessons())).unwrap();
+    Shelf::new(opened, Progress::default())
+        .reduce(ShelfAction::Fetching)
+        .reduce(ShelfAction::FolderLoading)
+        .reduce(ShelfAction::Fetched(Ok(shipped)))
+}
+
+#[test]
+fn a_lesson_by_link_is_kept_with_its_address_and_opens_again_offline() {
+    let url = "http://127.0.0.1:8080/workshop/ledger-drill.md";
+    let text = drill();
+    let shelf = ready_shelf(OpenedFiles::default()).reduce(ShelfAction::FolderRead(vec![], vec![]));
+    assert!(!shelf.waiting());
+    // While the link's file is fetched and checked, a link to its lesson waits.
+    let fetching = shelf.reduce(ShelfAction::FetchingFile(url.into()));
+    assert!(fetching.waiting());
+    let checking = fetching.reduce(ShelfAction::Checking);
+    assert!(checking.waiting());
+    let opened = checking.reduce(ShelfAction::from_reply(
+        check_lesson_file(&text),
+        &text,
+        Some(url.into()),
+    ));
+    assert!(!opened.waiting());
+    assert!(matches!(&opened.open_status, OpenStatus::Opened { id, .. } if id == "ledger-drill"));
+    let Lessons::Ready(course) = &opened.lessons else {
+        panic!("ready");
+    };
+    assert!(course.find("ledger-drill", Some("one-order")).is_some());
+    let kept = opened
+        .opened
+        .from_source(url)
+        .expect("kept with its address");
+    assert_eq!(kept.text, text);
+
+    // A reload with the network off: the page reads what the browser kept, and the link's
+    // fetch failing finds the kept copy by its address.
+    let stored = opened.opened.to_json();
+    let offline = ready_shelf(OpenedFiles::read(Some(&stored)))
+        .reduce(ShelfAction::FolderRead(vec![], vec![]))
+        .reduce(ShelfAction::FetchingFile(url.into()))
+        .reduce(ShelfAction::Kept(url.into()));
+    assert!(matches!(&offline.open_status, OpenStatus::Opened { id, .. } if id == "ledger-drill"));
+    let Lessons::Ready(course) = &offline.lessons else {
+        panic!("ready");
+    };
+    assert!(course.find("ledger-drill", None).is_some());
+}
+
+#[test]
+fn the_folder_beside_the_site_adds_its_lessons_and_reports_what_it_could_not_read() {
+    let text = drill();
+    let (loaded, _) = lockstep::ui::course::open_lesson_file(&text).unwrap();
+    // A folder's lesson may also carry a changed version of a shipped lesson.
+    let changed = lesson::builtin::ALL[0]
+        .text
+        .replace("title = \"", "title = \"Changed: ");
+    let (changed, _) = lockstep::ui::course::open_lesson_file(&changed).unwrap();
+    let shelf = ready_shelf(OpenedFiles::default());
+    assert!(shelf.waiting(), "the folder is on its way");
+    let read = shelf.reduce(ShelfAction::FolderRead(
+        vec![loaded, changed.clone()],
+        vec!["lessons/b.md: line 3: a problem".into()],
+    ));
+    assert!(!read.waiting());
+    assert_eq!(
+        read.folder,
+        Folder::Read(vec!["lessons/b.md: line 3: a problem".into()])
+    );
+    let Lessons::Ready(course) = &read.lessons else {
+        panic!("ready");
+    };
+    let drill = &course.lessons[course.index("ledger-drill").unwrap()];
+    assert_eq!(drill.origin, Origin::Served);
+    let first = &course.lessons[course.index(&changed.lesson.id).unwrap()];
+    assert!(first.lesson.title.starts_with("Changed: "));
+    assert_eq!(first.origin, Origin::Served);
+    assert_eq!(
+        course.lessons.len(),
+        lesson::builtin::lessons().len() + 1,
+        "the changed lesson replaced the shipped one"
+    );
+}
+
+/// A temporary folder, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("lockstep-pack-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A stand-in for a built site with the files `lesson pack` needs, with the page's real policy.
+/// The end-to-end test packs the real build and serves it.
+fn site(dir: &Path) -> PathBuf {
+    let site = dir.join("site");
+    std::fs::create_dir_all(site.join("snippets/x")).unwrap();
+    let page = std::fs::read_to_string(root().join("index.html")).unwrap();
+    std::fs::write(site.join("index.html"), page).unwrap();
+    for f in ["app.js", "course.js", "snippets/x/a.js"] {
+        std::fs::write(site.join(f), "// code").unwrap();
+    }
+    std::fs::write(site.join("lessons.json"), "[]").unwrap();
+    std::fs::copy(root().join("static/sw.js"), site.join("sw.js")).unwrap();
+    site
+}
+
+#[test]
+fn lesson_pack_writes_the_site_with_the_checked_lessons_beside_it() {
+    let scratch = Scratch::new("ok");
+    let site = site(&scratch.0);
+    let out = scratch.0.join("room");
+    let o = lockstep(&[
+        "lesson",
+        "pack",
+        "docs/examples/ledger-drill.md",
+        "--site",
+        site.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--allow-origin",
+        "https://lessons.example.org",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(said.contains("packed 1 lesson(s)"), "{said}");
+    assert!(said.contains("#/lessons/ledger-drill"), "{said}");
+    // The site, whole, with its nested files.
+    assert!(out.join("snippets/x/a.js").is_file());
+    assert_eq!(
+        std::fs::read_to_string(out.join("lessons/ledger-drill.md")).unwrap(),
+        drill()
+    );
+    let index = std::fs::read_to_string(out.join("lessons/index.json")).unwrap();
+    assert_eq!(
+        reach::read_folder_index(&index),
+        Ok(vec!["ledger-drill.md".to_string()]),
+        "the page reads the index the pack writes"
+    );
+    let links = std::fs::read_to_string(out.join("lessons/index.html")).unwrap();
+    assert!(
+        links.contains("href=\"../#/lessons/ledger-drill/one-order\""),
+        "{links}"
+    );
+    assert!(links.contains("Get the ledger written"));
+    // The allowed origin is in the page's policy, which the page reads, and the offline copy
+    // has a new version because the page changed.
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let csp = page
+        .split("content=\"")
+        .find(|s| s.starts_with("default-src"))
+        .and_then(|s| s.split('"').next())
+        .unwrap();
+    assert!(reach::may_fetch("https://lessons.example.org/a.md", "http://h", Some(csp)).is_ok());
+    let sw = std::fs::read_to_string(out.join("sw.js")).unwrap();
+    assert!(!sw.contains("const VERSION = 'unbuilt';"), "{sw}");
+    assert!(sw.lines().any(|l| l.starts_with("const VERSION = '")));
+
+    // A second pack into the same folder is refused: nothing is overwritten.
+    let again = lockstep(&[
+        "lesson",
+        "pack",
+        "docs/examples/ledger-drill.md",
+        "--site",
+        site.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("is not empty"),
+        "{}",
+        stderr(&again)
+    );
+}
+
+#[test]
+fn lesson_pack_refuses_a_broken_lesson_or_a_folder_that_is_no_site_and_writes_nothing() {
+    let scratch = Scratch::new("refused");
+    let site = site(&scratch.0);
+    let broken = scratch.0.join("broken.md");
+    std::fs::write(
+        &broken,
+        drill().replace("exclusion holds\", ", "exclusion broken\", "),
+    )
+    .unwrap();
+    let out = scratch.0.join("room");
+    let o = lockstep(&[
+        "lesson",
+        "pack",
+        broken.to_str().unwrap(),
+        "--site",
+        site.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("nothing was written") && err.contains("broken.md:"),
+        "{err}"
+    );
+    assert!(!out.exists());
+
+    let nowhere = scratch.0.join("empty");
+    std::fs::create_dir_all(&nowhere).unwrap();
+    let o = lockstep(&[
+        "lesson",
+        "pack",
+        "docs/examples/ledger-drill.md",
+        "--site",
+        nowhere.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("trunk build --release"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+
+    let o = lockstep(&[
+        "lesson",
+        "pack",
+        "docs/examples/ledger-drill.md",
+        "--out",
+        out.to_str().unwrap(),
+        "--allow-origin",
+        "https://host.example/path",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not an origin"), "{}", stderr(&o));
+}
+
+#[test]
+fn names_lists_what_a_lesson_may_name_and_every_edit_it_prints_applies() {
+    let o = lockstep(&["names", "lessons/scenarios/02-both-unordered.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for expected in [
+        "regions: east, west",
+        "  east-locks (replicas in east)",
+        "  east-app: east-app-1",
+        "resources: ledger",
+        "protocol east-app single:east-locks",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    let o = lockstep(&[
+        "names",
+        "lessons/scenarios/02-both-unordered.toml",
+        "--json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let scenario = lockstep::Scenario::from_toml_str(
+        &std::fs::read_to_string(root().join("lessons/scenarios/02-both-unordered.toml")).unwrap(),
+    )
+    .unwrap();
+    let edits = doc["edits"].as_array().expect("edits");
+    assert!(edits.len() >= 10, "{doc}");
+    for e in edits {
+        let line = e["edit"].as_str().unwrap();
+        let edit: lockstep::lesson::Edit =
+            line.parse().unwrap_or_else(|err| panic!("{line}: {err}"));
+        let applied = lockstep::ui::toggles::Settings::of([&edit]).apply(&scenario);
+        assert!(applied.validate().is_ok(), "{line} gives a valid scenario");
+        assert_ne!(applied, scenario, "{line} changes the scenario");
+    }
+}
