@@ -19,7 +19,7 @@ self.addEventListener('install', (event) => {
   event.waitUntil(
     (async () => {
       const cache = await caches.open(CACHE);
-      await cache.addAll(['./', ...FILES]);
+      await cache.addAll(['./', ...FILES.filter((f) => !f.startsWith('./lessons/'))]);
       await cacheFolder(cache);
       await self.skipWaiting();
     })(),
@@ -52,7 +52,11 @@ self.addEventListener('activate', (event) => {
   );
 });
 
-const BUILT = new Set(['./', ...FILES].map((f) => new URL(f, self.registration.scope).href));
+// The folder of lessons is the facilitator's, not the build's: it is read from the network
+// first (below), so a changed lesson is seen at once.
+const BUILT = new Set(
+  ['./', ...FILES].filter((f) => !f.startsWith('./lessons/')).map((f) => new URL(f, self.registration.scope).href),
+);
 
 self.addEventListener('fetch', (event) => {
   const request = event.request;

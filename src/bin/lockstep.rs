@@ -997,8 +997,9 @@ fn print_names(out: &mut dyn Write, scenario: &Scenario, json: bool) -> io::Resu
         out,
         "edits the controls can make (one change each, from this scenario):"
     )?;
+    let width = edits.iter().map(|(e, _)| e.len()).max().unwrap_or(0);
     for (edit, label) in &edits {
-        writeln!(out, "  {edit:<40} {label}")?;
+        writeln!(out, "  {edit:<width$}  {label}")?;
     }
     Ok(())
 }

@@ -197,8 +197,9 @@ pub fn fetch_failure(url: &str, failure: &Fetch) -> String {
             crate::lesson::LESSON_BYTES_MAX
         ),
         Fetch::Refused(why) => format!(
-            "the lesson at {url} could not be fetched: {why} (a server on another address must \
-             allow this site to read it, with the header Access-Control-Allow-Origin)"
+            "the lesson at {url} could not be fetched: no answer came ({why}). The network may be \
+             off or its server down; a server on another address than this site's must also let \
+             this site read the file (the header Access-Control-Allow-Origin)"
         ),
     }
 }

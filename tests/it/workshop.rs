@@ -158,7 +158,10 @@ fn failures_name_their_cause_and_blame_no_line_of_the_lesson() {
         "https://x.example/a.md",
         &Fetch::Refused("Failed to fetch".into()),
     );
-    assert!(cors.contains("Access-Control-Allow-Origin"), "{cors}");
+    assert!(
+        cors.contains("Access-Control-Allow-Origin") && cors.contains("network may be off"),
+        "{cors}"
+    );
     assert!(reach::checker_failure(false).contains("offline"));
 
     // The checker's worker not loading is reported as that, not as a problem at line 1.
@@ -454,4 +457,103 @@ fn names_lists_what_a_lesson_may_name_and_every_edit_it_prints_applies() {
         assert!(applied.validate().is_ok(), "{line} gives a valid scenario");
         assert_ne!(applied, scenario, "{line} changes the scenario");
     }
+}
+
+/// The `sh` blocks of a Markdown page, in order.
+fn sh_blocks(page: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in page.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```sh") => current = Some(String::new()),
+            (Some(_), "```") => blocks.push(current.take().unwrap_or_default()),
+            (Some(block), l) => {
+                block.push_str(l);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+/// docs/workshop.md's commands, run as written in one shell from a folder laid out as the
+/// project's root is (the shipped lessons and docs, and a built site in `dist`). The room's
+/// codes are what a participant who solved the drill would send, saved as the guide says.
+#[test]
+fn the_guide_runs_as_written() {
+    let page = std::fs::read_to_string(root().join("docs/workshop.md")).unwrap();
+    let blocks = sh_blocks(&page);
+    assert!(blocks.len() >= 4, "the guide has its commands: {blocks:?}");
+    let scratch = Scratch::new("guide");
+    for dir in ["docs", "lessons"] {
+        std::os::unix::fs::symlink(root().join(dir), scratch.0.join(dir)).unwrap();
+    }
+    let site = site(&scratch.0);
+    std::fs::rename(&site, scratch.0.join("dist")).unwrap();
+
+    let lesson = lesson::parse(&drill()).unwrap();
+    let exercise = &lesson.exercises[0];
+    let solution = exercise.solution.clone();
+    let code = exercise.completion_code("Ada Lovelace", &lesson.id, &solution);
+    let wrapped = format!("Ada Lovelace: {}\n{}", &code[..20], &code[20..]);
+
+    let mut script = String::from("set -e\n");
+    for block in &blocks {
+        if block.contains("lesson verify") {
+            script.push_str(&format!("printf '%s\\n' '{wrapped}' > codes.txt\n"));
+        }
+        script.push_str(block);
+    }
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_lockstep"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(&scratch.0)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert!(
+        o.status.success(),
+        "the guide's commands:\n{script}\n{out}\n{}",
+        stderr(&o)
+    );
+    for expected in [
+        "east-app: east-app-1",
+        "ledger-drill.md: ok: lesson \"ledger-drill\"",
+        "packed 1 lesson(s)",
+        "Ada Lovelace",
+        "verified",
+    ] {
+        assert!(out.contains(expected), "{expected:?} in\n{out}");
+    }
+    let packed = scratch
+        .0
+        .join("my-workshop/workshop-site/lessons/ledger-drill.md");
+    assert!(packed.is_file(), "the pack is where the guide says");
+}
+
+/// docs/lessons.md shows `lockstep names` with its output; it is the real one.
+#[test]
+fn the_names_example_of_the_lesson_format_is_the_real_output() {
+    let page = std::fs::read_to_string(root().join("docs/lessons.md")).unwrap();
+    let start = page
+        .find("$ lockstep names ")
+        .expect("docs/lessons.md shows lockstep names");
+    let block = &page[start..];
+    let block = &block[..block.find("```").unwrap()];
+    let (command, shown) = block.split_once('\n').unwrap();
+    let args: Vec<&str> = command
+        .trim_start_matches("$ lockstep ")
+        .split(' ')
+        .collect();
+    let o = lockstep(&args);
+    assert!(o.status.success());
+    assert_eq!(shown, stdout(&o), "docs/lessons.md's names example");
 }

@@ -315,7 +315,7 @@ fn links_page(packed: &[Packed]) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>Lessons of this workshop</title>\n\
+         <title>Lessons of this workshop</title>\n<link rel=\"icon\" href=\"data:,\">\n\
          <style>body{{font:16px/1.5 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#111;background:#fff}}\
          h2{{break-after:avoid}}section{{break-inside:avoid}}.file{{color:#444}}</style>\n\
          </head>\n<body>\n<h1>Lessons of this workshop</h1>\n\
