@@ -21,6 +21,19 @@ mod png;
 #[cfg(not(target_arch = "wasm32"))]
 #[path = "lockstep/pack.rs"]
 mod pack;
+// Recording runs of real lock services starts processes: the native command line's alone.
+#[cfg(not(target_arch = "wasm32"))]
+#[path = "lockstep/record.rs"]
+mod record;
+#[cfg(target_arch = "wasm32")]
+mod record {
+    pub fn record_command(
+        _: &[String],
+        _: &mut dyn std::io::Write,
+    ) -> Result<std::process::ExitCode, String> {
+        Err("record needs the native command line".into())
+    }
+}
 #[cfg(target_arch = "wasm32")]
 mod pack {
     pub fn lesson_pack(
@@ -69,6 +82,13 @@ usage:
   lockstep explore FILE [--depth N] [--states N] [--faults N] [--operations N] [--json]
       Every interleaving of a small scenario, breadth first: either every property holds for
       all the states reached, or the shortest counterexample as a trace with its verdict.
+  lockstep record FILE [--seed N] [--json] [--no-trace] [--out TRACE.json]
+      Play the scenario on real etcd processes (one per lock service, started and stopped
+      here) and judge the recorded trace as `run` judges a simulated one. Real time makes
+      each recording different; the seed drives the clients' schedule.
+  lockstep record FILE... --compare [--runs N]
+      Record N runs of each FILE (default 3) and count each verdict class beside the
+      simulation's over the same seeds, as a Markdown table.
   lockstep schema
       Print the JSON Schema of the scenario format.
   lockstep lesson check FILE...
@@ -322,6 +342,9 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     }
     if command == "lesson" && args.get(1).is_some_and(|a| a == "pack") {
         return pack::lesson_pack(&args[2..], out);
+    }
+    if command == "record" {
+        return record::record_command(&args[1..], out);
     }
     if !matches!(
         command.as_str(),
@@ -759,6 +782,9 @@ fn lesson_verify(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Strin
 struct RunDocument<'a> {
     digest: String,
     names: serde_json::Value,
+    /// Set by `record`: the real services the trace was recorded from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded: Option<serde_json::Value>,
     scenario: &'a str,
     seed: u64,
     summary: String,
@@ -788,24 +814,39 @@ fn print_run(
     run: &lockstep::Run,
     o: &Options,
 ) -> io::Result<()> {
+    print_judged(out, scenario, seed, run, o.json, o.no_trace, None)
+}
+
+/// Judges any recorded run (simulated, or recorded from real services by `record`) and prints
+/// it as `run` does.
+fn print_judged(
+    out: &mut dyn Write,
+    scenario: &Scenario,
+    seed: u64,
+    run: &impl trace::Recorded,
+    json: bool,
+    no_trace: bool,
+    recorded: Option<serde_json::Value>,
+) -> io::Result<()> {
     // One analysis gives the verdict and the trace's lost-update marks.
-    let analysis = monitor::analyse(&run.world, &run.events, run.end, 0);
+    let analysis = monitor::analyse(run.world(), run.events(), run.end(), 0);
     let v = monitor::verdict_from(
-        &run.world,
-        &run.events,
-        run.end,
-        run.truncated,
-        run.seed,
+        run.world(),
+        run.events(),
+        run.end(),
+        run.truncated(),
+        run.seed(),
         &analysis,
     );
-    if o.json {
+    if json {
         let doc = RunDocument {
-            digest: format!("{:016x}", trace::digest(&run.events)),
-            names: names(&run.world),
+            digest: format!("{:016x}", trace::digest(run.events())),
+            names: names(run.world()),
+            recorded,
             scenario: &scenario.name,
             seed,
             summary: v.summary(),
-            trace: (!o.no_trace).then_some(TraceDocument(&run.events)),
+            trace: (!no_trace).then_some(TraceDocument(run.events())),
             verdict: serde_json::to_value(&v).expect("a verdict serializes"),
         };
         serde_json::to_writer_pretty(&mut *out, &doc)?;
@@ -813,9 +854,9 @@ fn print_run(
     } else {
         writeln!(out, "{} (seed {seed})", scenario.name)?;
         write!(out, "{}", v.summary())?;
-        if !o.no_trace {
+        if !no_trace {
             writeln!(out)?;
-            for line in monitor::trace_lines(&run.world, &run.events, &analysis.lost) {
+            for line in monitor::trace_lines(run.world(), run.events(), &analysis.lost) {
                 writeln!(out, "{line}")?;
             }
         }
