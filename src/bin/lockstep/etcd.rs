@@ -423,10 +423,12 @@ pub fn lock(addr: SocketAddr, name: &str, lease: u64, timeout: Duration) -> Resu
     Ok(Some(Locked { key, token }))
 }
 
-/// Deletes a lock key; returns the revision etcd answered with.
-pub fn unlock(addr: SocketAddr, key: &[u8], timeout: Duration) -> Result<u64, String> {
-    let reply = post(addr, "/v3/lock/unlock", &json!({ "key": b64(key) }), timeout)?;
-    Ok(num(&reply["header"]["revision"]))
+/// Lets go of a lock by deleting its key, which is all etcd's unlock call does; the delete's
+/// reply also says whether the key was still there (a key whose lease ended is gone).
+/// Returns the revision etcd answered with and whether this call deleted the key.
+pub fn unlock(addr: SocketAddr, key: &[u8], timeout: Duration) -> Result<(u64, bool), String> {
+    let reply = post(addr, "/v3/kv/deleterange", &json!({ "key": b64(key) }), timeout)?;
+    Ok((num(&reply["header"]["revision"]), num(&reply["deleted"]) > 0))
 }
 
 /// The service's current revision.

@@ -322,12 +322,20 @@ struct Shared {
     resources: Vec<Mutex<ResourceState>>,
     /// (service, lease) → client: whose lock key a watched key is.
     leases: Mutex<BTreeMap<(u32, u64), u32>>,
-    /// Unlock calls: (service, key, revision answered, when).
-    unlocks: Mutex<Vec<(u32, Vec<u8>, u64, Instant)>>,
+    /// Unlock calls: (service, key, revision answered, whether it deleted the key, when).
+    unlocks: Mutex<Vec<Unlock>>,
     /// Grants as clients received them: (service, token) → when.
     granted: Mutex<BTreeMap<(u32, u64), Instant>>,
     /// A failed call ends the recording with this message.
     failure: Mutex<Option<String>>,
+}
+
+struct Unlock {
+    service: u32,
+    key: Vec<u8>,
+    revision: u64,
+    deleted: bool,
+    when: Instant,
 }
 
 struct ResourceState {
@@ -676,12 +684,13 @@ impl Client<'_> {
         for h in holds.iter().rev() {
             let addr = s.addrs[h.service as usize];
             match etcd::unlock(addr, &h.key, CALL_TIMEOUT) {
-                Ok(revision) => s.unlocks.lock().unwrap().push((
-                    h.service,
-                    h.key.clone(),
+                Ok((revision, deleted)) => s.unlocks.lock().unwrap().push(Unlock {
+                    service: h.service,
+                    key: h.key.clone(),
                     revision,
-                    Instant::now(),
-                )),
+                    deleted,
+                    when: Instant::now(),
+                }),
                 Err(e) => {
                     if Instant::now() < s.deadline {
                         s.fail(format!("service \"{}\": {e}", s.world.services[h.service as usize].name));
@@ -1009,11 +1018,13 @@ fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Resu
                 let was_holder = holder(lock).map(|(t, _)| t) == Some(token);
                 lock.remove(&token);
                 if was_holder {
-                    let unlock = unlocks.iter().position(|(us, k, r, _)| *us == s && *k == ch.key && *r == ch.revision);
+                    let unlock = unlocks.iter().position(|u| {
+                        u.deleted && u.service == s && u.key == ch.key && u.revision == ch.revision
+                    });
                     let (op, seen) = match unlock {
                         Some(u) => {
                             matched_unlocks[u] = true;
-                            (ServiceOp::Released { client, token }, unlocks[u].3.min(ch.seen))
+                            (ServiceOp::Released { client, token }, unlocks[u].when.min(ch.seen))
                         }
                         None => (ServiceOp::Expired { client, token }, ch.seen),
                     };
@@ -1038,7 +1049,14 @@ fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Resu
         }
         // An unlock of a key etcd had already deleted (its lease ended) changed nothing: the
         // service ignored a release from a client that no longer held the lock.
-        for (u, (us, key, revision, when)) in unlocks.iter().enumerate() {
+        for (u, unlock) in unlocks.iter().enumerate() {
+            let Unlock {
+                service: us,
+                key,
+                revision,
+                when,
+                ..
+            } = unlock;
             if *us != s || matched_unlocks[u] {
                 continue;
             }
