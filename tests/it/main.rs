@@ -18,6 +18,7 @@ mod model_api;
 mod monitors;
 mod paint;
 mod properties;
+mod reality;
 mod scenario_format;
 mod share;
 mod snapshots;

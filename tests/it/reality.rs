@@ -1,0 +1,380 @@
+//! `lockstep record` against real etcd processes: the claims the simulator makes, seen on a real
+//! lock service and judged by the same monitors, and no etcd left running afterwards, however
+//! the recording ends. These tests need etcd installed (`scripts/install.sh` installs it); they
+//! fail, rather than skip, without it.
+//!
+//! Each test gives the recorder a temporary folder of its own (`TMPDIR`), where every etcd it
+//! starts keeps its data, so a process left behind is found by that folder in its command line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A folder for one test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(label: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "lockstep-reality-{label}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        Scratch(dir)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Fails with the way to install etcd when it is missing.
+fn require_etcd() {
+    let found = Command::new("etcd")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "etcd is not installed: run scripts/install.sh (it installs Debian's etcd-server)"
+    );
+}
+
+fn record_command(scratch: &Scratch, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lockstep"));
+    command
+        .arg("record")
+        .args(args)
+        .env("TMPDIR", scratch.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    command
+}
+
+fn record(scratch: &Scratch, args: &[&str]) -> Output {
+    record_command(scratch, args)
+        .output()
+        .expect("the lockstep binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[track_caller]
+fn judged(o: &Output) -> Value {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "record failed\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", text(&o.stdout)))
+}
+
+/// The processes whose command line names `dir`: the etcd processes a recording started there.
+fn processes_under(dir: &Path) -> Vec<(u32, String)> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc is readable").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let line = text(&cmdline).replace('\0', " ");
+        if line.contains(&needle) {
+            found.push((pid, line));
+        }
+    }
+    found
+}
+
+/// Waits (a few seconds at most) until no process names `dir`, and fails with those left.
+#[track_caller]
+fn assert_none_left(dir: &Path) {
+    let start = Instant::now();
+    loop {
+        let left = processes_under(dir);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "etcd processes were left running: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn logs_consistent(v: &Value) {
+    let logs = v["verdict"]["service_logs"].as_array().expect("service logs");
+    assert!(!logs.is_empty());
+    for log in logs {
+        assert_eq!(
+            log["consistent"], true,
+            "service {}'s own log is inconsistent: {}",
+            log["service"], log["problems"]
+        );
+        assert!(log["grants"].as_u64().unwrap() > 0, "{log}");
+    }
+}
+
+#[test]
+fn two_independent_etcd_services_both_grant_orders() {
+    require_etcd();
+    let scratch = Scratch::new("two");
+    let v = judged(&record(
+        &scratch,
+        &["lessons/scenarios/01-two-services.toml", "--json"],
+    ));
+    assert_none_left(scratch.path());
+    let recorded = &v["recorded"];
+    assert_eq!(recorded["deterministic"], false);
+    let services = recorded["services"].as_array().unwrap();
+    assert_eq!(services.len(), 2);
+    for s in services {
+        assert!(
+            s["product"].as_str().unwrap().starts_with("etcd 3."),
+            "{s}"
+        );
+    }
+    let verdict = &v["verdict"];
+    assert_eq!(verdict["exclusion"], "broken", "{}", v["summary"]);
+    assert_eq!(
+        verdict["overlapping_service_pairs"],
+        serde_json::json!([["old", "new"]]),
+        "{}",
+        v["summary"]
+    );
+    assert!(verdict["max_simultaneous_holders"].as_u64().unwrap() >= 2);
+    // Each service is correct on its own: consecutive instants, increasing tokens, one holder.
+    logs_consistent(&v);
+    // Both orders number their grants with their own revisions, which say nothing of each
+    // other: the first grant of each is the same number.
+    let first_tokens: Vec<u64> = ["old", "new"]
+        .iter()
+        .map(|name| {
+            let s = v["names"]["services"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .position(|n| n == name)
+                .unwrap() as u64;
+            v["trace"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["event"] == "service" && e["service"] == s && e["op"]["op"] == "granted")
+                .map(|e| e["op"]["token"].as_u64().unwrap())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(first_tokens[0], first_tokens[1], "{first_tokens:?}");
+    // The text output says the run was recorded, and that it is not reproducible.
+    let o = record(
+        &scratch,
+        &["lessons/scenarios/01-two-services.toml", "--no-trace", "--seed", "4"],
+    );
+    let out = text(&o.stdout);
+    assert!(
+        out.starts_with("Recorded from real services: 2 etcd process(es), etcd 3."),
+        "{out}"
+    );
+    assert!(out.contains("Real time makes every recording different; seed 4 drove"), "{out}");
+    assert!(out.contains("\nExclusion broken: "), "{out}");
+    assert_none_left(scratch.path());
+}
+
+/// The fencing scenario with a longer stall, so that the stalled holder wakes well after etcd
+/// has ended its lease (etcd looks for ended leases every half second).
+fn stalled_holder(scratch: &Scratch, fencing: &str) -> PathBuf {
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("lessons/scenarios/05-fencing.toml"),
+    )
+    .unwrap();
+    let text = shipped
+        .replace("duration_ms = 3000", "duration_ms = 2000")
+        .replace("duration_ms = 750", "duration_ms = 1250")
+        .replace("fencing = \"off\"", fencing);
+    assert_ne!(text, shipped);
+    let path = scratch.path().join("stalled.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_stalled_holders_write_is_rejected_by_etcd_revisions_at_the_resource() {
+    require_etcd();
+    let scratch = Scratch::new("fencing");
+    let fenced = stalled_holder(
+        &scratch,
+        "fencing = \"one_source\"\nfencing_source = \"locks\"\nfencing_checks = \"all_accesses\"",
+    );
+    let v = judged(&record(&scratch, &[fenced.to_str().unwrap(), "--json"]));
+    let verdict = &v["verdict"];
+    logs_consistent(&v);
+    // etcd ended the stalled holder's lease and granted the lock to the other client.
+    let trace = v["trace"].as_array().unwrap();
+    let expired = trace
+        .iter()
+        .any(|e| e["event"] == "service" && e["op"]["op"] == "expired" && e["op"]["client"] == 0);
+    assert!(expired, "no expiry of slow-1's lease: {}", v["summary"]);
+    assert_eq!(verdict["rejected_writes"], 1, "{}", v["summary"]);
+    assert_eq!(verdict["lost_updates"], 0, "{}", v["summary"]);
+    assert_eq!(verdict["integrity"], "intact", "{}", v["summary"]);
+    assert_eq!(verdict["accepted_writes"], 1, "{}", v["summary"]);
+
+    // Without fencing, the same stall loses the other client's update.
+    let open = stalled_holder(&scratch, "fencing = \"off\"");
+    let v = judged(&record(&scratch, &[open.to_str().unwrap(), "--json"]));
+    logs_consistent(&v);
+    assert_eq!(v["verdict"]["lost_updates"], 1, "{}", v["summary"]);
+    assert_eq!(v["verdict"]["rejected_writes"], 0, "{}", v["summary"]);
+    assert_none_left(scratch.path());
+}
+
+/// Starts a recording, waits until its etcd processes run, and sends the recorder `signal`.
+fn interrupt(label: &str, signal: &str) {
+    require_etcd();
+    let scratch = Scratch::new(label);
+    let mut child = record_command(&scratch, &["lessons/scenarios/01-two-services.toml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while processes_under(scratch.path()).len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the recorder started no etcd"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "{status}");
+    assert_none_left(scratch.path());
+}
+
+#[test]
+fn no_etcd_is_left_after_ctrl_c() {
+    interrupt("int", "-INT");
+}
+
+#[test]
+fn no_etcd_is_left_when_the_recorder_is_killed() {
+    interrupt("kill", "-KILL");
+}
+
+/// An etcd that starts once and then fails: the second service cannot start after the first
+/// one already runs.
+#[test]
+fn no_etcd_is_left_after_a_failure_once_started() {
+    require_etcd();
+    let scratch = Scratch::new("fail");
+    let real = std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join("etcd"))
+        .find(|p| p.is_file())
+        .expect("etcd on PATH");
+    let bin = scratch.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("etcd");
+    let marker = scratch.path().join("started-once");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n\
+             case \"$1\" in --version) exec {real} \"$@\";; esac\n\
+             if [ -e {marker} ]; then echo 'refusing to start' >&2; exit 3; fi\n\
+             touch {marker}\n\
+             exec {real} \"$@\"\n",
+            real = real.display(),
+            marker = marker.display()
+        ),
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&wrapper).status().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = record_command(&scratch, &["lessons/scenarios/01-two-services.toml"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(marker.exists(), "the first etcd was not started");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("etcd exited at start"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(o.stdout.is_empty());
+    assert_none_left(scratch.path());
+}
+
+/// What a real service cannot play is refused before anything starts, at its line.
+#[test]
+fn features_the_recorder_cannot_play_are_named_with_their_lines() {
+    let scratch = Scratch::new("subset");
+    let o = record(&scratch, &["lessons/scenarios/06-partition.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("06-partition.toml: line 51: a partition between regions cannot be played on real services"),
+        "{err}"
+    );
+    assert!(err.contains("line 32: skip_unreachable cannot be played"), "{err}");
+    assert!(err.contains("line 15: lease_ms = 300 cannot be played"), "{err}");
+    let o = record(&scratch, &["lessons/scenarios/04-subordinate.toml"]);
+    let err = text(&o.stderr);
+    assert!(err.contains("line 15: a subordinate service"), "{err}");
+    assert!(err.contains("line 27: the token_chain protocol"), "{err}");
+    let o = record(&scratch, &["lessons/scenarios/09-migration-held.toml"]);
+    assert!(text(&o.stderr).contains("line 40: a migration"));
+    assert!(processes_under(scratch.path()).is_empty());
+}
+
+/// The usage text and docs/cli.md show the same `record` lines.
+#[test]
+fn the_record_usage_is_documented() {
+    let o = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let usage = text(&o.stdout);
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cli.md"),
+    )
+    .unwrap();
+    let lines: Vec<&str> = usage
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("lockstep record"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{usage}");
+    for line in lines {
+        assert!(page.contains(line), "docs/cli.md lacks `{line}`");
+    }
+}
