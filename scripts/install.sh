@@ -78,17 +78,18 @@ for component in rustfmt clippy; do
 done
 
 # Debian's packages, because nothing may download a browser build: Chromium and its driver for
-# the browser tests, and a font for `lockstep export --format png`.
+# the browser tests, a font for `lockstep export --format png`, and etcd, the real lock service
+# `lockstep record` and its tests start.
 deb_installed() {
     [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
 }
-DEBS=(chromium chromium-driver fonts-dejavu-core)
+DEBS=(chromium chromium-driver fonts-dejavu-core etcd-server)
 MISSING=()
 for deb in "${DEBS[@]}"; do
     deb_installed "$deb" || MISSING+=("$deb")
 done
 if [ "${#MISSING[@]}" -eq 0 ]; then
-    log "skip: ${DEBS[*]} already installed (chromium $(dpkg-query -W -f='${Version}' chromium))"
+    log "skip: ${DEBS[*]} already installed (chromium $(dpkg-query -W -f='${Version}' chromium), etcd $(dpkg-query -W -f='${Version}' etcd-server))"
 else
     # The package lists are refreshed only when they do not know a package yet, or when an
     # install from the lists at hand fails (for example on a superseded version).

@@ -101,6 +101,14 @@ cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
 step "cargo test (native)"
 run_tests native cargo test
 
+# The native tests start real etcd processes (tests/it/reality.rs), each with its data under a
+# temporary folder named lockstep-…: none may outlive them, whether they passed or not.
+step "no etcd process left by the tests"
+if pgrep -af 'etcd .*--data-dir [^ ]*/lockstep-'; then
+    echo "etcd processes were left running by the tests (listed above)" >&2
+    exit 1
+fi
+
 step "cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app (headless Chromium)"
 run_tests wasm cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app
 

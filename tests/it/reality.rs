@@ -17,10 +17,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(label: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "lockstep-reality-{label}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("lockstep-reality-{label}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("a scratch folder");
         Scratch(dir)
@@ -88,8 +86,15 @@ fn judged(o: &Output) -> Value {
 fn processes_under(dir: &Path) -> Vec<(u32, String)> {
     let needle = dir.to_string_lossy().into_owned();
     let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc is readable").flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+    for entry in std::fs::read_dir("/proc")
+        .expect("/proc is readable")
+        .flatten()
+    {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
@@ -121,7 +126,9 @@ fn assert_none_left(dir: &Path) {
 }
 
 fn logs_consistent(v: &Value) {
-    let logs = v["verdict"]["service_logs"].as_array().expect("service logs");
+    let logs = v["verdict"]["service_logs"]
+        .as_array()
+        .expect("service logs");
     assert!(!logs.is_empty());
     for log in logs {
         assert_eq!(
@@ -147,10 +154,7 @@ fn two_independent_etcd_services_both_grant_orders() {
     let services = recorded["services"].as_array().unwrap();
     assert_eq!(services.len(), 2);
     for s in services {
-        assert!(
-            s["product"].as_str().unwrap().starts_with("etcd 3."),
-            "{s}"
-        );
+        assert!(s["product"].as_str().unwrap().starts_with("etcd 3."), "{s}");
     }
     let verdict = &v["verdict"];
     assert_eq!(verdict["exclusion"], "broken", "{}", v["summary"]);
@@ -178,7 +182,9 @@ fn two_independent_etcd_services_both_grant_orders() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .find(|e| e["event"] == "service" && e["service"] == s && e["op"]["op"] == "granted")
+                .find(|e| {
+                    e["event"] == "service" && e["service"] == s && e["op"]["op"] == "granted"
+                })
                 .map(|e| e["op"]["token"].as_u64().unwrap())
                 .unwrap()
         })
@@ -187,14 +193,22 @@ fn two_independent_etcd_services_both_grant_orders() {
     // The text output says the run was recorded, and that it is not reproducible.
     let o = record(
         &scratch,
-        &["lessons/scenarios/01-two-services.toml", "--no-trace", "--seed", "4"],
+        &[
+            "lessons/scenarios/01-two-services.toml",
+            "--no-trace",
+            "--seed",
+            "4",
+        ],
     );
     let out = text(&o.stdout);
     assert!(
         out.starts_with("Recorded from real services: 2 etcd process(es), etcd 3."),
         "{out}"
     );
-    assert!(out.contains("Real time makes every recording different; seed 4 drove"), "{out}");
+    assert!(
+        out.contains("Real time makes every recording different; seed 4 drove"),
+        "{out}"
+    );
     assert!(out.contains("\nExclusion broken: "), "{out}");
     assert_none_left(scratch.path());
 }
@@ -313,7 +327,11 @@ fn no_etcd_is_left_after_a_failure_once_started() {
         ),
     )
     .unwrap();
-    Command::new("chmod").arg("+x").arg(&wrapper).status().unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()
+        .unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -345,8 +363,14 @@ fn features_the_recorder_cannot_play_are_named_with_their_lines() {
         err.contains("06-partition.toml: line 51: a partition between regions cannot be played on real services"),
         "{err}"
     );
-    assert!(err.contains("line 32: skip_unreachable cannot be played"), "{err}");
-    assert!(err.contains("line 15: lease_ms = 300 cannot be played"), "{err}");
+    assert!(
+        err.contains("line 32: skip_unreachable cannot be played"),
+        "{err}"
+    );
+    assert!(
+        err.contains("line 15: lease_ms = 300 cannot be played"),
+        "{err}"
+    );
     let o = record(&scratch, &["lessons/scenarios/04-subordinate.toml"]);
     let err = text(&o.stderr);
     assert!(err.contains("line 15: a subordinate service"), "{err}");
@@ -364,10 +388,8 @@ fn the_record_usage_is_documented() {
         .output()
         .unwrap();
     let usage = text(&o.stdout);
-    let page = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cli.md"),
-    )
-    .unwrap();
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cli.md")).unwrap();
     let lines: Vec<&str> = usage
         .lines()
         .map(str::trim)

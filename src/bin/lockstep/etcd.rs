@@ -57,10 +57,8 @@ impl TempDir {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or(0);
-        let path = std::env::temp_dir().join(format!(
-            "lockstep-{label}-{}-{nanos}",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("lockstep-{label}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         Ok(TempDir(path))
@@ -128,8 +126,8 @@ impl Etcd {
         let peer_url = format!("http://127.0.0.1:{peer_port}");
         let data = dir.join(format!("{name}.etcd"));
         let log = dir.join(format!("{name}.log"));
-        let log_file =
-            std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let log_file = std::fs::File::create(&log)
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let log_err = log_file
             .try_clone()
             .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
@@ -208,7 +206,6 @@ impl Etcd {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
-
 }
 
 /// Stops a process where it stands (an outage: it answers nothing until continued), or
@@ -249,7 +246,9 @@ pub fn num(v: &Value) -> u64 {
 /// outcome, not a failure).
 fn io_error(path: &str, e: &std::io::Error) -> String {
     match e.kind() {
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!("{TIMED_OUT} {path}"),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            format!("{TIMED_OUT} {path}")
+        }
         _ => format!("{path}: {e}"),
     }
 }
@@ -263,7 +262,13 @@ fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, String> {
     Ok(stream)
 }
 
-fn send(stream: &mut TcpStream, addr: SocketAddr, method: &str, path: &str, body: &str) -> Result<(), String> {
+fn send(
+    stream: &mut TcpStream,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> Result<(), String> {
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -329,7 +334,13 @@ fn read_chunk(reader: &mut impl BufRead, path: &str) -> Result<Option<Vec<u8>>, 
     Ok(Some(chunk))
 }
 
-fn request(addr: SocketAddr, method: &str, path: &str, body: &str, timeout: Duration) -> Result<Value, String> {
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+    timeout: Duration,
+) -> Result<Value, String> {
     let mut stream = connect(addr, timeout)?;
     let _ = stream.set_read_timeout(Some(timeout.max(Duration::from_millis(1))));
     send(&mut stream, addr, method, path, body)?;
@@ -356,7 +367,8 @@ fn request(addr: SocketAddr, method: &str, path: &str, body: &str, timeout: Dura
     }
     // A streaming call (keepalive) wraps its one reply in `result`.
     let first = text.lines().next().unwrap_or("");
-    let value: Value = serde_json::from_str(first).map_err(|e| format!("{path}: {e} in {first:?}"))?;
+    let value: Value =
+        serde_json::from_str(first).map_err(|e| format!("{path}: {e} in {first:?}"))?;
     Ok(match value.get("result") {
         Some(inner) => inner.clone(),
         None => value,
@@ -367,7 +379,12 @@ fn get(addr: SocketAddr, path: &str, timeout: Duration) -> Result<Value, String>
     request(addr, "GET", path, "", timeout)
 }
 
-pub fn post(addr: SocketAddr, path: &str, body: &Value, timeout: Duration) -> Result<Value, String> {
+pub fn post(
+    addr: SocketAddr,
+    path: &str,
+    body: &Value,
+    timeout: Duration,
+) -> Result<Value, String> {
     request(addr, "POST", path, &body.to_string(), timeout)
 }
 
@@ -382,11 +399,23 @@ pub fn lease_grant(addr: SocketAddr, ttl_s: u64, timeout: Duration) -> Result<u6
 
 /// Renews a lease to its full length once.
 pub fn lease_keepalive(addr: SocketAddr, id: u64, timeout: Duration) -> Result<(), String> {
-    post(addr, "/v3/lease/keepalive", &json!({ "ID": id.to_string() }), timeout).map(|_| ())
+    post(
+        addr,
+        "/v3/lease/keepalive",
+        &json!({ "ID": id.to_string() }),
+        timeout,
+    )
+    .map(|_| ())
 }
 
 pub fn lease_revoke(addr: SocketAddr, id: u64, timeout: Duration) -> Result<(), String> {
-    post(addr, "/v3/lease/revoke", &json!({ "ID": id.to_string() }), timeout).map(|_| ())
+    post(
+        addr,
+        "/v3/lease/revoke",
+        &json!({ "ID": id.to_string() }),
+        timeout,
+    )
+    .map(|_| ())
 }
 
 /// The outcome of a lock call.
@@ -399,7 +428,12 @@ pub struct Locked {
 /// Waits (at most `timeout`) for the lock `name` with the lease `lease`, then reads the lock
 /// key's creation revision. `None` on a timeout: closing the call makes etcd delete the
 /// waiter's key.
-pub fn lock(addr: SocketAddr, name: &str, lease: u64, timeout: Duration) -> Result<Option<Locked>, String> {
+pub fn lock(
+    addr: SocketAddr,
+    name: &str,
+    lease: u64,
+    timeout: Duration,
+) -> Result<Option<Locked>, String> {
     let body = json!({ "name": b64(name.as_bytes()), "lease": lease.to_string() });
     let reply = match post(addr, "/v3/lock/lock", &body, timeout) {
         Ok(reply) => reply,
@@ -427,8 +461,16 @@ pub fn lock(addr: SocketAddr, name: &str, lease: u64, timeout: Duration) -> Resu
 /// reply also says whether the key was still there (a key whose lease ended is gone).
 /// Returns the revision etcd answered with and whether this call deleted the key.
 pub fn unlock(addr: SocketAddr, key: &[u8], timeout: Duration) -> Result<(u64, bool), String> {
-    let reply = post(addr, "/v3/kv/deleterange", &json!({ "key": b64(key) }), timeout)?;
-    Ok((num(&reply["header"]["revision"]), num(&reply["deleted"]) > 0))
+    let reply = post(
+        addr,
+        "/v3/kv/deleterange",
+        &json!({ "key": b64(key) }),
+        timeout,
+    )?;
+    Ok((
+        num(&reply["header"]["revision"]),
+        num(&reply["deleted"]) > 0,
+    ))
 }
 
 /// The service's current revision.
@@ -481,7 +523,9 @@ impl Watch {
     /// returns every change it saw.
     pub fn finish(mut self, revision: u64) -> Vec<Change> {
         let start = Instant::now();
-        while self.latest.load(Ordering::SeqCst) < revision && start.elapsed() < Duration::from_secs(5) {
+        while self.latest.load(Ordering::SeqCst) < revision
+            && start.elapsed() < Duration::from_secs(5)
+        {
             std::thread::sleep(Duration::from_millis(5));
         }
         let _ = self.stream.shutdown(Shutdown::Both);

@@ -111,7 +111,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
     }
     if a.compare {
         if a.files.is_empty() {
-            return Err(format!("record --compare takes one FILE or more\n{USAGE_LINE}"));
+            return Err(format!(
+                "record --compare takes one FILE or more\n{USAGE_LINE}"
+            ));
         }
         if a.json || a.no_trace || a.out.is_some() || a.seed.is_some() {
             return Err(format!(
@@ -137,13 +139,29 @@ pub fn record_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, 
     let about = recording.about(&plan);
     if let Some(file) = &a.out {
         let mut doc = Vec::new();
-        let _ = super::print_judged(&mut doc, &scenario, seed, &recording, true, false, Some(about.clone()));
+        let _ = super::print_judged(
+            &mut doc,
+            &scenario,
+            seed,
+            &recording,
+            true,
+            false,
+            Some(about.clone()),
+        );
         std::fs::write(file, doc).map_err(|e| format!("{file}: {e}"))?;
     }
     if !a.json {
         let _ = writeln!(out, "{}", recording.header(&plan));
     }
-    let _ = super::print_judged(out, &scenario, seed, &recording, a.json, a.no_trace, Some(about));
+    let _ = super::print_judged(
+        out,
+        &scenario,
+        seed,
+        &recording,
+        a.json,
+        a.no_trace,
+        Some(about),
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -197,19 +215,36 @@ impl Plan {
         };
         for (i, _) in scenario.partitions.iter().enumerate() {
             let (at, _) = nth_header(text, "[[partitions]]", i, "partitions");
-            refuse(at, "a partition between regions", "the recorder runs every process on one machine's loopback");
+            refuse(
+                at,
+                "a partition between regions",
+                "the recorder runs every process on one machine's loopback",
+            );
         }
         for (i, _) in scenario.migrations.iter().enumerate() {
             let (at, _) = nth_header(text, "[[migrations]]", i, "migrations");
-            refuse(at, "a migration", "etcd has no way to hand a lock to another cluster");
+            refuse(
+                at,
+                "a migration",
+                "etcd has no way to hand a lock to another cluster",
+            );
         }
         let mut after = 0;
         for s in &scenario.services {
-            let (at, line) = line_of(text, &[&format!("name = \"{}\"", s.name)], 0, &format!("service \"{}\"", s.name));
+            let (at, line) = line_of(
+                text,
+                &[&format!("name = \"{}\"", s.name)],
+                0,
+                &format!("service \"{}\"", s.name),
+            );
             after = after.max(line);
             if s.subordinate_to.is_some() {
                 let (at, _) = line_of(text, &["subordinate_to"], line.saturating_sub(1), &at);
-                refuse(at, "a subordinate service", "etcd's lock API takes no authority token");
+                refuse(
+                    at,
+                    "a subordinate service",
+                    "etcd's lock API takes no authority token",
+                );
             }
         }
         for c in &scenario.clients {
@@ -241,13 +276,19 @@ impl Plan {
             .iter()
             .filter_map(|s| s.lease_ms.map(|l| (s.name.clone(), l)))
             .collect();
-        let scale = (1..=SCALE_MAX).find(|k| leases.iter().all(|(_, l)| (l * k) % 1000 == 0 && l * k > 0));
+        let scale =
+            (1..=SCALE_MAX).find(|k| leases.iter().all(|(_, l)| (l * k) % 1000 == 0 && l * k > 0));
         let scale = match scale {
             Some(k) => k,
             None => {
                 for (name, l) in &leases {
                     if !(1..=SCALE_MAX).any(|k| (l * k) % 1000 == 0 && l * k > 0) {
-                        let (at, line) = line_of(text, &[&format!("name = \"{name}\"")], 0, &format!("service \"{name}\""));
+                        let (at, line) = line_of(
+                            text,
+                            &[&format!("name = \"{name}\"")],
+                            0,
+                            &format!("service \"{name}\""),
+                        );
                         let (at, _) = line_of(text, &["lease_ms"], line.saturating_sub(1), &at);
                         refuse(at, &format!("lease_ms = {l}"), &format!("etcd's leases are whole seconds, and no stretch of time up to {SCALE_MAX} times makes {l} ms one"));
                     }
@@ -261,7 +302,10 @@ impl Plan {
             refuse(
                 at,
                 &format!("duration_ms = {}", scenario.duration_ms),
-                &format!("a recording takes real time, at most {} s", REAL_RUN_MAX.as_secs()),
+                &format!(
+                    "a recording takes real time, at most {} s",
+                    REAL_RUN_MAX.as_secs()
+                ),
             );
         }
         // A service's tokens must increase over its whole log; two locks of one service
@@ -271,9 +315,17 @@ impl Plan {
         for c in &world.clients {
             if let ProtocolConfig::Locks { services, .. } = &c.protocol {
                 for s in services {
-                    if locks.insert(*s, c.resource).is_some_and(|r| r != c.resource) {
+                    if locks
+                        .insert(*s, c.resource)
+                        .is_some_and(|r| r != c.resource)
+                    {
                         let name = &world.services[*s as usize].name;
-                        let (at, _) = line_of(text, &[&format!("name = \"{name}\"")], 0, &format!("service \"{name}\""));
+                        let (at, _) = line_of(
+                            text,
+                            &[&format!("name = \"{name}\"")],
+                            0,
+                            &format!("service \"{name}\""),
+                        );
                         refuse(at, "one service locking two resources", "etcd's revisions are one counter per cluster, so two locks' tokens would not each increase in the service's log");
                     }
                 }
@@ -288,10 +340,15 @@ impl Plan {
             "each service is one single-node etcd, whatever its replicas".to_string(),
         ];
         if scenario.services.iter().any(|s| s.first_token != 1) {
-            notes.push("tokens are etcd's revisions, which start at 1 (first_token is not applied)".into());
+            notes.push(
+                "tokens are etcd's revisions, which start at 1 (first_token is not applied)".into(),
+            );
         }
         if scenario.services.iter().any(|s| !s.outages.is_empty()) {
-            notes.push("an outage stops the etcd process: requests wait for it instead of being lost".into());
+            notes.push(
+                "an outage stops the etcd process: requests wait for it instead of being lost"
+                    .into(),
+            );
         }
         if scale > 1 {
             notes.push(format!("real time runs {scale} times slower than the scenario's, so that leases are whole seconds; times are shown in the scenario's"));
@@ -625,7 +682,10 @@ impl Client<'_> {
         let lease = match etcd::lease_grant(addr, lease_s, CALL_TIMEOUT) {
             Ok(id) => id,
             Err(e) => {
-                s.fail(format!("service \"{}\": {e}", s.world.services[service as usize].name));
+                s.fail(format!(
+                    "service \"{}\": {e}",
+                    s.world.services[service as usize].name
+                ));
                 return Err(Attempt::Over);
             }
         };
@@ -671,7 +731,10 @@ impl Client<'_> {
             }
             Err(e) => {
                 if Instant::now() < s.deadline {
-                    s.fail(format!("service \"{}\": {e}", s.world.services[service as usize].name));
+                    s.fail(format!(
+                        "service \"{}\": {e}",
+                        s.world.services[service as usize].name
+                    ));
                 }
                 Err(Attempt::Over)
             }
@@ -693,7 +756,10 @@ impl Client<'_> {
                 }),
                 Err(e) => {
                     if Instant::now() < s.deadline {
-                        s.fail(format!("service \"{}\": {e}", s.world.services[h.service as usize].name));
+                        s.fail(format!(
+                            "service \"{}\": {e}",
+                            s.world.services[h.service as usize].name
+                        ));
                     }
                 }
             }
@@ -703,7 +769,11 @@ impl Client<'_> {
 
     /// For a lease-aware client: when the first of its leases may end, less its margin,
     /// counted from when it asked (a safe bound on when the service granted).
-    fn lease_deadline(&self, cfg: &lockstep::world::ClientConfig, holds: &[Hold]) -> Option<Instant> {
+    fn lease_deadline(
+        &self,
+        cfg: &lockstep::world::ClientConfig,
+        holds: &[Hold],
+    ) -> Option<Instant> {
         if !cfg.lease_aware {
             return None;
         }
@@ -892,8 +962,16 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
     for (s, svc) in world.services.iter().enumerate() {
         for (start, end) in &svc.outages {
             let s = s as u32;
-            faults.push((*start, What::OutageStarted { service: s }, Some((services[s as usize].pid(), true))));
-            faults.push((*end, What::OutageEnded { service: s }, Some((services[s as usize].pid(), false))));
+            faults.push((
+                *start,
+                What::OutageStarted { service: s },
+                Some((services[s as usize].pid(), true)),
+            ));
+            faults.push((
+                *end,
+                What::OutageEnded { service: s },
+                Some((services[s as usize].pid(), false)),
+            ));
         }
     }
     for (c, client) in world.clients.iter().enumerate() {
@@ -959,7 +1037,11 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
 
 /// Turns each service's watched changes into its log (in etcd's revision order), joins the
 /// clients' and the resource's events, and sorts everything by time.
-fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Result<Vec<Event>, String> {
+fn convert(
+    world: &World,
+    shared: &Shared,
+    logs: Vec<Vec<etcd::Change>>,
+) -> Result<Vec<Event>, String> {
     let leases = shared.leases.lock().unwrap();
     let unlocks = shared.unlocks.lock().unwrap();
     let granted = shared.granted.lock().unwrap();
@@ -984,13 +1066,12 @@ fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Resu
             };
             let resource = resource as u32;
             let lock = keys.entry(resource).or_default();
-            let holder = |lock: &BTreeMap<u64, (Vec<u8>, u32)>| lock.iter().next().map(|(t, (_, c))| (*t, *c));
+            let holder = |lock: &BTreeMap<u64, (Vec<u8>, u32)>| {
+                lock.iter().next().map(|(t, (_, c))| (*t, *c))
+            };
             if !ch.delete {
-                let lease = u64::from_str_radix(
-                    &String::from_utf8_lossy(&ch.key[slash + 1..]),
-                    16,
-                )
-                .unwrap_or(ch.lease);
+                let lease = u64::from_str_radix(&String::from_utf8_lossy(&ch.key[slash + 1..]), 16)
+                    .unwrap_or(ch.lease);
                 let Some(&client) = leases.get(&(s, lease)) else {
                     continue;
                 };
@@ -1008,10 +1089,20 @@ fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Resu
                 let seen = granted
                     .get(&(s, ch.create_revision))
                     .map_or(ch.seen, |g| (*g).min(ch.seen));
-                ops.push((ch.revision, if matches!(op, ServiceOp::Granted { .. }) { seen } else { ch.seen }, op, resource));
+                ops.push((
+                    ch.revision,
+                    if matches!(op, ServiceOp::Granted { .. }) {
+                        seen
+                    } else {
+                        ch.seen
+                    },
+                    op,
+                    resource,
+                ));
                 lock.insert(ch.create_revision, (ch.key.clone(), client));
             } else {
-                let Some((&token, (_, client))) = lock.iter().find(|(_, (k, _))| *k == ch.key) else {
+                let Some((&token, (_, client))) = lock.iter().find(|(_, (k, _))| *k == ch.key)
+                else {
                     continue;
                 };
                 let client = *client;
@@ -1024,13 +1115,18 @@ fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Resu
                     let (op, seen) = match unlock {
                         Some(u) => {
                             matched_unlocks[u] = true;
-                            (ServiceOp::Released { client, token }, unlocks[u].when.min(ch.seen))
+                            (
+                                ServiceOp::Released { client, token },
+                                unlocks[u].when.min(ch.seen),
+                            )
                         }
                         None => (ServiceOp::Expired { client, token }, ch.seen),
                     };
                     ops.push((ch.revision, seen, op, resource));
                     if let Some((next, c)) = holder(lock) {
-                        let seen = granted.get(&(s, next)).map_or(ch.seen, |g| (*g).min(ch.seen));
+                        let seen = granted
+                            .get(&(s, next))
+                            .map_or(ch.seen, |g| (*g).min(ch.seen));
                         ops.push((
                             ch.revision,
                             seen,
@@ -1043,7 +1139,12 @@ fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Resu
                         ));
                     }
                 } else {
-                    ops.push((ch.revision, ch.seen, ServiceOp::Cancelled { client }, resource));
+                    ops.push((
+                        ch.revision,
+                        ch.seen,
+                        ServiceOp::Cancelled { client },
+                        resource,
+                    ));
                 }
             }
         }
@@ -1077,7 +1178,12 @@ fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Resu
             let Some(&client) = leases.get(&(s, lease)) else {
                 continue;
             };
-            ops.push((*revision, *when, ServiceOp::ReleaseIgnored { client, token }, resource as u32));
+            ops.push((
+                *revision,
+                *when,
+                ServiceOp::ReleaseIgnored { client, token },
+                resource as u32,
+            ));
         }
         ops.sort_by_key(|o| o.0);
         let mut last: Micros = 0;
@@ -1086,7 +1192,10 @@ fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Resu
             let at = shared.micros(seen).max(last);
             last = at;
             let instant = i as u64 + 1;
-            if let ServiceOp::Granted { token, lease_until, .. } = &mut op {
+            if let ServiceOp::Granted {
+                token, lease_until, ..
+            } = &mut op
+            {
                 *lease_until = lease_us.map(|l| at + l);
                 grant_at.insert((s, *token), (instant, at));
             }
@@ -1105,12 +1214,15 @@ fn convert(world: &World, shared: &Shared, logs: Vec<Vec<etcd::Change>>) -> Resu
         let mut at = shared.micros(seen);
         if let What::BeliefStarted { grants, .. } = &mut what {
             for g in grants.iter_mut() {
-                let (instant, granted_at) = grant_at.get(&(g.service, g.token)).copied().ok_or_else(|| {
-                    format!(
-                        "the watch of service \"{}\" did not report the grant of token {}",
-                        world.services[g.service as usize].name, g.token
-                    )
-                })?;
+                let (instant, granted_at) = grant_at
+                    .get(&(g.service, g.token))
+                    .copied()
+                    .ok_or_else(|| {
+                        format!(
+                            "the watch of service \"{}\" did not report the grant of token {}",
+                            world.services[g.service as usize].name, g.token
+                        )
+                    })?;
                 g.instant = instant;
                 // A client learns of a grant after the service makes it.
                 at = at.max(granted_at);
@@ -1153,7 +1265,10 @@ fn compare(a: &Args, out: &mut dyn Write) -> Result<ExitCode, String> {
         "Each cell: runs recorded on real etcd ({version}) / runs simulated, over the same {} seed(s) of each scenario, in which the verdict says so.\n",
         a.runs
     );
-    let _ = writeln!(out, "| scenario | exclusion broken | lost updates | deadlock | rejected accesses |");
+    let _ = writeln!(
+        out,
+        "| scenario | exclusion broken | lost updates | deadlock | rejected accesses |"
+    );
     let _ = writeln!(out, "|---|---|---|---|---|");
     for (file, real, model) in &rows {
         let cell = |r: u64, m: u64| {
@@ -1169,7 +1284,10 @@ fn compare(a: &Args, out: &mut dyn Write) -> Result<ExitCode, String> {
             cell(real.rejected, model.rejected),
         );
     }
-    let _ = writeln!(out, "\n≠ marks a class that one side showed and the other never did.");
+    let _ = writeln!(
+        out,
+        "\n≠ marks a class that one side showed and the other never did."
+    );
     Ok(ExitCode::SUCCESS)
 }
 
