@@ -229,7 +229,6 @@ impl Plan {
                 "etcd has no way to hand a lock to another cluster",
             );
         }
-        let mut after = 0;
         for s in &scenario.services {
             let (at, line) = line_of(
                 text,
@@ -237,7 +236,6 @@ impl Plan {
                 0,
                 &format!("service \"{}\"", s.name),
             );
-            after = after.max(line);
             if s.subordinate_to.is_some() {
                 let (at, _) = line_of(text, &["subordinate_to"], line.saturating_sub(1), &at);
                 refuse(
@@ -331,7 +329,6 @@ impl Plan {
                 }
             }
         }
-        let _ = after;
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -958,7 +955,9 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
         failure: Mutex::new(None),
     };
     // Faults happen on the scenario's schedule: outages stop and resume the real process.
-    let mut faults: Vec<(Micros, What, Option<(u32, bool)>)> = Vec::new();
+    // (when, event, the process to stop (true) or continue (false)).
+    type Fault = (Micros, What, Option<(u32, bool)>);
+    let mut faults: Vec<Fault> = Vec::new();
     for (s, svc) in world.services.iter().enumerate() {
         for (start, end) in &svc.outages {
             let s = s as u32;
