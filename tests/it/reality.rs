@@ -400,3 +400,47 @@ fn the_record_usage_is_documented() {
         assert!(page.contains(line), "docs/cli.md lacks `{line}`");
     }
 }
+
+/// docs/reality.md's conformance table covers every shipped scenario the recorder plays, and
+/// its command names the same files: a scenario left out must be one the recorder refuses.
+#[test]
+fn the_conformance_table_covers_every_playable_scenario() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/reality.md")).unwrap();
+    let section = &page[page.find("## Conformance").expect("a Conformance section")..];
+    let rows: Vec<String> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .map(|l| l[..l.find('`').unwrap()].to_string())
+        .collect();
+    assert!(!rows.is_empty(), "the conformance table has no rows");
+    let command = &section[section.find("```sh").unwrap()..];
+    let command = &command[..command[5..].find("```").unwrap()];
+    // A file standing where the temporary folder should be: a scenario the recorder accepts
+    // fails when it creates its folder, before any etcd starts.
+    let scratch = Scratch::new("table");
+    let not_a_folder = scratch.path().join("file");
+    std::fs::write(&not_a_folder, "").unwrap();
+    for path in crate::shipped_paths() {
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let o = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(["record", path.to_str().unwrap()])
+            .env("TMPDIR", &not_a_folder)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let refused = text(&o.stderr).contains("cannot be played on real services");
+        let listed = rows.contains(&file);
+        assert_eq!(
+            listed,
+            !refused,
+            "{file}: listed in the table: {listed}; refused by record: {refused}\n{}",
+            text(&o.stderr)
+        );
+        assert_eq!(
+            command.contains(&format!("lessons/scenarios/{file}")),
+            listed,
+            "{file}: the table's command and its rows disagree"
+        );
+    }
+}

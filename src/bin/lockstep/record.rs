@@ -333,7 +333,8 @@ impl Plan {
             return Err(errors);
         }
         let mut notes = vec![
-            "latency is loopback's own, not the scenario's network".to_string(),
+            "the scenario's latencies are waited out by the clients, on top of loopback's"
+                .to_string(),
             "each service is one single-node etcd, whatever its replicas".to_string(),
         ];
         if scenario.services.iter().any(|s| s.first_token != 1) {
@@ -512,6 +513,15 @@ struct Client<'a> {
     shared: &'a Shared,
     id: u32,
     rng: ChaCha8Rng,
+    /// The network's jitter draws (several of the client's lock calls may be in flight at once).
+    network: Mutex<ChaCha8Rng>,
+}
+
+/// Where a client's message goes.
+#[derive(Clone, Copy)]
+enum Peer {
+    Service(u32),
+    Resource,
 }
 
 impl Client<'_> {
@@ -545,6 +555,46 @@ impl Client<'_> {
     /// when it ends).
     fn stall(&self) -> bool {
         self.sleep_until(Instant::now())
+    }
+
+    /// The scenario's one-way latency of a message between this client and `peer`, with a
+    /// jitter draw, as real time: a request reaches a service once a majority of its
+    /// replicas has it, a reply comes from the nearest one, as in the model.
+    fn flight(&self, peer: Peer, request: bool) -> Duration {
+        let s = self.shared;
+        let w = &s.world;
+        let region = w.clients[self.id as usize].region as usize;
+        let base = match peer {
+            Peer::Service(sv) => {
+                let paths = &w.replica_latencies[sv as usize][region];
+                let needed = if request {
+                    w.services[sv as usize].majority
+                } else {
+                    1
+                };
+                paths.get(needed - 1).copied().unwrap_or(0)
+            }
+            Peer::Resource => {
+                let r = w.clients[self.id as usize].resource as usize;
+                w.latency[region][w.resources[r].region as usize]
+            }
+        };
+        let jitter = if w.jitter == 0 {
+            0
+        } else {
+            self.network.lock().unwrap().random_range(0..=w.jitter)
+        };
+        Duration::from_micros((base + jitter) * s.scale)
+    }
+
+    /// A message's flight: the client waits it out (never past the recording's end).
+    fn fly(&self, peer: Peer, request: bool) {
+        let d = self.flight(peer, request);
+        let until = (Instant::now() + d).min(self.shared.deadline);
+        let now = Instant::now();
+        if until > now {
+            std::thread::sleep(until - now);
+        }
     }
 
     fn draw(&mut self, max: Micros) -> Micros {
@@ -692,9 +742,13 @@ impl Client<'_> {
             client: self.id,
             service,
         });
-        let remaining = s.deadline.saturating_duration_since(sent);
+        self.fly(Peer::Service(service), true);
+        let remaining = s.deadline.saturating_duration_since(Instant::now());
         let limit = match cfg.acquire_timeout {
-            Some(t) => remaining.min(Duration::from_micros(t * s.scale)),
+            Some(t) => remaining.min(
+                (sent + Duration::from_micros(t * s.scale))
+                    .saturating_duration_since(Instant::now()),
+            ),
             None => remaining,
         };
         let name = &s.world.resources[cfg.resource as usize].name;
@@ -708,6 +762,7 @@ impl Client<'_> {
                 if s.world.services[service as usize].lease.is_some() {
                     let _ = etcd::lease_keepalive(addr, lease, CALL_TIMEOUT);
                 }
+                self.fly(Peer::Service(service), false);
                 Ok(Hold {
                     service,
                     lease,
@@ -743,6 +798,7 @@ impl Client<'_> {
         let s = self.shared;
         for h in holds.iter().rev() {
             let addr = s.addrs[h.service as usize];
+            self.fly(Peer::Service(h.service), true);
             match etcd::unlock(addr, &h.key, CALL_TIMEOUT) {
                 Ok((revision, deleted)) => s.unlocks.lock().unwrap().push(Unlock {
                     service: h.service,
@@ -822,7 +878,9 @@ impl Client<'_> {
             end(self, BeliefEnd::LeaseExpiredLocally);
             return true;
         }
+        self.fly(Peer::Resource, true);
         let (accepted, values) = s.access(self.id, None, token);
+        self.fly(Peer::Resource, false);
         if !accepted {
             end(self, BeliefEnd::Rejected);
             return true;
@@ -837,7 +895,9 @@ impl Client<'_> {
             return true;
         }
         let written: Values = values.iter().map(|v| v.wrapping_add(1)).collect();
+        self.fly(Peer::Resource, true);
         let (accepted, _) = s.access(self.id, Some(&written), token);
+        self.fly(Peer::Resource, false);
         end(
             self,
             if accepted {
@@ -850,10 +910,9 @@ impl Client<'_> {
     }
 }
 
-/// The same workload stream the simulator draws from for this client and seed.
-fn workload_rng(seed: u64, client: &str) -> ChaCha8Rng {
+/// The random stream the simulator draws from under this label for this seed.
+fn stream(seed: u64, label: &str) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let label = format!("workload/{client}");
     let stream = label.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     });
@@ -984,12 +1043,14 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
     std::thread::scope(|scope| {
         let shared = &shared;
         for (c, client) in world.clients.iter().enumerate() {
-            let rng = workload_rng(seed, &client.name);
+            let rng = stream(seed, &format!("workload/{}", client.name));
+            let network = Mutex::new(stream(seed, &format!("network/client/{}", client.name)));
             scope.spawn(move || {
                 Client {
                     shared,
                     id: c as u32,
                     rng,
+                    network,
                 }
                 .run()
             });
@@ -1250,6 +1311,8 @@ fn compare(a: &Args, out: &mut dyn Write) -> Result<ExitCode, String> {
             let seed = scenario.seed + k;
             let recording = record(&scenario, &plan, seed).map_err(|e| format!("{path}: {e}"))?;
             real.add(&monitor::verdict(&recording));
+            // Runs take real time: say how far along the comparison is.
+            eprintln!("recorded {path} with seed {seed} ({} of {})", k + 1, a.runs);
             let run = lockstep::run(&scenario, seed).map_err(|e| e.to_string())?;
             model.add(&monitor::verdict(&run));
         }
