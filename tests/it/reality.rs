@@ -190,7 +190,9 @@ fn two_independent_etcd_services_both_grant_orders() {
         })
         .collect();
     assert_eq!(first_tokens[0], first_tokens[1], "{first_tokens:?}");
-    // The text output says the run was recorded, and that it is not reproducible.
+    // The text output says the run was recorded, and that it is not reproducible; --out keeps
+    // the whole document, trace included.
+    let saved = scratch.path().join("recording.json");
     let o = record(
         &scratch,
         &[
@@ -198,8 +200,14 @@ fn two_independent_etcd_services_both_grant_orders() {
             "--no-trace",
             "--seed",
             "4",
+            "--out",
+            saved.to_str().unwrap(),
         ],
     );
+    let kept: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert_eq!(kept["seed"], 4);
+    assert_eq!(kept["recorded"]["deterministic"], false);
+    assert!(!kept["trace"].as_array().unwrap().is_empty());
     let out = text(&o.stdout);
     assert!(
         out.starts_with("Recorded from real services: 2 etcd process(es), etcd 3."),
