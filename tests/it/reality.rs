@@ -294,6 +294,15 @@ fn interrupt(label: &str, signal: &str) {
     let status = child.wait().unwrap();
     assert!(!status.success(), "{status}");
     assert_none_left(scratch.path());
+    if signal != "-KILL" {
+        // A handled signal also removes the etcd data (a killed recorder cannot).
+        let left: Vec<_> = std::fs::read_dir(scratch.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+    }
 }
 
 #[test]

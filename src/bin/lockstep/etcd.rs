@@ -11,7 +11,7 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -28,13 +28,37 @@ const START_TIMEOUT: Duration = Duration::from_secs(15);
 const SLOTS: usize = 16;
 static RUNNING: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
 
+/// The temporary folder of the recording under way, for the signal handler to remove (a C
+/// string leaked while the folder exists, or null).
+static FOLDER: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
 extern "C" fn on_signal(signal: libc::c_int) {
     for slot in &RUNNING {
         let pid = slot.load(Ordering::SeqCst);
         if pid > 0 {
             // SIGKILL, not SIGTERM: a process the recorder stopped (an outage) would not act on
             // SIGTERM until it is continued.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+    // The etcd data (tens of megabytes each, mostly a preallocated log) is removed by `rm`:
+    // only fork, exec and wait are safe to call here, not the standard library's file system.
+    let folder = FOLDER.load(Ordering::SeqCst);
+    if !folder.is_null() {
+        unsafe {
+            let rm = c"/bin/rm".as_ptr();
+            let argv = [rm, c"-rf".as_ptr(), folder, std::ptr::null()];
+            let pid = libc::fork();
+            if pid == 0 {
+                libc::execv(rm, argv.as_ptr());
+                libc::_exit(127);
+            }
+            if pid > 0 {
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
         }
     }
     unsafe { libc::_exit(128 + signal) };
@@ -61,6 +85,12 @@ impl TempDir {
             std::env::temp_dir().join(format!("lockstep-{label}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        if let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) {
+            let old = FOLDER.swap(c.into_raw(), Ordering::SeqCst);
+            if !old.is_null() {
+                drop(unsafe { std::ffi::CString::from_raw(old) });
+            }
+        }
         Ok(TempDir(path))
     }
 
@@ -71,6 +101,10 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
+        let old = FOLDER.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        if !old.is_null() {
+            drop(unsafe { std::ffi::CString::from_raw(old) });
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
