@@ -289,9 +289,14 @@ fn io_error(path: &str, e: &std::io::Error) -> String {
 
 const TIMED_OUT: &str = "timed out:";
 
+/// Whether a call's error was its timeout.
+pub fn timed_out(error: &str) -> bool {
+    error.starts_with(TIMED_OUT)
+}
+
 fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, String> {
     let stream = TcpStream::connect_timeout(&addr, timeout.max(Duration::from_millis(1)))
-        .map_err(|e| format!("connect to {addr}: {e}"))?;
+        .map_err(|e| io_error(&format!("connect to {addr}"), &e))?;
     let _ = stream.set_nodelay(true);
     Ok(stream)
 }

@@ -726,8 +726,28 @@ impl Client<'_> {
             .lease
             .map(|l| l * s.scale / 1_000_000)
             .unwrap_or(NO_LEASE_TTL_S);
-        let lease = match etcd::lease_grant(addr, lease_s, CALL_TIMEOUT) {
+        let sent = Instant::now();
+        s.emit(What::AcquireSent {
+            client: self.id,
+            service,
+        });
+        self.fly(Peer::Service(service), true);
+        // The lease is part of the request: a service that does not answer (an outage) times
+        // the attempt out from the moment it was sent, whichever call is waiting.
+        let give_up = match cfg.acquire_timeout {
+            Some(t) => s.deadline.min(sent + Duration::from_micros(t * s.scale)),
+            None => s.deadline,
+        };
+        let left = || give_up.saturating_duration_since(Instant::now());
+        let lease = match etcd::lease_grant(addr, lease_s, left()) {
             Ok(id) => id,
+            Err(e) if etcd::timed_out(&e) => {
+                return Err(if Instant::now() >= s.deadline {
+                    Attempt::Over
+                } else {
+                    Attempt::TimedOut
+                });
+            }
             Err(e) => {
                 s.fail(format!(
                     "service \"{}\": {e}",
@@ -737,20 +757,7 @@ impl Client<'_> {
             }
         };
         s.leases.lock().unwrap().insert((service, lease), self.id);
-        let sent = Instant::now();
-        s.emit(What::AcquireSent {
-            client: self.id,
-            service,
-        });
-        self.fly(Peer::Service(service), true);
-        let remaining = s.deadline.saturating_duration_since(Instant::now());
-        let limit = match cfg.acquire_timeout {
-            Some(t) => remaining.min(
-                (sent + Duration::from_micros(t * s.scale))
-                    .saturating_duration_since(Instant::now()),
-            ),
-            None => remaining,
-        };
+        let limit = left();
         let name = &s.world.resources[cfg.resource as usize].name;
         match etcd::lock(addr, name, lease, limit) {
             Ok(Some(locked)) => {
@@ -773,8 +780,9 @@ impl Client<'_> {
             }
             Ok(None) => {
                 // Revoking the lease removes the waiter's key at once, whatever etcd does with
-                // the abandoned call.
-                let _ = etcd::lease_revoke(addr, lease, CALL_TIMEOUT);
+                // the abandoned call. Like the model's cancel, the client does not wait for it
+                // (a stopped service answers only when it is continued).
+                std::thread::spawn(move || etcd::lease_revoke(addr, lease, CALL_TIMEOUT));
                 if Instant::now() >= s.deadline {
                     Err(Attempt::Over)
                 } else {
