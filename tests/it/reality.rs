@@ -153,8 +153,20 @@ fn two_independent_etcd_services_both_grant_orders() {
     assert_eq!(recorded["deterministic"], false);
     let services = recorded["services"].as_array().unwrap();
     assert_eq!(services.len(), 2);
-    for s in services {
+    for (i, s) in services.iter().enumerate() {
         assert!(s["product"].as_str().unwrap().starts_with("etcd 3."), "{s}");
+        // Every instant of the service's log has the etcd revision it happened at, in order.
+        let revisions: Vec<u64> = s["instant_revisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_u64().unwrap())
+            .collect();
+        let operations = v["verdict"]["service_logs"][i]["operations"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(revisions.len() as u64, operations, "{s}");
+        assert!(revisions.windows(2).all(|w| w[0] <= w[1]), "{revisions:?}");
     }
     let verdict = &v["verdict"];
     assert_eq!(verdict["exclusion"], "broken", "{}", v["summary"]);

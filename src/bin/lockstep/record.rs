@@ -936,6 +936,8 @@ struct Recording {
     version: String,
     /// Each service's last etcd revision in the recording.
     revisions: Vec<u64>,
+    /// For each service, the etcd revision of each of its instants (the first is instant 1).
+    instants: Vec<Vec<u64>>,
 }
 
 impl Recorded for Recording {
@@ -975,8 +977,11 @@ impl Recording {
             "deterministic": false,
             "notes": plan.notes,
             "scale": plan.scale,
-            "services": self.world.services.iter().zip(&self.revisions).map(|(s, r)| json!({
-                "name": s.name, "product": self.version, "last_revision": r,
+            "services": self.world.services.iter().enumerate().map(|(i, s)| json!({
+                "name": s.name,
+                "product": self.version,
+                "last_revision": self.revisions[i],
+                "instant_revisions": self.instants[i],
             })).collect::<Vec<_>>(),
         })
     }
@@ -1093,29 +1098,32 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
     }
     drop(services);
     drop(dir);
-    let events = convert(&world, &shared, logs)?;
+    let (events, instants) = convert(&world, &shared, logs)?;
     Ok(Recording {
         world: Arc::try_unwrap(world).unwrap_or_else(|w| (*w).clone()),
         events,
         seed,
         version,
         revisions,
+        instants,
     })
 }
 
 /// Turns each service's watched changes into its log (in etcd's revision order), joins the
 /// clients' and the resource's events, and sorts everything by time.
+/// Also returns, for each service, the etcd revision of each of its instants in the trace.
 fn convert(
     world: &World,
     shared: &Shared,
     logs: Vec<Vec<etcd::Change>>,
-) -> Result<Vec<Event>, String> {
+) -> Result<(Vec<Event>, Vec<Vec<u64>>), String> {
     let leases = shared.leases.lock().unwrap();
     let unlocks = shared.unlocks.lock().unwrap();
     let granted = shared.granted.lock().unwrap();
     let mut events: Vec<Event> = Vec::new();
     // (service, token) → (instant, at) of the grant in the service's log.
     let mut grant_at: BTreeMap<(u32, u64), (u64, Micros)> = BTreeMap::new();
+    let mut instants: Vec<Vec<u64>> = Vec::new();
     for (s, changes) in logs.iter().enumerate() {
         let s = s as u32;
         let lease_us = world.services[s as usize].lease;
@@ -1254,6 +1262,7 @@ fn convert(
             ));
         }
         ops.sort_by_key(|o| o.0);
+        instants.push(ops.iter().map(|o| o.0).collect::<Vec<u64>>());
         let mut last: Micros = 0;
         for (i, (_, seen, mut op, resource)) in ops.into_iter().enumerate() {
             // The service's own order is etcd's revisions; its clock must not run backwards.
@@ -1302,7 +1311,14 @@ fn convert(
     // not part of it.
     events.retain(|e| e.at <= world.duration);
     events.sort_by_key(|e| e.at);
-    Ok(events)
+    for (s, revisions) in instants.iter_mut().enumerate() {
+        let kept = events
+            .iter()
+            .filter(|e| matches!(e.what, What::Service { service, .. } if service as usize == s))
+            .count();
+        revisions.truncate(kept);
+    }
+    Ok((events, instants))
 }
 
 /// `--compare`: for each file, N recordings and N simulations over the same seeds, and how
