@@ -177,7 +177,8 @@ fn prefixed(path: &str, errors: Vec<String>) -> String {
 /// cannot play).
 fn load(path: &str) -> Result<(Scenario, String), String> {
     let scenario = super::load(path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    // A pipe gives its text only once: without it, locations name the entity instead.
+    let text = std::fs::read_to_string(path).unwrap_or_default();
     Ok((scenario, text))
 }
 
@@ -229,13 +230,9 @@ impl Plan {
                 "etcd has no way to hand a lock to another cluster",
             );
         }
-        for s in &scenario.services {
-            let (at, line) = line_of(
-                text,
-                &[&format!("name = \"{}\"", s.name)],
-                0,
-                &format!("service \"{}\"", s.name),
-            );
+        for (i, s) in scenario.services.iter().enumerate() {
+            let (at, line) =
+                nth_header(text, "[[services]]", i, &format!("service \"{}\"", s.name));
             if s.subordinate_to.is_some() {
                 let (at, _) = line_of(text, &["subordinate_to"], line.saturating_sub(1), &at);
                 refuse(
@@ -245,9 +242,8 @@ impl Plan {
                 );
             }
         }
-        for c in &scenario.clients {
-            let fallback = format!("client \"{}\"", c.name);
-            let (at, line) = line_of(text, &[&format!("name = \"{}\"", c.name)], 0, &fallback);
+        for (i, c) in scenario.clients.iter().enumerate() {
+            let (at, line) = nth_header(text, "[[clients]]", i, &format!("client \"{}\"", c.name));
             let (pat, _) = line_of(text, &["protocol"], line.saturating_sub(1), &at);
             match &c.protocol {
                 Protocol::TokenChain { .. } => {
@@ -269,24 +265,24 @@ impl Plan {
             }
         }
         // etcd counts leases in whole seconds: stretch real time until every lease is one.
-        let leases: Vec<(String, u64)> = scenario
+        let leases: Vec<(usize, &str, u64)> = scenario
             .services
             .iter()
-            .filter_map(|s| s.lease_ms.map(|l| (s.name.clone(), l)))
+            .enumerate()
+            .filter_map(|(i, s)| s.lease_ms.map(|l| (i, s.name.as_str(), l)))
             .collect();
-        let scale =
-            (1..=SCALE_MAX).find(|k| leases.iter().all(|(_, l)| (l * k) % 1000 == 0 && l * k > 0));
+        let scale = (1..=SCALE_MAX).find(|k| {
+            leases
+                .iter()
+                .all(|(_, _, l)| (l * k) % 1000 == 0 && l * k > 0)
+        });
         let scale = match scale {
             Some(k) => k,
             None => {
-                for (name, l) in &leases {
+                for (i, name, l) in &leases {
                     if !(1..=SCALE_MAX).any(|k| (l * k) % 1000 == 0 && l * k > 0) {
-                        let (at, line) = line_of(
-                            text,
-                            &[&format!("name = \"{name}\"")],
-                            0,
-                            &format!("service \"{name}\""),
-                        );
+                        let (at, line) =
+                            nth_header(text, "[[services]]", *i, &format!("service \"{name}\""));
                         let (at, _) = line_of(text, &["lease_ms"], line.saturating_sub(1), &at);
                         refuse(at, &format!("lease_ms = {l}"), &format!("etcd's leases are whole seconds, and no stretch of time up to {SCALE_MAX} times makes {l} ms one"));
                     }
@@ -310,18 +306,20 @@ impl Plan {
         // interleave their keys' revisions.
         let world = World::compile(scenario);
         let mut locks: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut reported = Vec::new();
         for c in &world.clients {
             if let ProtocolConfig::Locks { services, .. } = &c.protocol {
                 for s in services {
-                    if locks
+                    let other = locks
                         .insert(*s, c.resource)
-                        .is_some_and(|r| r != c.resource)
-                    {
+                        .is_some_and(|r| r != c.resource);
+                    if other && !reported.contains(s) {
+                        reported.push(*s);
                         let name = &world.services[*s as usize].name;
-                        let (at, _) = line_of(
+                        let (at, _) = nth_header(
                             text,
-                            &[&format!("name = \"{name}\"")],
-                            0,
+                            "[[services]]",
+                            *s as usize,
                             &format!("service \"{name}\""),
                         );
                         refuse(at, "one service locking two resources", "etcd's revisions are one counter per cluster, so two locks' tokens would not each increase in the service's log");
@@ -355,6 +353,8 @@ impl Plan {
     }
 }
 
+/// Where the `n`th entity of a list of tables (`[[services]]`) starts: its header's line, or
+/// `fallback` (its name) when the text does not lay it out so.
 fn nth_header(text: &str, header: &str, n: usize, fallback: &str) -> (String, usize) {
     let mut after = 0;
     let mut found = (fallback.to_string(), 0);
