@@ -106,6 +106,11 @@ else
         $SUDO apt-get update
         $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${MISSING[@]}"
     fi
+    # Where services start on install, Debian's etcd-server starts a system etcd. The project
+    # starts its own etcd processes and needs none running, so one the package started stops.
+    if [[ " ${MISSING[*]} " == *" etcd-server "* ]] && [ -x /etc/init.d/etcd ]; then
+        $SUDO /etc/init.d/etcd stop >/dev/null 2>&1 || true
+    fi
 fi
 
 # npm packages: wasm-opt (binaryen) for release builds, Playwright for browser tests.
