@@ -425,6 +425,39 @@ fn the_record_usage_is_documented() {
         .filter(|l| l.starts_with("lockstep record"))
         .collect();
     assert_eq!(lines.len(), 2, "{usage}");
+    // Options that belong to the other form are refused, not ignored.
+    for (args, expected) in [
+        (vec!["record"], "record takes one FILE"),
+        (vec!["record", "a.toml", "b.toml"], "record takes one FILE"),
+        (
+            vec!["record", "a.toml", "--runs", "3"],
+            "record takes --runs only with --compare",
+        ),
+        (
+            vec!["record", "a.toml", "--compare", "--json"],
+            "record --compare takes only --runs",
+        ),
+        (
+            vec!["record", "a.toml", "--compare", "--runs", "0"],
+            "--runs must be between 1 and 100",
+        ),
+        (
+            vec!["record", "a.toml", "--depth", "3"],
+            "record does not take --depth",
+        ),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = text(&o.stderr);
+        assert!(
+            err.starts_with(&format!("lockstep: {expected}")),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty());
+    }
     for line in lines {
         assert!(page.contains(line), "docs/cli.md lacks `{line}`");
     }

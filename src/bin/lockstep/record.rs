@@ -120,6 +120,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 "record --compare takes only --runs (the seeds are each file's, counted up)\n{USAGE_LINE}"
             ));
         }
+    } else if args.iter().any(|x| x == "--runs") {
+        return Err(format!(
+            "record takes --runs only with --compare\n{USAGE_LINE}"
+        ));
     } else if a.files.len() != 1 {
         return Err(format!("record takes one FILE\n{USAGE_LINE}"));
     }
