@@ -1069,6 +1069,8 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
                     <LessonPage course={Arc::clone(course)} index={index} place={place}
                         progress={Rc::clone(&c.shelf.progress)} shelf={c.shelf.dispatcher()} />
                 },
+                // A lesson this browser has, at a place it does not have: a wrong link.
+                None if course.index(lesson).is_some() => course::not_found(&route.to_hash()[1..]),
                 None if c.shelf.waiting() => html! {
                     <main id="main"><p class="loading" role="status">{ "Loading the lesson…" }</p></main>
                 },

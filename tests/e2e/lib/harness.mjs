@@ -318,6 +318,9 @@ export async function runTests(tests, { baseURL, filter } = {}) {
       viewport: t.viewport || { width: 1280, height: 900 },
       colorScheme: t.colorScheme || 'light',
       reducedMotion: 'reduce',
+      // The site's offline copy (a service worker) is on, as in every browser; a test of what
+      // happens when a file cannot load turns it off, or the copy would serve the file.
+      serviceWorkers: t.serviceWorkers || 'allow',
     });
     const page = await context.newPage();
     const ctx = new TestContext(t.name, context, page, baseURL);

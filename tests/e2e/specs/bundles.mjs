@@ -157,6 +157,8 @@ export const tests = [
   },
   {
     name: 'bundles::a_reader_that_cannot_load_says_so_and_keeps_the_text',
+    // A browser that has kept the site offline has the reader too; this is one that has not.
+    serviceWorkers: 'block',
     async run(ctx) {
       // The reader's wasm cannot be fetched (offline, a blocked file): the edit is refused with
       // the reason, the last valid run stays, and nothing typed is lost.

@@ -217,7 +217,13 @@ export const tests = [
       assert((await ctx.text('#roster tr.verified')).includes('Ada Lovelace'), 'the name in the roster');
       assert((await ctx.text('#roster tbody tr:nth-child(2)')).includes('the same code as row 1'), 'the duplicate');
       assertEqual(await ctx.text('#roster-counts li'), 'fencing / two-sources-one-table: 1 verified, 1 refused', 'the counts (the damaged code is unreadable)');
-      assert(await ctx.exists('#roster-csv'), 'the CSV download');
+      // The CSV a spreadsheet opens: a header, then one row a code, the code itself last.
+      const [download] = await Promise.all([ctx.page.waitForEvent('download'), ctx.page.click('#roster-csv')]);
+      const csv = fs.readFileSync(await download.path(), 'utf8').trim().split(/\r?\n/);
+      assertEqual(csv.length, 4, `a header and three rows: ${csv.join(' | ')}`);
+      assert(/^name,lesson,exercise/i.test(csv[0]), `the header: ${csv[0]}`);
+      assert(csv[1].startsWith('Ada Lovelace,fencing,two-sources-one-table,verified') && csv[1].endsWith(code), `the verified row: ${csv[1]}`);
+      assert(csv[2].includes('refused') && csv[2].includes('same code as row 1'), `the duplicate's row: ${csv[2]}`);
       // The handout lists the exercise with its link.
       const link = await ctx.attr('[data-exercise="two-sources-one-table"] .link a', 'href');
       assertEqual(link, '#/lessons/fencing/two-sources-one-table', 'the exercise link');

@@ -201,4 +201,31 @@ export const tests = [
       }
     },
   },
+  {
+    name: 'workshop_room::a_new_build_is_announced_and_never_forced',
+    async run(ctx) {
+      const { out, done } = pack();
+      const server = await pythonServer(out);
+      try {
+        await openOn(ctx, server.url, '#/lessons');
+        await ctx.page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
+        await ctx.reload();
+        assert(await ctx.page.evaluate(() => !!navigator.serviceWorker.controller), 'the page is drawn from the offline copy');
+        // A new build is deployed: its worker takes over, and the page says so without reloading.
+        const sw = path.join(out, 'sw.js');
+        fs.writeFileSync(sw, fs.readFileSync(sw, 'utf8').replace(/^const VERSION = .*$/m, "const VERSION = 'next-build';"));
+        await ctx.page.fill('#lesson-text', 'kept while the site updates');
+        await ctx.page.evaluate(() => navigator.serviceWorker.getRegistration().then((r) => r.update()));
+        await ctx.page.waitForSelector('#site-updated', { timeout: 30000 });
+        assert((await ctx.text('#site-updated')).includes('Reload to use it'), 'the notice offers a reload');
+        assertEqual(await ctx.value('#lesson-text'), 'kept while the site updates', 'nothing typed is lost');
+        await ctx.page.click('#site-updated a');
+        await ctx.waitReady();
+        assert(await ctx.page.evaluate(async () => (await caches.keys()).includes('lockstep-next-build')), 'the new copy is the one kept');
+      } finally {
+        server.close();
+        done();
+      }
+    },
+  },
 ];
