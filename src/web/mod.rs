@@ -4,10 +4,12 @@
 mod checker;
 mod controls;
 mod course;
+mod display;
 mod embed;
 mod extras;
 mod lab;
 mod panels;
+mod print;
 mod reader;
 mod share;
 mod timeline;
@@ -310,6 +312,7 @@ fn header(section: Section) -> Html {
                     { nav_item(section, Section::Facilitator, "#/facilitator", "nav-facilitator", "Facilitator") }
                 </ul>
             </nav>
+            <display::DisplayControls />
         </header>
     }
 }
