@@ -31,8 +31,12 @@ fn apply(display: &Display) {
     if let Some(s) = storage() {
         let _ = s.set_item(DISPLAY_KEY, &display.write());
     }
-    if let Ok(event) = web_sys::Event::new(DISPLAY_EVENT) {
-        let _ = gloo::utils::window().dispatch_event(&event);
+    // The views measure their timeline's room when the window resizes; larger type changes
+    // that room as a resize would, so they are told the same way.
+    for name in [DISPLAY_EVENT, "resize"] {
+        if let Ok(event) = web_sys::Event::new(name) {
+            let _ = gloo::utils::window().dispatch_event(&event);
+        }
     }
 }
 

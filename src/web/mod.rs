@@ -1159,6 +1159,14 @@ fn focus_view_title() {
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
     {
         let _ = el.focus();
+        // In presenter mode a lesson puts its timeline above its heading: the room sees the
+        // page from its top, not scrolled to where the focus went.
+        if gloo::utils::document()
+            .document_element()
+            .is_some_and(|root| root.has_attribute("data-presenter"))
+        {
+            gloo::utils::window().scroll_to_with_x_and_y(0.0, 0.0);
+        }
     }
 }
 

@@ -61,15 +61,15 @@ fn exercise(l: &SheetLesson, e: &SheetExercise, map: &Rich, base: &str) -> Html 
             }
             if let Some(a) = &e.answers {
                 <div class="answers">
-                    <p><strong>{ "Solution: " }</strong><code>{ &a.solution }</code></p>
+                    <p class="solution"><strong>{ "Solution: " }</strong><code>{ &a.solution }</code></p>
                     { for a.alternatives.iter().map(|x| html! {
-                        <p><strong>{ "Also passes: " }</strong><code>{ x }</code></p>
+                        <p class="also"><strong>{ "Also passes: " }</strong><code>{ x }</code></p>
                     }) }
                     if !a.explanation.is_empty() { <p>{ rich(map, &a.explanation) }</p> }
                     if !a.misconceptions.is_empty() {
                         <p><strong>{ "Wrong approaches the app recognises:" }</strong></p>
-                        <ul>{ for a.misconceptions.iter().map(|(example, hint)| html! {
-                            <li><code>{ example }</code>{ ": " }{ hint }</li>
+                        <ul class="misconceptions">{ for a.misconceptions.iter().map(|(example, hint)| html! {
+                            <li><code>{ example }</code>{ ": " }<span class="said">{ hint }</span></li>
                         }) }</ul>
                     }
                 </div>

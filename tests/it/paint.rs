@@ -180,8 +180,15 @@ fn thicker_spans_stay_in_their_lane() {
             let (y0, h0) = b.span(kind, top);
             let (y, h) = b.span_thick(kind, top, paint::PRESENTER_THICK);
             assert!(h >= h0, "{kind:?} in a {height} px lane: {h} < {h0}");
-            assert!((y + h / 2.0 - (y0 + h0 / 2.0)).abs() < 1e-9, "{kind:?} stays centred");
-            assert!(y >= top && y + h <= top + height, "{kind:?} leaves its {height} px lane: {y}..{}", y + h);
+            assert!(
+                (y + h / 2.0 - (y0 + h0 / 2.0)).abs() < 1e-9,
+                "{kind:?} stays centred"
+            );
+            assert!(
+                y >= top && y + h <= top + height,
+                "{kind:?} leaves its {height} px lane: {y}..{}",
+                y + h
+            );
         }
         let (_, plain) = b.span(SpanKind::Held, 0.0);
         let (_, thick) = b.span_thick(SpanKind::Held, 0.0, paint::PRESENTER_THICK);

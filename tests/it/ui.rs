@@ -2133,13 +2133,23 @@ fn display_settings_reduce_and_survive_storage() {
     assert_eq!(dark.theme_attr(), Some("dark"));
     let presenting = dark.reduce(DisplayAction::TogglePresenter);
     assert!(presenting.presenter);
-    assert_eq!(presenting.theme, Theme::Dark, "presenter mode keeps the theme");
+    assert_eq!(
+        presenting.theme,
+        Theme::Dark,
+        "presenter mode keeps the theme"
+    );
     assert_eq!(Display::read(Some(&presenting.write())), presenting);
     assert!(
         !presenting.reduce(DisplayAction::TogglePresenter).presenter,
         "the switch turns it off again"
     );
-    for bad in ["", "{", "null", r#"{"theme":"sepia","presenter":true}"#, r#"{"theme":1}"#] {
+    for bad in [
+        "",
+        "{",
+        "null",
+        r#"{"theme":"sepia","presenter":true}"#,
+        r#"{"theme":1}"#,
+    ] {
         let d = Display::read(Some(bad));
         assert_eq!(d.theme, Theme::Auto, "{bad:?}");
     }

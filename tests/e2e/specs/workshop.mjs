@@ -71,9 +71,14 @@ async function checkPrintedDarkOnWhite(ctx, which) {
   await ctx.page.emulateMedia({ media: 'screen', colorScheme: 'dark' });
 }
 
-/** The words only the key may hold: each exercise's solution and its misconceptions' hints. */
+/**
+ * The words only the key may hold: each exercise's solution and other passing answers, and what
+ * the app says to each wrong approach.
+ */
 async function answerWords(ctx) {
-  return ctx.page.$$eval('.answers code, .answers li', (els) => els.map((e) => e.textContent.trim()).filter((t) => t.length > 3));
+  return ctx.page.$$eval('.answers .solution code, .answers .also code, .answers .misconceptions .said', (els) =>
+    els.map((e) => e.textContent.replace(/\s+/g, ' ').trim()).filter((t) => t.length > 3),
+  );
 }
 
 export const tests = [
