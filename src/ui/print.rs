@@ -1,8 +1,7 @@
 //! The facilitator's two printouts, as data: the participants' handout and the answer key.
 //!
-//! The handout is what a room may see before it starts: every lesson in order, each exercise
-//! with its goal, the controls it is about and its hints, and the lessons without exercises as
-//! an outline of their steps. It never carries an answer: no solution, no other passing answer,
+//! The handout is what a room may see before it starts: every lesson in order as an outline of
+//! its steps, and each exercise with its goal, the controls it is about and its hints. It never carries an answer: no solution, no other passing answer,
 //! no explanation of one and no misconception (a misconception's example is a wrong answer, and
 //! its hint gives the right one away). The answer key carries all of that. Which one a sheet
 //! is decides here, natively tested, so the view only draws what it is given.
@@ -42,8 +41,7 @@ pub struct SheetLesson {
     pub id: String,
     pub title: String,
     pub summary: String,
-    /// The steps' titles, in order: the outline of a lesson that has no exercise (empty when
-    /// the lesson has exercises, which are what the sheet is for).
+    /// The steps' titles, in order: the lesson's outline, on the handout only.
     pub outline: Vec<String>,
     pub exercises: Vec<SheetExercise>,
 }
@@ -93,7 +91,7 @@ pub fn sheet<'a>(lessons: impl IntoIterator<Item = &'a Lesson>, printout: Printo
             id: l.id.clone(),
             title: l.title.clone(),
             summary: l.summary.clone(),
-            outline: if l.exercises.is_empty() {
+            outline: if printout == Printout::Handout {
                 l.steps.iter().map(|s| s.title.clone()).collect()
             } else {
                 Vec::new()

@@ -40,6 +40,7 @@ fn lesson(l: &SheetLesson, map: &Rich, base: &str) -> Html {
             if !l.outline.is_empty() {
                 <p>{ &l.summary }</p>
                 <p class="link">{ "Link: " }<a href={link.clone()}>{ format!("{base}{link}") }</a></p>
+                <p><strong>{ "Steps:" }</strong></p>
                 <ol class="outline">{ for l.outline.iter().map(|t| html! { <li>{ t }</li> }) }</ol>
             }
             { for l.exercises.iter().map(|e| exercise(l, e, map, base)) }

@@ -103,13 +103,15 @@ export const tests = [
       for (const w of answers) assert(!handout.includes(w), `the handout gives an answer away: ${JSON.stringify(w)}`);
       for (const w of ['Solution:', 'Also passes:', 'Wrong approaches']) assert(!handout.includes(w), `the handout says ${w}`);
       assertEqual(await ctx.page.$$eval('.answers', (a) => a.length), 0, 'answers on the handout');
-      // The same exercises, with their goals and hints, and every lesson: those without
-      // exercises as an outline.
+      // The same exercises, with their goals and hints, and every lesson as an outline of its
+      // steps.
       assert(await ctx.exists(`[data-exercise="${EXERCISE_ID}"] .hints li`), 'the handout has the hints');
       assert(/Goal:/.test(handout), 'the handout has the goals');
       const outlines = await ctx.page.$$eval('.handout-lesson .outline', (o) => o.length);
       const lessons = await ctx.page.$$eval('.handout-lesson', (o) => o.length);
-      assert(outlines >= 1 && lessons > outlines, `the handout outlines the lessons without exercises (${outlines} of ${lessons})`);
+      const courseLessons = await ctx.page.evaluate(async () => (await (await fetch('lessons.json')).json()).lessons.length);
+      assertEqual(lessons, courseLessons, 'the handout has every lesson');
+      assertEqual(outlines, lessons, 'every lesson on the handout has its outline');
       await checkPrintedDarkOnWhite(ctx, 'the handout');
       assert((await ctx.text('.sheet-title')).includes('handout'), 'the printed title names the handout');
     },
