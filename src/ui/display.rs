@@ -3,8 +3,6 @@
 //! browser. The state and its one reducer are pure; the page sets `data-theme` and
 //! `data-presenter` on `<html>` from it, after drawing, and the style sheet does the rest.
 
-use serde::{Deserialize, Serialize};
-
 pub use super::embed::Theme;
 
 /// The storage key of the display's settings.
@@ -17,18 +15,11 @@ pub struct Display {
     pub presenter: bool,
 }
 
-/// What the header's controls (and the presenter key) ask for.
+/// What the header's controls ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DisplayAction {
     Theme(Theme),
     TogglePresenter,
-}
-
-/// The stored form: names rather than numbers, so a setting kept by an older page still reads.
-#[derive(Serialize, Deserialize)]
-struct Stored {
-    theme: String,
-    presenter: bool,
 }
 
 /// Every theme, in the order the header offers them.
@@ -50,24 +41,25 @@ pub fn theme_words(theme: Theme) -> &'static str {
 
 impl Display {
     /// The settings kept in storage; anything unreadable (or nothing) is the default, the
-    /// system's theme without presenter mode.
+    /// system's theme without presenter mode. The stored form is the theme's name, then
+    /// `presenter` when it is on (`dark presenter`): names rather than numbers, so a setting
+    /// kept by an older page still reads, and no serializer in the page for two words.
     pub fn read(stored: Option<&str>) -> Display {
-        stored
-            .and_then(|s| serde_json::from_str::<Stored>(s).ok())
-            .map(|s| Display {
-                theme: theme_named(&s.theme).unwrap_or_default(),
-                presenter: s.presenter,
-            })
-            .unwrap_or_default()
+        let mut words = stored.unwrap_or_default().split_whitespace();
+        let theme = words.next().and_then(theme_named).unwrap_or_default();
+        Display {
+            theme,
+            presenter: words.any(|w| w == "presenter"),
+        }
     }
 
     /// The form kept in storage.
     pub fn write(&self) -> String {
-        serde_json::to_string(&Stored {
-            theme: self.theme.name().to_string(),
-            presenter: self.presenter,
-        })
-        .unwrap_or_default()
+        if self.presenter {
+            format!("{} presenter", self.theme.name())
+        } else {
+            self.theme.name().to_string()
+        }
     }
 
     pub fn reduce(self, action: DisplayAction) -> Display {
