@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod course;
+pub mod display;
 pub mod embed;
 pub mod export;
 pub mod handover;
@@ -14,6 +15,7 @@ pub mod lab;
 pub mod links;
 pub mod notes;
 pub mod paint;
+pub mod print;
 pub mod reach;
 pub mod route;
 pub mod share;

@@ -164,6 +164,9 @@ pub fn outlined(kind: MarkKind) -> bool {
 
 /// The width of a mark's outline.
 pub const MARK_LINE: f64 = 1.6;
+/// How much larger presenter mode draws marks, their outlines, the overlaps' outlines and the
+/// spans' bars and blocks, for a room that reads the timeline from its back row.
+pub const PRESENTER_THICK: f64 = 1.5;
 /// A filled mark whose inner lines are cut out of it, by stroking its path in the background's
 /// colour this wide (the lost update's exclamation mark).
 pub fn mark_cut(kind: MarkKind) -> Option<f64> {
@@ -285,10 +288,19 @@ impl LaneBox {
     /// strip, except for the hatched backgrounds of pauses, outages and partitions, which fill
     /// the lane.
     pub fn span(&self, kind: SpanKind, top: f64) -> (f64, f64) {
+        self.span_thick(kind, top, 1.0)
+    }
+
+    /// [`LaneBox::span`] with bars and blocks `thick` times as tall (presenter mode), never
+    /// taller than the lane's room below its note strip.
+    pub fn span_thick(&self, kind: SpanKind, top: f64, thick: f64) -> (f64, f64) {
         let mid = self.mid(top);
+        let room = (self.height - self.note_band - 2.0).max(BLOCK_H);
+        let waiting = (WAITING_H * thick).min(room);
+        let block = (BLOCK_H * thick).min(room);
         match kind {
-            SpanKind::Waiting => (mid - WAITING_H / 2.0, WAITING_H),
-            SpanKind::Believed | SpanKind::Held => (mid - BLOCK_H / 2.0, BLOCK_H),
+            SpanKind::Waiting => (mid - waiting / 2.0, waiting),
+            SpanKind::Believed | SpanKind::Held => (mid - block / 2.0, block),
             SpanKind::Paused | SpanKind::Outage | SpanKind::Partition => (
                 top + BACKGROUND_MARGIN,
                 self.height - 2.0 * BACKGROUND_MARGIN,

@@ -56,7 +56,7 @@ fn block(b: &Block) -> Html {
 
 /// A short text of a lesson with its Markdown shown (code, emphasis, links), when the lessons
 /// file rendered it ([`crate::lesson::wire::WireLesson::rich`]); otherwise the text itself.
-fn rich(map: &std::collections::BTreeMap<String, Vec<Inline>>, text: &str) -> Html {
+pub(super) fn rich(map: &std::collections::BTreeMap<String, Vec<Inline>>, text: &str) -> Html {
     match map.get(text) {
         Some(items) => inlines(items),
         None => html! { { text.to_string() } },
@@ -546,6 +546,7 @@ pub struct FacilitatorProps {
 pub fn facilitator_view(p: &FacilitatorProps) -> Html {
     let codes = use_state(String::new);
     let rows = use_state(Vec::<roster::Row>::new);
+    let printout = use_state(crate::ui::print::Printout::default);
     let base = gloo::utils::window()
         .location()
         .href()
@@ -586,14 +587,15 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
             );
         })
     };
-    let print = Callback::from(|_: MouseEvent| {
-        let _ = gloo::utils::window().print();
-    });
+    let on_choose = {
+        let printout = printout.clone();
+        Callback::from(move |which| printout.set(which))
+    };
     html! {
         <main class="facilitator-page" id="main">
-            <h2 id="view-title" tabindex="-1">{ "For facilitators" }</h2>
-            <p class="lead no-print">{ "Every exercise of the course with its link, goal, hints and solution. Print this page for a handout; the print leaves out the navigation and the checker." }</p>
-            <p class="no-print"><button id="print" type="button" onclick={print}>{ "Print the handout" }</button></p>
+            <h2 id="view-title" tabindex="-1" class="no-print">{ "For facilitators" }</h2>
+            <p class="lead no-print">{ "Every exercise of the course with its link, goal and hints, as an answer key with the solutions or as a handout for the participants without them. The print leaves out the navigation and the checker." }</p>
+            <super::print::SheetChooser printout={*printout} {on_choose} />
             <section id="codes-section" class="panel codes no-print" aria-labelledby="codes-h">
                 <h3 id="codes-h">{ "Check completion codes" }</h3>
                 <p>{ "Paste the room's codes as they come (\"Alice: LS2…\", several to a line, wrapped by a chat app). Each is re-run: it passes only if its changes really meet the goal on every seed. A code proves that someone found a solution, not who: the same answer under two names is flagged." }</p>
@@ -632,41 +634,7 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
                     }
                 </div>
             </section>
-            { for course.lessons.iter().filter(|cl| !cl.lesson.exercises.is_empty()).map(|cl| {
-                let l = &cl.lesson;
-                html! {
-                    <section class="handout-lesson" aria-labelledby={format!("h-{}", l.id)}>
-                        <h3 id={format!("h-{}", l.id)}>{ &l.title }</h3>
-                        { for l.exercises.iter().map(|e| {
-                            let hash = Route::place(&l.id, &e.id).to_hash();
-                            html! {
-                                <article class="handout-exercise" data-exercise={e.id.clone()}>
-                                    <h4>{ &e.title }</h4>
-                                    <p class="link">{ "Link: " }<a href={hash.clone()}>{ format!("{base}{hash}") }</a></p>
-                                    <p><strong>{ "Goal: " }</strong>{ rich(&cl.rich, &e.goal) }</p>
-                                    <p><strong>{ "Controls: " }</strong>{ e.controls.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ") }
-                                        { format!("; checked on {}.", seeds_words(&e.seeds)) }</p>
-                                    if !e.hints.is_empty() {
-                                        <p><strong>{ "Hints, in order:" }</strong></p>
-                                        <ol class="hints">{ for e.hints.iter().map(|h| html! { <li>{ rich(&cl.rich, h) }</li> }) }</ol>
-                                    }
-                                    <p><strong>{ "Solution: " }</strong><code>{ e.solution.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code></p>
-                                    { for e.alternatives.iter().map(|a| html! {
-                                        <p><strong>{ "Also passes: " }</strong><code>{ a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code></p>
-                                    }) }
-                                    if !e.explanation.is_empty() { <p>{ rich(&cl.rich, &e.explanation) }</p> }
-                                    if !e.misconceptions.is_empty() {
-                                        <p><strong>{ "Wrong approaches the app recognises:" }</strong></p>
-                                        <ul>{ for e.misconceptions.iter().map(|m| html! {
-                                            <li><code>{ m.example.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code>{ ": " }{ &m.hint }</li>
-                                        }) }</ul>
-                                    }
-                                </article>
-                            }
-                        }) }
-                    </section>
-                }
-            }) }
+            { super::print::sheet_view(course, *printout, &base) }
         </main>
     }
 }

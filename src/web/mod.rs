@@ -4,10 +4,12 @@
 mod checker;
 mod controls;
 mod course;
+mod display;
 mod embed;
 mod extras;
 mod lab;
 mod panels;
+mod print;
 mod reader;
 mod share;
 mod timeline;
@@ -310,6 +312,7 @@ fn header(section: Section) -> Html {
                     { nav_item(section, Section::Facilitator, "#/facilitator", "nav-facilitator", "Facilitator") }
                 </ul>
             </nav>
+            <display::DisplayControls />
         </header>
     }
 }
@@ -1156,6 +1159,14 @@ fn focus_view_title() {
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
     {
         let _ = el.focus();
+        // In presenter mode a lesson puts its timeline above its heading: the room sees the
+        // page from its top, not scrolled to where the focus went.
+        if gloo::utils::document()
+            .document_element()
+            .is_some_and(|root| root.has_attribute("data-presenter"))
+        {
+            gloo::utils::window().scroll_to_with_x_and_y(0.0, 0.0);
+        }
     }
 }
 

@@ -244,18 +244,30 @@ pub fn timeline(p: &TimelineProps) -> Html {
     let height = height_of(p.layout.lanes.len());
     let g = Geo::of(p.layout.lanes.len());
 
-    // Colours come from the style sheet, which follows the system's dark mode; repaint when
-    // that changes.
+    // Colours come from the style sheet, which follows the system's dark mode and the header's
+    // theme; line widths follow presenter mode. Repaint when any of them changes. Each change
+    // counts up from the last one, so that two changes in a row are two repaints (a handle's
+    // value is the one of the render it came from).
     {
         let theme = theme.clone();
+        let count = use_mut_ref(|| 0u32);
         use_effect_with((), move |_| {
+            let bump = std::rc::Rc::new(move || {
+                *count.borrow_mut() += 1;
+                theme.set(*count.borrow());
+            });
             let query = gloo::utils::window()
                 .match_media("(prefers-color-scheme: dark)")
                 .ok()
                 .flatten();
-            let listener =
-                query.map(|q| EventListener::new(&q, "change", move |_| theme.set(*theme + 1)));
-            move || drop(listener)
+            let on_media = std::rc::Rc::clone(&bump);
+            let listener = query.map(|q| EventListener::new(&q, "change", move |_| on_media()));
+            let display = EventListener::new(
+                &gloo::utils::window(),
+                super::display::DISPLAY_EVENT,
+                move |_| bump(),
+            );
+            move || drop((listener, display))
         });
     }
 
@@ -519,6 +531,15 @@ fn paint_canvas(
         .and_then(|st| st.get_property_value("font-size").ok())
         .and_then(|v| v.trim_end_matches("px").parse::<f64>().ok())
         .map_or(1.0, |px| (px / 16.0).clamp(1.0, 1.4));
+    // Presenter mode (set on the root by the header) draws marks and lines thicker.
+    let presenter = gloo::utils::document()
+        .document_element()
+        .is_some_and(|root| root.has_attribute("data-presenter"));
+    let thick = if presenter {
+        paint::PRESENTER_THICK
+    } else {
+        1.0
+    };
     let font = |px: f64, weight: &str| format!("{weight}{:.1}px system-ui, sans-serif", px * scale);
     let base = |ctx: &CanvasRenderingContext2d| {
         let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
@@ -578,7 +599,7 @@ fn paint_canvas(
             .cloned()
             .collect();
         for s in visible_spans(&visible, us_per_px) {
-            let (y, h) = lane_box.span(s.kind, top);
+            let (y, h) = lane_box.span_thick(s.kind, top, thick);
             let x0 = x(s.from).max(left - 8.0);
             let wd = (x(s.to).min(right + 8.0) - x0).max(1.5);
             match paint::span_hatch(s.kind) {
@@ -619,7 +640,8 @@ fn paint_canvas(
                 continue;
             };
             let colour = pal.of(paint::mark_colour(m.kind));
-            let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, x(m.at) * dpr, mid * dpr);
+            let at = dpr * thick;
+            let _ = ctx.set_transform(at, 0.0, 0.0, at, x(m.at) * dpr, mid * dpr);
             if paint::outlined(m.kind) {
                 ctx.set_stroke_style_str(colour);
                 ctx.stroke_with_path(path);
@@ -700,11 +722,11 @@ fn paint_canvas(
             ctx.set_fill_style_canvas_pattern(p);
             ctx.fill_with_path_2d(path);
         }
-        ctx.set_line_width(paint::VIOLATION_LINE);
+        ctx.set_line_width(paint::VIOLATION_LINE * thick);
         ctx.stroke_with_path(path);
     }
     if let Some(path) = &joins {
-        ctx.set_line_width(paint::JOIN_LINE);
+        ctx.set_line_width(paint::JOIN_LINE * thick);
         ctx.stroke_with_path(path);
     }
     // A warning sign in each band's resource cell.

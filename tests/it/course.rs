@@ -903,3 +903,77 @@ fn an_exercise_left_half_done_comes_back_as_it_was() {
     let q = p.record(again.lesson.as_ref().unwrap());
     assert!(q.resume_edits(l, place).is_empty());
 }
+
+/// The facilitator's two printouts: the handout has every lesson as an outline of its steps and
+/// each exercise's goal, controls and hints, but no answer; the key has the answers of every
+/// exercise.
+#[test]
+fn handout_has_no_answers_and_key_has_them_all() {
+    use lockstep::ui::print::{sheet, Printout};
+    let c = course();
+    let lessons: Vec<_> = c.lessons.iter().map(|cl| &cl.lesson).collect();
+    let handout = sheet(lessons.iter().copied(), Printout::Handout);
+    let key = sheet(lessons.iter().copied(), Printout::Key);
+    assert_eq!(
+        handout.lessons.len(),
+        lessons.len(),
+        "the handout has every lesson"
+    );
+    assert_eq!(
+        key.lessons.len(),
+        lessons.iter().filter(|l| !l.exercises.is_empty()).count(),
+        "the key has the lessons with exercises"
+    );
+    let mut exercises = 0;
+    for (l, sl) in lessons.iter().zip(&handout.lessons) {
+        assert_eq!(l.id, sl.id);
+        let titles: Vec<_> = l.steps.iter().map(|s| s.title.clone()).collect();
+        assert_eq!(sl.outline, titles, "{}: the outline", l.id);
+        for (e, se) in l.exercises.iter().zip(&sl.exercises) {
+            exercises += 1;
+            assert_eq!(se.goal, e.goal);
+            assert_eq!(se.hints, e.hints);
+            assert_eq!(se.controls.len(), e.controls.len());
+            assert!(
+                se.answers.is_none(),
+                "{}: the handout gives an answer",
+                e.id
+            );
+            // Nothing the key alone says appears on the handout, in any of its words.
+            let words = format!("{sl:?}");
+            let solution: Vec<String> = e.solution.iter().map(|x| x.to_string()).collect();
+            for secret in solution
+                .iter()
+                .chain(e.misconceptions.iter().map(|m| &m.hint))
+                .chain(std::iter::once(&e.explanation).filter(|x| !x.is_empty()))
+            {
+                assert!(
+                    !words.contains(secret.as_str()),
+                    "{}: the handout says {secret:?}",
+                    e.id
+                );
+            }
+        }
+    }
+    assert!(exercises > 0, "the shipped course has exercises");
+    for sl in &key.lessons {
+        let l = lessons
+            .iter()
+            .find(|l| l.id == sl.id)
+            .expect("a lesson of the course");
+        assert!(sl.outline.is_empty());
+        for (e, se) in l.exercises.iter().zip(&sl.exercises) {
+            let a = se.answers.as_ref().expect("the key has the answers");
+            for x in &e.solution {
+                assert!(
+                    a.solution.contains(&x.to_string()),
+                    "{}: the solution",
+                    e.id
+                );
+            }
+            assert_eq!(a.alternatives.len(), e.alternatives.len());
+            assert_eq!(a.misconceptions.len(), e.misconceptions.len());
+            assert_eq!(a.explanation, e.explanation);
+        }
+    }
+}

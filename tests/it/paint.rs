@@ -159,3 +159,41 @@ fn a_tick_label_at_the_right_edge_is_not_cut() {
         "never left of the canvas"
     );
 }
+
+/// Presenter mode's thicker bars and blocks stay centred where the plain ones are, and never
+/// leave their lane's room below the note strip; at 1 they are the plain ones.
+#[test]
+fn thicker_spans_stay_in_their_lane() {
+    for height in [38.0, 56.0] {
+        let b = paint::LaneBox {
+            height,
+            note_band: 12.0,
+        };
+        for kind in [
+            SpanKind::Waiting,
+            SpanKind::Believed,
+            SpanKind::Held,
+            SpanKind::Paused,
+        ] {
+            let top = 100.0;
+            assert_eq!(b.span_thick(kind, top, 1.0), b.span(kind, top));
+            let (y0, h0) = b.span(kind, top);
+            let (y, h) = b.span_thick(kind, top, paint::PRESENTER_THICK);
+            assert!(h >= h0, "{kind:?} in a {height} px lane: {h} < {h0}");
+            assert!(
+                (y + h / 2.0 - (y0 + h0 / 2.0)).abs() < 1e-9,
+                "{kind:?} stays centred"
+            );
+            assert!(
+                y >= top && y + h <= top + height,
+                "{kind:?} leaves its {height} px lane: {y}..{}",
+                y + h
+            );
+        }
+        let (_, plain) = b.span(SpanKind::Held, 0.0);
+        let (_, thick) = b.span_thick(SpanKind::Held, 0.0, paint::PRESENTER_THICK);
+        if height >= 56.0 {
+            assert!(thick > plain, "a tall lane has room for a thicker block");
+        }
+    }
+}

@@ -2112,3 +2112,43 @@ fn the_deadlock_count_tells_broken_from_standing_cycles() {
     };
     assert_eq!(churn, expected);
 }
+
+/// The header's display settings: each theme and presenter mode reduce as asked, survive the
+/// round trip through storage, and anything unreadable in storage is the default.
+#[test]
+fn display_settings_reduce_and_survive_storage() {
+    use lockstep::ui::display::{theme_named, Display, DisplayAction, Theme, THEMES};
+    let start = Display::read(None);
+    assert_eq!(start, Display::default());
+    assert_eq!(start.theme, Theme::Auto);
+    assert!(!start.presenter);
+    assert_eq!(start.theme_attr(), None, "the system decides by default");
+    for theme in THEMES {
+        let d = start.reduce(DisplayAction::Theme(theme));
+        assert_eq!(d.theme, theme);
+        assert_eq!(theme_named(theme.name()), Some(theme));
+        assert_eq!(Display::read(Some(&d.write())), d, "{theme:?} kept");
+    }
+    let dark = start.reduce(DisplayAction::Theme(Theme::Dark));
+    assert_eq!(dark.theme_attr(), Some("dark"));
+    let presenting = dark.reduce(DisplayAction::TogglePresenter);
+    assert!(presenting.presenter);
+    assert_eq!(
+        presenting.theme,
+        Theme::Dark,
+        "presenter mode keeps the theme"
+    );
+    assert_eq!(Display::read(Some(&presenting.write())), presenting);
+    assert!(
+        !presenting.reduce(DisplayAction::TogglePresenter).presenter,
+        "the switch turns it off again"
+    );
+    for bad in ["", "{", "null", "sepia", "1 presenter", "DARK"] {
+        let d = Display::read(Some(bad));
+        assert_eq!(d.theme, Theme::Auto, "{bad:?}");
+    }
+    assert_eq!(presenting.write(), "dark presenter");
+    // A theme name the page does not know falls back to the system's, and keeps the rest.
+    assert!(Display::read(Some("sepia presenter")).presenter);
+    assert!(!Display::read(Some("light")).presenter);
+}

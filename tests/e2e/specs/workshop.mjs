@@ -1,0 +1,265 @@
+// Paper and projector: the facilitator's two printouts (dark text on white paper whatever the
+// screen's theme; the handout without answers, the key with them), an exercise's goal,
+// controls and Check on one 1366×768 screen, the header's theme switch kept across a reload,
+// and presenter mode (larger type, the timeline on the first screen of a zoomed projector,
+// the whole run across its width without sideways scrolling).
+import { assert, assertEqual, until } from '../lib/harness.mjs';
+
+const EXERCISE = '#/lessons/fencing/two-sources-one-table';
+const EXERCISE_ID = 'two-sources-one-table';
+
+async function openFacilitator(ctx) {
+  await ctx.open('#/facilitator');
+  await ctx.page.waitForSelector('.handout-exercise', { timeout: 30000 });
+}
+
+/** Where an element is, relative to the viewport. */
+function box(ctx, selector) {
+  return ctx.page.$eval(selector, (el) => {
+    const r = el.getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: r.width, height: r.height };
+  });
+}
+
+/**
+ * Every printed element's text colour and the paper's colour, as relative luminances (0 is
+ * black, 1 white): the lightest text found and the page's background.
+ */
+function printedColours(ctx) {
+  return ctx.page.evaluate(() => {
+    const lum = (css) => {
+      const m = css.match(/[\d.]+/g);
+      if (!m) return null;
+      const [r, g, b] = m.slice(0, 3).map((v) => {
+        const c = Number(v) / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
+      const alpha = m.length > 3 ? Number(m[3]) : 1;
+      return { l: 0.2126 * r + 0.7152 * g + 0.0722 * b, alpha };
+    };
+    let lightest = { l: -1, what: '' };
+    for (const el of document.querySelectorAll('#sheet, #sheet *')) {
+      if (!el.getClientRects().length || !el.textContent.trim()) continue;
+      const c = lum(getComputedStyle(el).color);
+      if (c && c.l > lightest.l) lightest = { l: c.l, what: `${el.tagName.toLowerCase()}.${el.className} ${getComputedStyle(el).color}` };
+    }
+    const bg = (el) => {
+      const c = lum(getComputedStyle(el).backgroundColor);
+      return c && c.alpha > 0 ? c.l : null;
+    };
+    return { lightest, body: bg(document.body), html: bg(document.documentElement) };
+  });
+}
+
+async function checkPrintedDarkOnWhite(ctx, which) {
+  await ctx.page.emulateMedia({ media: 'print', colorScheme: 'dark' });
+  await ctx.frames(2);
+  const c = await printedColours(ctx);
+  assert(c.lightest.l >= 0 && c.lightest.l < 0.05, `${which}: printed text is not dark: ${c.lightest.what} (luminance ${c.lightest.l.toFixed(3)})`);
+  for (const [where, l] of [['body', c.body], ['html', c.html]]) {
+    assert(l === null || l > 0.95, `${which}: the ${where}'s background is not white (luminance ${l})`);
+  }
+  assert(!(await ctx.page.isVisible('header nav')), `${which}: the navigation is printed`);
+  assert(!(await ctx.page.isVisible('#codes-section')), `${which}: the checker is printed`);
+  assert(!(await ctx.page.isVisible('#theme')), `${which}: the theme switch is printed`);
+  assert(await ctx.page.isVisible('.sheet-title'), `${which}: the sheet's title is not printed`);
+  // No heading is left alone at a page's foot.
+  const breaks = await ctx.page.$$eval('#sheet h3, #sheet h4', (hs) => hs.map((h) => getComputedStyle(h).breakAfter));
+  assert(breaks.every((b) => b === 'avoid' || b === 'avoid-page'), `headings may break after: ${breaks.join(', ')}`);
+  const inside = await ctx.page.$eval('.handout-exercise', (e) => getComputedStyle(e).breakInside);
+  assert(inside === 'avoid' || inside === 'avoid-page', `an exercise may break inside: ${inside}`);
+  await ctx.page.emulateMedia({ media: 'screen', colorScheme: 'dark' });
+}
+
+/**
+ * The words only the key may hold: each exercise's solution and other passing answers, and what
+ * the app says to each wrong approach.
+ */
+async function answerWords(ctx) {
+  return ctx.page.$$eval('.answers .solution code, .answers .also code, .answers .misconceptions .said', (els) =>
+    els.map((e) => e.textContent.replace(/\s+/g, ' ').trim()).filter((t) => t.length > 3),
+  );
+}
+
+export const tests = [
+  {
+    name: 'workshop::handout_and_key_print_dark_on_white_and_only_the_key_has_answers',
+    colorScheme: 'dark',
+    async run(ctx) {
+      await openFacilitator(ctx);
+      // The key is what the page shows first: every answer.
+      assert(await ctx.page.isChecked('#sheet-key'), 'the answer key is shown first');
+      const answers = await answerWords(ctx);
+      assert(answers.length >= 2, `the key shows the answers: ${JSON.stringify(answers)}`);
+      const keyText = await ctx.text('#sheet');
+      assert(/Solution:/.test(keyText), 'the key names the solution');
+      assert(/Wrong approaches the app recognises/.test(keyText), 'the key lists the misconceptions');
+      await checkPrintedDarkOnWhite(ctx, 'the key');
+
+      await ctx.page.check('#sheet-handout');
+      await ctx.page.waitForSelector('#sheet.sheet-handout');
+      assertEqual(await ctx.text('#print'), 'Print the handout', 'the print button names the handout');
+      const handout = await ctx.text('#sheet');
+      for (const w of answers) assert(!handout.includes(w), `the handout gives an answer away: ${JSON.stringify(w)}`);
+      for (const w of ['Solution:', 'Also passes:', 'Wrong approaches']) assert(!handout.includes(w), `the handout says ${w}`);
+      assertEqual(await ctx.page.$$eval('.answers', (a) => a.length), 0, 'answers on the handout');
+      // The same exercises, with their goals and hints, and every lesson as an outline of its
+      // steps.
+      assert(await ctx.exists(`[data-exercise="${EXERCISE_ID}"] .hints li`), 'the handout has the hints');
+      assert(/Goal:/.test(handout), 'the handout has the goals');
+      const outlines = await ctx.page.$$eval('.handout-lesson .outline', (o) => o.length);
+      const lessons = await ctx.page.$$eval('.handout-lesson', (o) => o.length);
+      const courseLessons = await ctx.page.evaluate(async () => (await (await fetch('lessons.json')).json()).lessons.length);
+      assertEqual(lessons, courseLessons, 'the handout has every lesson');
+      assertEqual(outlines, lessons, 'every lesson on the handout has its outline');
+      await checkPrintedDarkOnWhite(ctx, 'the handout');
+      assert((await ctx.text('.sheet-title')).includes('handout'), 'the printed title names the handout');
+    },
+  },
+  {
+    name: 'workshop::every_exercise_fits_one_1366x768_screen',
+    viewport: { width: 1366, height: 768 },
+    async run(ctx) {
+      await ctx.open('#/lessons');
+      const course = await ctx.page.evaluate(async () => (await (await fetch('lessons.json')).json()).lessons);
+      let n = 0;
+      for (const l of course) {
+        for (const e of l.exercises) {
+          await ctx.open(`#/lessons/${l.id}/${e.id}`);
+          await ctx.page.waitForSelector(`#view-title[data-place="${e.id}"]`, { timeout: 20000 });
+          await ctx.frames(2);
+          const seen = {};
+          // The goal, the controls the exercise is about (the only ones its view offers) and
+          // Check, all on the first screen.
+          for (const sel of ['#goal', 'section.controls', '#check']) {
+            const b = await box(ctx, sel);
+            seen[sel] = `${Math.round(b.top)}..${Math.round(b.bottom)}`;
+            assert(b.height > 0, `${l.id}/${e.id}: ${sel} is not drawn`);
+            assert(b.top >= 0 && b.bottom <= 768 && b.left >= 0 && b.right <= 1366, `${l.id}/${e.id}: ${sel} is at ${JSON.stringify(b)}, outside the 1366×768 screen`);
+          }
+          assertEqual(await ctx.page.evaluate(() => window.scrollY), 0, `${l.id}/${e.id}: the page is scrolled`);
+          ctx.note(`${l.id}/${e.id}: ${JSON.stringify(seen)}`);
+          n++;
+        }
+      }
+      assert(n >= 2, `the course has ${n} exercises`);
+      // A control still works where it now is.
+      await ctx.open(EXERCISE);
+      await ctx.page.waitForSelector(`#view-title[data-place="${EXERCISE_ID}"]`, { timeout: 20000 });
+      const b = await box(ctx, '#protocol-online');
+      assert(b.top >= 0 && b.bottom <= 768, `#protocol-online is at ${b.top}..${b.bottom}`);
+      await ctx.page.selectOption('#protocol-online', 'single:old');
+      await until(async () => (await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
+    },
+  },
+  {
+    name: 'workshop::theme_switch_sets_light_dark_or_the_system_and_survives_a_reload',
+    colorScheme: 'dark',
+    async run(ctx) {
+      await ctx.open('#/lessons');
+      await ctx.page.waitForSelector('#course li');
+      const bg = () => ctx.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      const theme = () => ctx.page.evaluate(() => document.documentElement.dataset.theme || null);
+      assertEqual(await ctx.value('#theme'), 'auto', 'the system decides at first');
+      assertEqual(await theme(), null, 'no theme is set at first');
+      const dark = await bg();
+      await ctx.page.selectOption('#theme', 'light');
+      await until(async () => (await theme()) === 'light', 'data-theme="light"');
+      const light = await bg();
+      assert(light !== dark, `the light theme changes the background (${dark} → ${light})`);
+      await ctx.reload();
+      await ctx.page.waitForSelector('#course li');
+      assertEqual(await theme(), 'light', 'the light theme after a reload');
+      assertEqual(await ctx.value('#theme'), 'light', 'the list says light after a reload');
+      assertEqual(await bg(), light, 'the light background after a reload');
+      await ctx.page.selectOption('#theme', 'dark');
+      await until(async () => (await theme()) === 'dark', 'data-theme="dark"');
+      assertEqual(await bg(), dark, 'the dark theme has the dark background');
+      // Following the system again: a light system gives the light page.
+      await ctx.page.selectOption('#theme', 'auto');
+      await until(async () => (await theme()) === null, 'no data-theme');
+      await ctx.page.emulateMedia({ colorScheme: 'light' });
+      assertEqual(await bg(), light, 'the system is followed again');
+      await ctx.reload();
+      assertEqual(await ctx.value('#theme'), 'auto', 'following the system is kept');
+    },
+  },
+  {
+    name: 'workshop::presenter_mode_is_larger_and_kept',
+    async run(ctx) {
+      await ctx.open('#/lessons/fencing');
+      await ctx.page.waitForSelector('#view-title[data-place]', { timeout: 20000 });
+      const size = () => ctx.page.evaluate(() => parseFloat(getComputedStyle(document.body).fontSize));
+      const before = await size();
+      assertEqual(await ctx.attr('#presenter', 'aria-pressed'), 'false', 'presenter mode is off at first');
+      await ctx.page.click('#presenter');
+      await until(async () => (await size()) > before, 'the type to grow');
+      const after = await size();
+      assert(after >= before * 1.2, `presenter type ${after}px is not much larger than ${before}px`);
+      assertEqual(await ctx.attr('#presenter', 'aria-pressed'), 'true', 'the switch says it is on');
+      await ctx.reload();
+      assertEqual(await size(), after, 'presenter mode survives a reload');
+      await ctx.page.click('#presenter');
+      await until(async () => (await size()) === before, 'the type to shrink back');
+    },
+  },
+];
+
+/**
+ * A projector's screen zoomed: a CSS viewport of the screen's size over the zoom, with as many
+ * device pixels per CSS pixel as the zoom, in presenter mode on a lesson's step.
+ */
+async function zoomedTimeline(ctx, screen, zoom) {
+  const viewport = { width: Math.round(screen.width / zoom), height: Math.round(screen.height / zoom) };
+  const context = await ctx.context.browser().newContext({ viewport, deviceScaleFactor: zoom, reducedMotion: 'reduce' });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${ctx.baseURL}#/lessons`, { waitUntil: 'load' });
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+    await page.click('#presenter');
+    await page.goto(`${ctx.baseURL}#/lessons/fencing`, { waitUntil: 'load' });
+    await page.waitForSelector('#view-title[data-place]', { timeout: 20000 });
+    await page.waitForFunction(() => document.documentElement.dataset.presenter === 'true');
+    await page.waitForTimeout(300);
+    return {
+      viewport,
+      ...(await page.evaluate(() => {
+        const c = document.querySelector('#timeline canvas') || document.querySelector('#timeline');
+        const r = c.getBoundingClientRect();
+        const zoom = document.querySelector('#zoom');
+        return {
+          canvas: { top: r.top, bottom: r.bottom, left: r.left, right: r.right },
+          scrollWidth: document.documentElement.scrollWidth,
+          clientWidth: document.documentElement.clientWidth,
+          zoom: zoom ? zoom.value : null,
+        };
+      })),
+    };
+  } finally {
+    await context.close();
+  }
+}
+
+tests.push(
+  {
+    name: 'workshop::presenter_timeline_on_the_first_screen_at_150_percent_of_1280x720',
+    async run(ctx) {
+      const r = await zoomedTimeline(ctx, { width: 1280, height: 720 }, 1.5);
+      ctx.note(JSON.stringify(r));
+      assert(r.scrollWidth <= r.clientWidth, `the page scrolls sideways: ${r.scrollWidth} > ${r.clientWidth}`);
+      assert(r.canvas.left >= 0 && r.canvas.right <= r.viewport.width, `the timeline is at ${r.canvas.left}..${r.canvas.right} of ${r.viewport.width}`);
+      assert(r.canvas.top >= 0 && r.canvas.bottom <= r.viewport.height, `the timeline is at ${r.canvas.top}..${r.canvas.bottom}, not on the first ${r.viewport.height} px`);
+    },
+  },
+  {
+    name: 'workshop::presenter_timeline_shows_the_whole_run_at_200_percent_of_1920x1080',
+    async run(ctx) {
+      const r = await zoomedTimeline(ctx, { width: 1920, height: 1080 }, 2);
+      ctx.note(JSON.stringify(r));
+      assert(r.scrollWidth <= r.clientWidth, `the page scrolls sideways: ${r.scrollWidth} > ${r.clientWidth}`);
+      assert(r.canvas.left >= 0 && r.canvas.right <= r.viewport.width, `the timeline is at ${r.canvas.left}..${r.canvas.right} of ${r.viewport.width}`);
+      assertEqual(r.zoom, '1', 'the whole run is in the window (zoom 1×)');
+      assert(r.canvas.top >= 0 && r.canvas.top < r.viewport.height, `the timeline starts at ${r.canvas.top}, below the first screen`);
+    },
+  },
+);
