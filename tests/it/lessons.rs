@@ -609,31 +609,6 @@ fn lesson_check(paths: &[&Path]) -> Output {
         .expect("the lockstep binary runs")
 }
 
-/// A temporary directory for broken lessons, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("lockstep-lessons-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        TempDir(dir)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).expect("writable");
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 const HEADER: &str =
     "+++\nid = \"broken\"\ntitle = \"Broken on purpose\"\norder = 99\n+++\n\nSome narration.\n\n";
 
@@ -646,7 +621,7 @@ fn lesson_with(rest: &str) -> String {
 
 #[test]
 fn lesson_check_reports_authoring_errors_with_file_line_and_reason() {
-    let dir = TempDir::new("check");
+    let dir = crate::Scratch::new("lessons-check");
     // Each case: the file's text, the line of the problem, and words of its reason.
     let cases: Vec<(&str, String, u32, &str)> = vec![
         (
@@ -830,7 +805,7 @@ fn the_documented_authoring_errors_are_the_real_output() {
         .0;
     let start = second + "````markdown\n".len();
     let end = start + page[start..].find("\n````\n").expect("its end") + 1;
-    let dir = TempDir::new("docs");
+    let dir = crate::Scratch::new("lessons-docs");
     dir.write("broken.md", &page[start..end]);
     let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
         .args(["lesson", "check", "broken.md"])

@@ -83,3 +83,32 @@ pub fn check(scenario: &Scenario, seed: u64) -> (Run, Verdict) {
     }
     (run, verdict)
 }
+
+/// A folder under the system's temporary directory for one test, removed when dropped.
+pub struct Scratch(pub std::path::PathBuf);
+
+impl Scratch {
+    pub fn new(label: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("lockstep-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        Scratch(dir)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    /// Writes a file in the folder and returns its path.
+    pub fn write(&self, name: &str, text: &str) -> std::path::PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).expect("writable");
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

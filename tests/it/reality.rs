@@ -12,28 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// A folder for one test, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(label: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("lockstep-reality-{label}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch folder");
-        Scratch(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::Scratch;
 
 /// Fails with the way to install etcd when it is missing.
 fn require_etcd() {
@@ -143,7 +122,7 @@ fn logs_consistent(v: &Value) {
 #[test]
 fn two_independent_etcd_services_both_grant_orders() {
     require_etcd();
-    let scratch = Scratch::new("two");
+    let scratch = Scratch::new("reality-two");
     let v = judged(&record(
         &scratch,
         &["lessons/scenarios/01-two-services.toml", "--json"],
@@ -253,7 +232,7 @@ fn stalled_holder(scratch: &Scratch, fencing: &str) -> PathBuf {
 #[test]
 fn a_stalled_holders_write_is_rejected_by_etcd_revisions_at_the_resource() {
     require_etcd();
-    let scratch = Scratch::new("fencing");
+    let scratch = Scratch::new("reality-fencing");
     let fenced = stalled_holder(
         &scratch,
         "fencing = \"one_source\"\nfencing_source = \"locks\"\nfencing_checks = \"all_accesses\"",
@@ -284,7 +263,7 @@ fn a_stalled_holders_write_is_rejected_by_etcd_revisions_at_the_resource() {
 /// Starts a recording, waits until its etcd processes run, and sends the recorder `signal`.
 fn interrupt(label: &str, signal: &str) {
     require_etcd();
-    let scratch = Scratch::new(label);
+    let scratch = Scratch::new(&format!("reality-{label}"));
     let mut child = record_command(&scratch, &["lessons/scenarios/01-two-services.toml"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -332,7 +311,7 @@ fn no_etcd_is_left_when_the_recorder_is_killed() {
 #[test]
 fn no_etcd_is_left_after_a_failure_once_started() {
     require_etcd();
-    let scratch = Scratch::new("fail");
+    let scratch = Scratch::new("reality-fail");
     let real = std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
@@ -384,7 +363,7 @@ fn no_etcd_is_left_after_a_failure_once_started() {
 /// What a real service cannot play is refused before anything starts, at its line.
 #[test]
 fn features_the_recorder_cannot_play_are_named_with_their_lines() {
-    let scratch = Scratch::new("subset");
+    let scratch = Scratch::new("reality-subset");
     let o = record(&scratch, &["lessons/scenarios/06-partition.toml"]);
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o.stderr);
@@ -480,7 +459,7 @@ fn the_conformance_table_covers_every_playable_scenario() {
     let command = &command[..command[5..].find("```").unwrap()];
     // A file standing where the temporary folder should be: a scenario the recorder accepts
     // fails when it creates its folder, before any etcd starts.
-    let scratch = Scratch::new("table");
+    let scratch = Scratch::new("reality-table");
     let not_a_folder = scratch.path().join("file");
     std::fs::write(&not_a_folder, "").unwrap();
     for path in crate::shipped_paths() {

@@ -261,24 +261,6 @@ fn the_folder_beside_the_site_adds_its_lessons_and_reports_what_it_could_not_rea
     );
 }
 
-/// A temporary folder, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("lockstep-pack-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// A stand-in for a built site with the files `lesson pack` needs, with the page's real policy.
 /// The end-to-end test packs the real build and serves it.
 fn site(dir: &Path) -> PathBuf {
@@ -296,7 +278,7 @@ fn site(dir: &Path) -> PathBuf {
 
 #[test]
 fn lesson_pack_writes_the_site_with_the_checked_lessons_beside_it() {
-    let scratch = Scratch::new("ok");
+    let scratch = crate::Scratch::new("pack-ok");
     let site = site(&scratch.0);
     let out = scratch.0.join("room");
     let o = lockstep(&[
@@ -365,7 +347,7 @@ fn lesson_pack_writes_the_site_with_the_checked_lessons_beside_it() {
 
 #[test]
 fn lesson_pack_refuses_a_broken_lesson_or_a_folder_that_is_no_site_and_writes_nothing() {
-    let scratch = Scratch::new("refused");
+    let scratch = crate::Scratch::new("pack-refused");
     let site = site(&scratch.0);
     let broken = scratch.0.join("broken.md");
     std::fs::write(
@@ -485,7 +467,7 @@ fn the_guide_runs_as_written() {
     let page = std::fs::read_to_string(root().join("docs/workshop.md")).unwrap();
     let blocks = sh_blocks(&page);
     assert!(blocks.len() >= 4, "the guide has its commands: {blocks:?}");
-    let scratch = Scratch::new("guide");
+    let scratch = crate::Scratch::new("pack-guide");
     for dir in ["docs", "lessons"] {
         std::os::unix::fs::symlink(root().join(dir), scratch.0.join(dir)).unwrap();
     }
