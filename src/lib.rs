@@ -28,6 +28,7 @@ pub mod model;
 pub mod monitor;
 pub mod plot;
 pub mod property;
+pub mod recording;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;

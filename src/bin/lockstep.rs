@@ -89,6 +89,9 @@ usage:
   lockstep record FILE... --compare [--runs N]
       Record N runs of each FILE (default 3) and count each verdict class beside the
       simulation's over the same seeds, as a Markdown table.
+  lockstep judge RECORDING.json [--json] [--no-trace]
+      Read a recording that `record --json` wrote, check it, and judge its trace afresh
+      (the verdict written in the file is not trusted), printed as `record` prints it.
   lockstep schema
       Print the JSON Schema of the scenario format.
   lockstep lesson check FILE...
@@ -345,6 +348,9 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     }
     if command == "record" {
         return record::record_command(&args[1..], out);
+    }
+    if command == "judge" {
+        return record::judge_command(&args[1..], out);
     }
     if !matches!(
         command.as_str(),

@@ -16,14 +16,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lockstep::monitor;
+use lockstep::recording::{Recording, ServiceSource, Source};
 use lockstep::scenario::{Fencing, Protocol, Scenario};
-use lockstep::trace::{
-    AbortReason, BeliefEnd, Event, GrantRef, Recorded, ServiceOp, Token, Values, What,
-};
+use lockstep::trace::{AbortReason, BeliefEnd, Event, GrantRef, ServiceOp, Token, Values, What};
 use lockstep::world::{Micros, ProtocolConfig, World};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde_json::json;
 
 #[path = "etcd.rs"]
 mod etcd;
@@ -140,7 +138,7 @@ pub fn record_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, 
     let plan = Plan::of(&scenario, &text).map_err(|errors| prefixed(path, errors))?;
     let seed = a.seed.unwrap_or(scenario.seed);
     let recording = record(&scenario, &plan, seed)?;
-    let about = recording.about(&plan);
+    let about = recording.source_json();
     if let Some(file) = &a.out {
         let mut doc = Vec::new();
         let _ = super::print_judged(
@@ -155,7 +153,7 @@ pub fn record_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, 
         std::fs::write(file, doc).map_err(|e| format!("{file}: {e}"))?;
     }
     if !a.json {
-        let _ = writeln!(out, "{}", recording.header(&plan));
+        let _ = writeln!(out, "{}", header(&recording, &plan));
     }
     let _ = super::print_judged(
         out,
@@ -165,6 +163,39 @@ pub fn record_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, 
         a.json,
         a.no_trace,
         Some(about),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `lockstep judge RECORDING.json [--json] [--no-trace]`: a recording read back, checked and
+/// judged again by the monitors.
+pub fn judge_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
+    const USAGE: &str = "usage: lockstep judge RECORDING.json [--json] [--no-trace]";
+    let (mut json, mut no_trace, mut files) = (false, false, Vec::new());
+    for a in args {
+        match a.as_str() {
+            "--json" => json = true,
+            "--no-trace" => no_trace = true,
+            s if s.starts_with("--") => return Err(format!("judge does not take {s}\n{USAGE}")),
+            s => files.push(s),
+        }
+    }
+    let [path] = files.as_slice() else {
+        return Err(format!("judge takes one RECORDING.json\n{USAGE}"));
+    };
+    let text = super::read_text(path, lockstep::recording::RECORDING_BYTES_MAX)?;
+    let recording = Recording::parse(&text).map_err(|e| format!("{path}: {e}"))?;
+    if !json {
+        let _ = writeln!(out, "{}", recording.source.label(recording.seed));
+    }
+    let _ = super::print_judged(
+        out,
+        &recording.source.scenario,
+        recording.seed,
+        &recording,
+        json,
+        no_trace,
+        Some(recording.source_json()),
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -932,63 +963,18 @@ fn stream(seed: u64, label: &str) -> ChaCha8Rng {
     rng
 }
 
-/// A trace recorded from real services, with what the monitors need.
-struct Recording {
-    world: World,
-    events: Vec<Event>,
-    seed: u64,
-    version: String,
-    /// Each service's last etcd revision in the recording.
-    revisions: Vec<u64>,
-    /// For each service, the etcd revision of each of its instants (the first is instant 1).
-    instants: Vec<Vec<u64>>,
-}
-
-impl Recorded for Recording {
-    fn world(&self) -> &World {
-        &self.world
+/// The recording's first line: what it was recorded from, and that it cannot be repeated.
+fn header(recording: &Recording, plan: &Plan) -> String {
+    let mut text = format!(
+        "Recorded from real services: {} etcd process(es), {}. Real time makes every recording different; seed {} drove the clients' schedule.",
+        recording.world.services.len(),
+        recording.source.products(),
+        recording.seed
+    );
+    for note in &plan.notes {
+        text.push_str(&format!("\n  note: {note}"));
     }
-    fn events(&self) -> &[Event] {
-        &self.events
-    }
-    fn end(&self) -> Micros {
-        self.world.duration
-    }
-    fn truncated(&self) -> bool {
-        false
-    }
-    fn seed(&self) -> u64 {
-        self.seed
-    }
-}
-
-impl Recording {
-    fn header(&self, plan: &Plan) -> String {
-        let mut text = format!(
-            "Recorded from real services: {} etcd process(es), {}. Real time makes every recording different; seed {} drove the clients' schedule.",
-            self.world.services.len(),
-            self.version,
-            self.seed
-        );
-        for note in &plan.notes {
-            text.push_str(&format!("\n  note: {note}"));
-        }
-        text
-    }
-
-    fn about(&self, plan: &Plan) -> serde_json::Value {
-        json!({
-            "deterministic": false,
-            "notes": plan.notes,
-            "scale": plan.scale,
-            "services": self.world.services.iter().enumerate().map(|(i, s)| json!({
-                "name": s.name,
-                "product": self.version,
-                "last_revision": self.revisions[i],
-                "instant_revisions": self.instants[i],
-            })).collect::<Vec<_>>(),
-        })
-    }
+    text
 }
 
 /// Plays the scenario on real etcd processes and returns the judged-ready recording. Every
@@ -1103,13 +1089,29 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
     drop(services);
     drop(dir);
     let (events, instants) = convert(&world, &shared, logs)?;
+    let world = Arc::try_unwrap(world).unwrap_or_else(|w| (*w).clone());
+    let source = Source {
+        deterministic: false,
+        notes: plan.notes.clone(),
+        scale: plan.scale,
+        services: world
+            .services
+            .iter()
+            .zip(revisions.iter().zip(instants))
+            .map(|(s, (&last_revision, instant_revisions))| ServiceSource {
+                name: s.name.clone(),
+                product: version.clone(),
+                last_revision,
+                instant_revisions,
+            })
+            .collect(),
+        scenario: scenario.clone(),
+    };
     Ok(Recording {
-        world: Arc::try_unwrap(world).unwrap_or_else(|w| (*w).clone()),
+        world,
         events,
         seed,
-        version,
-        revisions,
-        instants,
+        source,
     })
 }
 
