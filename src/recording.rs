@@ -112,12 +112,6 @@ struct File {
     trace: Option<Vec<Event>>,
 }
 
-/// Says whether a JSON text looks like a recording (has a `recorded` member at its top level),
-/// without reading it: an import uses it to pick the reader whose errors to show.
-pub fn looks_like_recording(text: &str) -> bool {
-    text.trim_start().starts_with('{') && text.contains("\"recorded\"")
-}
-
 impl Recording {
     /// Reads a recording file and checks it; the error says what is wrong and where.
     pub fn parse(text: &str) -> Result<Recording, String> {

@@ -287,6 +287,9 @@ pub struct Imported {
     pub playhead_us: Option<u64>,
     /// What kind of file it was, for the user: "scenario (TOML)", "timeline (SVG)", ….
     pub kind: &'static str,
+    /// The run itself, when the file was a recording from real services: it is shown as it
+    /// is, since nothing can run it again.
+    pub recording: Option<super::RecordingFile>,
 }
 
 fn xml_unescape(text: &str) -> String {
@@ -314,6 +317,7 @@ fn from_meta(json: &str, kind: &'static str) -> Result<Imported, String> {
         digest: Some(meta.digest),
         playhead_us: meta.playhead_us,
         kind,
+        recording: None,
     })
 }
 
@@ -353,6 +357,18 @@ pub fn import(bytes: &[u8]) -> Result<Imported, String> {
     if trimmed.starts_with('{') {
         // An exported trace is a JSON object with the run's metadata at the top.
         if let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) {
+            // A recording (`lockstep record --json`) is the run's document with a "recorded"
+            // member: its trace is the run.
+            if value.get("recorded").is_some() {
+                let recording = crate::recording::Recording::parse(trimmed)?;
+                return Ok(Imported {
+                    scenario: recording.source.scenario.clone(),
+                    digest: None,
+                    playhead_us: None,
+                    kind: "recording from real services (JSON)",
+                    recording: Some(super::RecordingFile(std::rc::Rc::new(recording))),
+                });
+            }
             if value.get("format").and_then(|f| f.as_str()) == Some(RUN_FORMAT) {
                 let meta = RunMeta::deserialize(&value)
                     .map_err(|e| format!("its run metadata cannot be read: {e}"))?;
@@ -368,6 +384,7 @@ pub fn import(bytes: &[u8]) -> Result<Imported, String> {
                 digest: None,
                 playhead_us: None,
                 kind: "scenario (JSON)",
+                recording: None,
             })
             .map_err(|e| e.to_string());
     }
@@ -377,6 +394,7 @@ pub fn import(bytes: &[u8]) -> Result<Imported, String> {
             digest: None,
             playhead_us: None,
             kind: "scenario (TOML)",
+            recording: None,
         })
         .map_err(|e| e.to_string())
 }

@@ -234,6 +234,18 @@ pub struct Outcome {
     pub inventory: Vec<InventoryNote>,
     /// The scenario's own event budget when the app ran fewer events than it allows.
     pub capped_from: Option<u64>,
+    /// Set when the run was recorded on real services (`lockstep record`) rather than
+    /// simulated: what it was recorded from. Nothing can run it again.
+    pub recorded: Option<Rc<crate::recording::Source>>,
+}
+
+/// A trace to judge, whichever driver made it.
+struct Judged {
+    world: World,
+    seed: u64,
+    events: Vec<Event>,
+    end: Micros,
+    truncated: bool,
 }
 
 impl Outcome {
@@ -253,6 +265,59 @@ impl Outcome {
 
     /// The outcome of a run made some other way: a counterexample the explorer replayed.
     pub fn of_run(scenario: &Scenario, run: crate::sim::Run, capped_from: Option<u64>) -> Outcome {
+        let crate::sim::Run {
+            world,
+            seed,
+            events,
+            end,
+            truncated,
+            ..
+        } = run;
+        Outcome::judge(
+            scenario,
+            Judged {
+                world,
+                seed,
+                events,
+                end,
+                truncated,
+            },
+            capped_from,
+            None,
+        )
+    }
+
+    /// The outcome of a run recorded on real services: its trace judged by the same monitors,
+    /// and what it was recorded from, which every view that shows it names.
+    pub fn of_recording(recording: crate::recording::Recording) -> Outcome {
+        let crate::recording::Recording {
+            world,
+            events,
+            seed,
+            source,
+        } = recording;
+        let end = world.duration;
+        let scenario = source.scenario.clone();
+        Outcome::judge(
+            &scenario,
+            Judged {
+                world,
+                seed,
+                events,
+                end,
+                truncated: false,
+            },
+            None,
+            Some(Rc::new(source)),
+        )
+    }
+
+    fn judge(
+        scenario: &Scenario,
+        run: Judged,
+        capped_from: Option<u64>,
+        recorded: Option<Rc<crate::recording::Source>>,
+    ) -> Outcome {
         // One analysis feeds both the verdict and the picture, so they count the same things
         // and the run is scanned once.
         let analysis = monitor::analyse(
@@ -346,6 +411,7 @@ impl Outcome {
             headline,
             inventory,
             capped_from,
+            recorded,
         }
     }
 
@@ -546,6 +612,10 @@ pub enum Action {
         steps: Vec<u64>,
         replayed: lab::Replayed,
     },
+    /// Shows a run recorded on real services (read and checked by
+    /// [`crate::recording::Recording::parse`]) with its scenario in the controls. Nothing can
+    /// run it again, so any change to the scenario simulates it instead, as the counterexample.
+    OpenRecording(RecordingFile),
     /// Runs another scenario picked from a result (a sweep's broken seed), saying where it came
     /// from.
     Show {
@@ -554,6 +624,16 @@ pub enum Action {
     },
     /// What only the lesson view does: open a place, check an exercise, reveal a hint.
     Lesson(LessonAction),
+}
+
+/// A recording read back, in an action. Two actions are equal when they carry the same read.
+#[derive(Clone, Debug)]
+pub struct RecordingFile(pub Rc<crate::recording::Recording>);
+
+impl PartialEq for RecordingFile {
+    fn eq(&self, other: &RecordingFile) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// The built-in scenario a scenario is, up to what its controls change, if any.
@@ -871,6 +951,7 @@ impl App {
                 | Action::DiscardEdit
                 | Action::NewSeed
                 | Action::Import { .. }
+                | Action::OpenRecording(_)
                 | Action::Show { .. }
         );
         let mut next = self.reduce_inner(action);
@@ -1056,6 +1137,14 @@ impl App {
                     .unwrap_or(SPEEDS.len() - 1) as i32;
                 next.speed = SPEEDS[i.saturating_add(d).clamp(0, SPEEDS.len() as i32 - 1) as usize];
             }
+            // A recording has no flipped twin: the flip would be simulated, and a difference
+            // between a real run and a simulated one is not the flip's.
+            Action::Compare(Some(_)) if next.outcome.recorded.is_some() => {
+                next.notice = Some(
+                    "A recording cannot be compared with a flipped run: change a control to simulate the scenario, then compare."
+                        .to_string(),
+                );
+            }
             Action::Compare(t) => {
                 next.compare = t.map(|t| {
                     // A fencing change without checks means the current ones, as the
@@ -1127,6 +1216,33 @@ impl App {
                     .to_string();
                 next.set_scenario(*scenario);
                 next.notice = Some(format!("Imported a {what}."));
+            }
+            Action::OpenRecording(RecordingFile(recording)) => {
+                let scenario = recording.source.scenario.clone();
+                next.text = (next.codec.write)(&scenario);
+                next.replaced_text = None;
+                next.toggle_errors.clear();
+                next.errors.clear();
+                next.reading = false;
+                next.valid_text = next.text.clone();
+                next.source = builtin_of(next.codec, &scenario)
+                    .unwrap_or(BLANK)
+                    .to_string();
+                next.base = scenario.clone();
+                next.settings = Settings::default();
+                next.scenario = scenario;
+                next.outcome = Rc::new(Outcome::of_recording((*recording).clone()));
+                next.compare = None;
+                next.selected = None;
+                next.selected_flipped = None;
+                next.pinned = None;
+                next.set_cursor(0);
+                next.time = 0;
+                next.follow();
+                next.notice = Some(
+                    "Opened a recording from real services. Its controls show the scenario it played; changing any of them simulates that scenario instead."
+                        .to_string(),
+                );
             }
             Action::ShowCounterexample {
                 property,

@@ -117,6 +117,10 @@ async fn import_file(
     match export::import(&bytes) {
         Ok(imported) => {
             status.dispatch(ShareAction::ImportStatus(format!("Imported {name}.")));
+            if let Some(recording) = imported.recording {
+                dispatch.dispatch(Action::OpenRecording(recording));
+                return;
+            }
             dispatch.dispatch(Action::Import {
                 scenario: Box::new(imported.scenario),
                 what: format!("{} from {name}", imported.kind),
