@@ -53,3 +53,25 @@ built_in![
 pub fn find(file: &str) -> Option<&'static BuiltIn> {
     ALL.iter().find(|b| b.file == file)
 }
+
+/// The recordings lessons show, made on real etcd by `lockstep record … --out` and shipped as
+/// written: (file name under `lessons/recordings/`, text). Only the code that reads lesson
+/// files (the command line, the lesson checker) links them; the page gets each in its lesson.
+pub static RECORDINGS: &[(&str, &str)] = &[
+    (
+        "01-two-services.json",
+        include_str!("../lessons/recordings/01-two-services.json"),
+    ),
+    (
+        "05-fencing-every-access.json",
+        include_str!("../lessons/recordings/05-fencing-every-access.json"),
+    ),
+];
+
+/// A shipped recording's text by file name.
+pub fn recording(file: &str) -> Option<&'static str> {
+    RECORDINGS
+        .iter()
+        .find(|(name, _)| *name == file)
+        .map(|(_, text)| *text)
+}

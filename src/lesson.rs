@@ -135,6 +135,17 @@ pub struct Step {
     pub prediction: Option<Prediction>,
     /// A sweep drawn beside the step: how often exclusion breaks as one parameter varies.
     pub sweep: Option<StepSweep>,
+    /// A run recorded on real services, shown instead of a simulated one: its claims and cues
+    /// are checked against the recording. Such a step offers no controls, no gate, no sweep and
+    /// no claim over seeds, since nothing can run a recording again.
+    pub recording: Option<StepRecording>,
+}
+
+/// A step's recording: the shipped file (under `lessons/recordings/`) and the run read from it.
+#[derive(Clone, Debug)]
+pub struct StepRecording {
+    pub file: String,
+    pub run: std::sync::Arc<crate::recording::Recording>,
 }
 
 /// A sweep a step draws, as `lockstep sweep` runs it: the step's scenario with one parameter

@@ -140,6 +140,9 @@ struct StepToml {
     assumptions: Vec<String>,
     #[serde(default)]
     highlight: Option<HighlightToml>,
+    /// A shipped recording the step shows instead of a simulated run.
+    #[serde(default)]
+    recording: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -705,6 +708,10 @@ fn step(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Option
     claim_id(&t.id, line_of(fence, &t.id), ids, problems);
     let (setup, scenario) = setup(fence, &t.scenario, &t.set, &t.add, &t.edits, problems)?;
     let controls = controls(fence, &t.controls, &scenario, problems);
+    let recording = t
+        .recording
+        .as_ref()
+        .and_then(|file| step_recording(fence, file, &scenario, &controls, problems));
     let mut highlight = Highlight::default();
     if let Some(h) = t.highlight {
         for lane in &h.lanes {
@@ -736,11 +743,78 @@ fn step(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Option
         gate: None,
         prediction: None,
         sweep: None,
+        recording,
     })
+}
+
+/// Reads a step's `recording`: a shipped recording of the very scenario the step sets up.
+fn step_recording(
+    fence: &Fence,
+    file: &Spanned<String>,
+    scenario: &Scenario,
+    controls: &[Control],
+    problems: &mut Problems,
+) -> Option<super::StepRecording> {
+    let line = line_of(fence, file);
+    let Some(text) = builtin::recording(file.get_ref()) else {
+        let names: Vec<&str> = builtin::RECORDINGS.iter().map(|(f, _)| *f).collect();
+        problems.at(
+            line,
+            format!(
+                "unknown recording \"{}\"; the shipped recordings are {}",
+                file.get_ref(),
+                names.join(", ")
+            ),
+        );
+        return None;
+    };
+    let run = match crate::recording::Recording::parse(text) {
+        Ok(run) => run,
+        Err(why) => {
+            problems.at(line, format!("recording \"{}\": {why}", file.get_ref()));
+            return None;
+        }
+    };
+    if run.source.scenario != *scenario {
+        problems.at(
+            line,
+            format!(
+                "recording \"{}\" played another scenario than the step sets up (\"{}\"); record the step's own with `lockstep record` and its --edit options",
+                file.get_ref(),
+                run.source.scenario.name
+            ),
+        );
+        return None;
+    }
+    if !controls.is_empty() {
+        problems.at(
+            line,
+            "a step that shows a recording offers no controls: nothing can run a recording again",
+        );
+    }
+    Some(super::StepRecording {
+        file: file.get_ref().clone(),
+        run: std::sync::Arc::new(run),
+    })
+}
+
+/// Why a block cannot follow a step that shows a recording, if it cannot.
+fn recorded_step_refuses(kind: &str) -> Option<&'static str> {
+    match kind {
+        "gate" => Some("a step that shows a recording has no gate: its run cannot change"),
+        "sweep" => Some("a step that shows a recording has no sweep: a sweep is simulated"),
+        _ => None,
+    }
 }
 
 /// Reads a cues, claims or gate block into the step it follows.
 fn step_part(step: &mut Step, kind: &str, fence: &Fence, problems: &mut Problems) {
+    if step.recording.is_some() {
+        if let Some(why) = recorded_step_refuses(kind) {
+            problems.at(fence.line, why);
+            return;
+        }
+    }
     match kind {
         "cues" => {
             let Some(t) = read_toml::<CuesToml>(fence, problems) else {
@@ -784,6 +858,10 @@ fn step_part(step: &mut Step, kind: &str, fence: &Fence, problems: &mut Problems
                 match Claim::parse(text, line) {
                     Ok(c) => match c.problem(&step.scenario) {
                         Some(why) => problems.at(line, format!("claim \"{text}\": {why}")),
+                        None if step.recording.is_some() && c.quantifier.is_some() => problems.at(
+                            line,
+                            format!("claim \"{text}\": a step that shows a recording has one run, so its claims are about that run, not about seeds"),
+                        ),
                         None => step.claims.push(c),
                     },
                     Err(why) => problems.at(line, why),
@@ -932,6 +1010,10 @@ fn step_part(step: &mut Step, kind: &str, fence: &Fence, problems: &mut Problems
                 match Claim::parse(&c.claim, fence.line) {
                     Ok(claim) => match claim.problem(&step.scenario) {
                         Some(why) => problems.at(fence.line, format!("prediction: {why}")),
+                        None if step.recording.is_some() && claim.quantifier.is_some() => problems.at(
+                            fence.line,
+                            "prediction: a step that shows a recording has one run, so a choice's claim is about that run, not about seeds",
+                        ),
                         None => choices.push(PredictionChoice {
                             text: c.text.clone(),
                             claim,

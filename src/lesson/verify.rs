@@ -196,15 +196,24 @@ fn check_step(step: &Step, out: &mut Checked) {
             ),
         });
     }
-    let (run, verdict) = match run_scenario(s, s.seed) {
-        Ok(x) => x,
-        Err(e) => {
-            error(
-                out,
-                step.line,
-                format!("the step's scenario does not run: {e}"),
-            );
-            return;
+    // A step that shows a recording is checked against the recording: the run the page shows.
+    let simulated;
+    let (world, events, verdict) = match &step.recording {
+        Some(r) => (&r.run.world, &r.run.events, monitor::verdict(&*r.run)),
+        None => {
+            let verdict;
+            (simulated, verdict) = match run_scenario(s, s.seed) {
+                Ok(x) => x,
+                Err(e) => {
+                    error(
+                        out,
+                        step.line,
+                        format!("the step's scenario does not run: {e}"),
+                    );
+                    return;
+                }
+            };
+            (&simulated.world, &simulated.events, verdict)
         }
     };
     for claim in &step.claims {
@@ -221,7 +230,7 @@ fn check_step(step: &Step, out: &mut Checked) {
             );
         }
     }
-    let marks = shown_marks(&step.cues, s, &run.world, &run.events, &verdict);
+    let marks = shown_marks(&step.cues, s, world, events, &verdict);
     for (cue, mark) in step.cues.iter().zip(&marks) {
         if mark.is_none() {
             error(

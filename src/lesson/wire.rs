@@ -76,6 +76,17 @@ pub struct WireStep {
     pub prediction: Option<WirePrediction>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<WireSweep>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<WireRecording>,
+}
+
+/// A step's recording: its file name and the members of the file the page reads (the trace,
+/// its digest, its seed and what it was recorded from). The page judges the trace itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireRecording {
+    pub file: String,
+    pub document: serde_json::Value,
 }
 
 /// A step's sweep with its points, computed when the compact form is written, so that the
@@ -248,6 +259,15 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                     seeds: sw.seeds,
                     caption: sw.caption.clone(),
                     points: sw.run(&s.scenario).unwrap_or_default(),
+                }),
+                recording: s.recording.as_ref().map(|r| WireRecording {
+                    file: r.file.clone(),
+                    document: serde_json::json!({
+                        "digest": format!("{:016x}", crate::trace::digest(&r.run.events)),
+                        "recorded": r.run.source_json(),
+                        "seed": r.run.seed,
+                        "trace": r.run.events,
+                    }),
                 }),
                 prediction: s.prediction.as_ref().map(|p| WirePrediction {
                     line: p.line,
@@ -468,6 +488,16 @@ pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
                 .map_err(fail)?,
             claims: parse_all(&s.claims, "claim", |t| Claim::parse(t, s.line)).map_err(fail)?,
             gate,
+            recording: match &s.recording {
+                None => None,
+                Some(r) => Some(super::StepRecording {
+                    file: r.file.clone(),
+                    run: std::sync::Arc::new(
+                        crate::recording::Recording::parse(&r.document.to_string())
+                            .map_err(|e| fail(format!("recording \"{}\": {e}", r.file)))?,
+                    ),
+                }),
+            },
             sweep: match &s.sweep {
                 None => None,
                 Some(sw) => Some(StepSweep {

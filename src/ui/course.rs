@@ -738,6 +738,11 @@ impl App {
             scenario,
             format!("lesson:{}", run.lesson().id),
         );
+        // A step that shows a recording shows its trace, judged afresh, in place of the
+        // simulated run; the step offers no control, so nothing replaces it while it is open.
+        if let Some(r) = run.step().and_then(|s| s.recording.as_ref()) {
+            app.outcome = Rc::new(Outcome::of_recording((*r.run).clone()));
+        }
         run.follow_run(&app.scenario, &app.outcome);
         app.lesson = Some(Rc::new(run));
         app

@@ -627,12 +627,13 @@ pub enum Action {
 }
 
 /// A recording read back, in an action. Two actions are equal when they carry the same read.
+/// Shared with `Arc`, as every action may cross to another thread.
 #[derive(Clone, Debug)]
-pub struct RecordingFile(pub Rc<crate::recording::Recording>);
+pub struct RecordingFile(pub Arc<crate::recording::Recording>);
 
 impl PartialEq for RecordingFile {
     fn eq(&self, other: &RecordingFile) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 

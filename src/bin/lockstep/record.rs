@@ -28,7 +28,7 @@ mod etcd;
 
 use etcd::Etcd;
 
-const USAGE_LINE: &str = "usage: lockstep record FILE [--seed N] [--json] [--no-trace] [--out TRACE.json]\n       lockstep record FILE... --compare [--runs N]";
+const USAGE_LINE: &str = "usage: lockstep record FILE [--edit EDIT]... [--seed N] [--json] [--no-trace] [--out TRACE.json]\n       lockstep record FILE... --compare [--runs N]";
 
 /// The longest scenario recorded: runs take their real time, times the scale.
 const REAL_RUN_MAX: Duration = Duration::from_secs(60);
@@ -56,6 +56,7 @@ struct Args {
     out: Option<String>,
     compare: bool,
     runs: u64,
+    edits: Vec<lockstep::lesson::Edit>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -67,6 +68,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         out: None,
         compare: false,
         runs: 3,
+        edits: Vec::new(),
     };
     let mut i = 0;
     while i < args.len() {
@@ -97,6 +99,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 a.runs = n;
             }
             "--out" => a.out = Some(value()?),
+            "--edit" => {
+                let v = value()?;
+                a.edits
+                    .push(v.parse().map_err(|why| format!("--edit \"{v}\": {why}"))?);
+            }
             "--json" => a.json = true,
             "--no-trace" => a.no_trace = true,
             "--compare" => a.compare = true,
@@ -113,7 +120,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 "record --compare takes one FILE or more\n{USAGE_LINE}"
             ));
         }
-        if a.json || a.no_trace || a.out.is_some() || a.seed.is_some() {
+        if a.json || a.no_trace || a.out.is_some() || a.seed.is_some() || !a.edits.is_empty() {
             return Err(format!(
                 "record --compare takes only --runs (the seeds are each file's, counted up)\n{USAGE_LINE}"
             ));
@@ -135,6 +142,17 @@ pub fn record_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, 
     }
     let path = &a.files[0];
     let (scenario, text) = load(path)?;
+    // Edits are the app's controls, applied as a lesson's `edits` apply them, so a recording
+    // can play the very scenario a lesson step shows.
+    let scenario = if a.edits.is_empty() {
+        scenario
+    } else {
+        let edited = lockstep::lesson::apply_edits(&scenario, &a.edits);
+        edited
+            .validate()
+            .map_err(|e| format!("{path}: the edited scenario is invalid: {e}"))?;
+        edited
+    };
     let plan = Plan::of(&scenario, &text).map_err(|errors| prefixed(path, errors))?;
     let seed = a.seed.unwrap_or(scenario.seed);
     let recording = record(&scenario, &plan, seed)?;
