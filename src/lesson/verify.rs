@@ -224,8 +224,14 @@ fn check_step(step: &Step, out: &mut Checked) {
                 out,
                 claim.line,
                 format!(
-                    "the engine contradicts the claim \"{}\": {}",
-                    claim.text, r.actual
+                    "the {} contradicts the claim \"{}\": {}",
+                    if step.recording.is_some() {
+                        "recording"
+                    } else {
+                        "engine"
+                    },
+                    claim.text,
+                    r.actual
                 ),
             );
         }
@@ -238,8 +244,13 @@ fn check_step(step: &Step, out: &mut Checked) {
                 cue.line,
                 if cue.given.iter().all(|g| g.holds(s)) {
                     format!(
-                        "the cue's event ({}) never happens in the step's run",
-                        cue.when.event
+                        "the cue's event ({}) never happens in the step's run{}",
+                        cue.when.event,
+                        if step.recording.is_some() {
+                            " (its recording)"
+                        } else {
+                            ""
+                        }
                     )
                 } else {
                     "the cue's conditions (given) do not hold of the step's scenario, so it \

@@ -977,3 +977,50 @@ fn handout_has_no_answers_and_key_has_them_all() {
         }
     }
 }
+
+/// A step that shows a recording opens on the recording, judged afresh (not on a simulated
+/// run), labelled with what it was recorded from; its cues are placed on the recorded events,
+/// and nothing the learner does there replaces it with a simulation.
+#[test]
+fn a_recorded_step_shows_its_recording_and_nothing_replaces_it() {
+    let course = course();
+    let app = open(&course, "two-orders", "real-etcd");
+    let source = app
+        .outcome
+        .recorded
+        .as_ref()
+        .expect("the run is the recording");
+    assert!(
+        source.products().starts_with("etcd 3."),
+        "{}",
+        source.products()
+    );
+    let shipped = lockstep::builtin::recording("01-two-services.json").unwrap();
+    let recording = lockstep::recording::Recording::parse(shipped).unwrap();
+    assert_eq!(app.outcome.events, recording.events);
+    let verdict = lockstep::monitor::verdict(&recording);
+    assert_eq!(app.outcome.verdict, verdict);
+    assert!(app.outcome.headline.starts_with("Exclusion broken"));
+    let run = app.lesson.as_ref().unwrap();
+    assert!(run.marks.iter().all(Option::is_some), "every cue is placed");
+    // The step offers no controls, so a toggle, a new seed or a comparison changes nothing.
+    for action in [
+        protocol("online", "single:old"),
+        Action::NewSeed,
+        Action::Compare(Some(Toggle::Seed(3))),
+    ] {
+        let after = app.reduce(action.clone());
+        assert!(
+            after.outcome.recorded.is_some() && after.outcome.events == recording.events,
+            "{action:?} replaced the recording"
+        );
+    }
+    // Starting the step again opens the recording again.
+    let again = app.reduce(Action::Lesson(LessonAction::Restart));
+    assert!(again.outcome.recorded.is_some());
+    // The simulated steps around it stay simulated.
+    assert!(open(&course, "two-orders", "incomparable")
+        .outcome
+        .recorded
+        .is_none());
+}

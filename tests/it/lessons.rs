@@ -125,6 +125,11 @@ fn every_claim_of_every_step_holds_when_the_engine_runs_that_step() {
         for step in &l.steps {
             let s = &step.scenario;
             let (run, verdict) = check(s, s.seed);
+            // A step that shows a recording is judged on the recording; that its claims hold in
+            // the simulated run as well is checked apart, with the recordings.
+            if step.recording.is_some() {
+                continue;
+            }
             for claim in &step.claims {
                 let r = claim.check(s, &verdict);
                 assert!(
@@ -932,4 +937,138 @@ fn a_roster_of_codes_is_verified_in_the_page_and_the_terminal() {
     let none = run("nothing here".into(), &[]);
     assert_eq!(none.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The "same on real etcd" steps of lessons 1 and 5 show shipped recordings made on real etcd.
+/// Their claims and cues hold in the recording, judged afresh by the monitors, and the same
+/// claims hold in the simulated run of the same scenario: that is what "the same" promises.
+#[test]
+fn the_real_etcd_steps_show_recordings_whose_claims_hold_there_and_in_the_simulation() {
+    let mut recorded = BTreeSet::new();
+    for (name, l) in parsed() {
+        for step in &l.steps {
+            let Some(r) = &step.recording else { continue };
+            recorded.insert(format!("{}/{}", l.id, step.id));
+            assert_eq!(step.title, "The same on real etcd", "{name}");
+            assert!(step.controls.is_empty() && step.gate.is_none() && step.sweep.is_none());
+            for s in &r.run.source.services {
+                assert!(s.product.starts_with("etcd 3."), "{name}: {}", s.product);
+            }
+            assert_eq!(
+                r.run.source.scenario, step.scenario,
+                "{name}: the step's own scenario"
+            );
+            let verdict = lockstep::monitor::verdict(&*r.run);
+            let (_, simulated) = check(&step.scenario, step.scenario.seed);
+            for claim in &step.claims {
+                assert!(claim.quantifier.is_none(), "{name}:{}", claim.line);
+                for (run, v) in [("recording", &verdict), ("simulation", &simulated)] {
+                    let result = claim.check(&step.scenario, v);
+                    assert!(
+                        result.holds,
+                        "{name}:{}: \"{}\" does not hold in the {run}: {}",
+                        claim.line, claim.text, result.actual
+                    );
+                }
+            }
+            let marks = lesson::cue_marks(&step.cues, &r.run.world, &r.run.events, &verdict);
+            assert!(marks.iter().all(Option::is_some), "{name}: every cue shows");
+        }
+    }
+    assert_eq!(
+        recorded.into_iter().collect::<Vec<_>>(),
+        ["fencing/real-etcd", "two-orders/real-etcd"]
+    );
+}
+
+/// A step with a recording is refused where it would promise what a recording cannot give
+/// (controls, a gate, a sweep, claims over seeds), where it names an unknown recording or one
+/// of another scenario, and where the recording contradicts a claim or never shows a cue.
+#[test]
+fn lesson_check_refuses_what_a_recorded_step_cannot_keep() {
+    let dir = crate::Scratch::new("lessons-recorded");
+    let step = |extra: &str| {
+        format!(
+            "{HEADER}```step\nid = \"real\"\ntitle = \"Real\"\nscenario = \"01-two-services.toml\"\nrecording = \"01-two-services.json\"\n{extra}```\n\nWords.\n\n"
+        )
+    };
+    let cases: Vec<(&str, String, u32, &str)> = vec![
+        (
+            "controls.md",
+            step("controls = [\"protocol online\"]\n"),
+            13,
+            "a step that shows a recording offers no controls",
+        ),
+        (
+            "gate.md",
+            step("") + "```gate\nwhen = [\"exclusion holds\"]\nintended = [\"protocol online single:old\"]\nprompt = \"p\"\n```\n",
+            18,
+            "has no gate",
+        ),
+        (
+            "sweep.md",
+            step("") + "```sweep\nparam = \"services\"\nvalues = [1, 2]\nseeds = 2\ncaption = \"c\"\n```\n",
+            18,
+            "has no sweep",
+        ),
+        (
+            "seeds.md",
+            step("") + "```claims\nevery seed in 0..4: exclusion broken\n```\n",
+            19,
+            "its claims are about that run, not about seeds",
+        ),
+        (
+            "unknown.md",
+            format!("{HEADER}```step\nid = \"real\"\ntitle = \"Real\"\nscenario = \"01-two-services.toml\"\nrecording = \"99-nothing.json\"\n```\n"),
+            13,
+            "unknown recording \"99-nothing.json\"; the shipped recordings are 01-two-services.json",
+        ),
+        (
+            "other-scenario.md",
+            format!("{HEADER}```step\nid = \"real\"\ntitle = \"Real\"\nscenario = \"01-two-services.toml\"\nedits = [\"protocol online single:old\"]\nrecording = \"01-two-services.json\"\n```\n"),
+            14,
+            "played another scenario than the step sets up",
+        ),
+        (
+            "contradicted.md",
+            step("") + "```claims\nexclusion holds\n```\n",
+            19,
+            "the recording contradicts the claim \"exclusion holds\": exclusion broken",
+        ),
+        (
+            "cue-never.md",
+            step("") + "```cues\n[[cue]]\ntext = \"t\"\nwhen = { event = \"expired\" }\n```\n",
+            19,
+            "never happens in the step's run (its recording)",
+        ),
+    ];
+    for (name, text, line, reason) in &cases {
+        let path = dir.write(name, text);
+        let out = lesson_check(&[&path]);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name}: exit status 2\n{stderr}"
+        );
+        let expected = format!("{}:{line}: ", path.display());
+        let found = stderr
+            .lines()
+            .find(|l| l.trim_start_matches("lockstep: ").starts_with(&expected));
+        let Some(found) = found else {
+            panic!("{name}: no problem at {expected}\n{stderr}\n--- the file ---\n{text}");
+        };
+        assert!(found.contains(reason), "{name}: {found:?} says {reason:?}");
+    }
+    // The same step with a claim the recording bears out passes.
+    let good = dir.write(
+        "good.md",
+        &(step("") + "```claims\nexclusion broken\nevery log consistent\n```\n"),
+    );
+    let out = lesson_check(&[&good]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
