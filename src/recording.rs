@@ -75,6 +75,16 @@ impl Source {
     }
 }
 
+impl ServiceSource {
+    /// The service in words, as the page lists it under a recording's label.
+    pub fn words(&self) -> String {
+        format!(
+            "{}: {}, at revision {} when the recording ended",
+            self.name, self.product, self.last_revision
+        )
+    }
+}
+
 /// A recording read back: the world of its scenario, its trace and its source.
 #[derive(Clone, Debug)]
 pub struct Recording {

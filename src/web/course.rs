@@ -186,6 +186,12 @@ pub fn headline(p: &super::panels::OutcomeProps) -> Html {
             <div id="verdict" role="status">
                 <p id="verdict-headline">{ &o.headline }</p>
             </div>
+            if let Some(source) = &o.recorded {
+                <div id="recorded-label" class="recorded">
+                    <p>{ source.label(o.seed) }</p>
+                    <ul>{ for source.services.iter().map(|s| html! { <li>{ s.words() }</li> }) }</ul>
+                </div>
+            }
             <details class="figures">
                 <summary>{ format!("The figures (seed {})", o.seed) }</summary>
                 { count_items(&counts) }

@@ -185,39 +185,6 @@ pub fn record_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, 
     Ok(ExitCode::SUCCESS)
 }
 
-/// `lockstep judge RECORDING.json [--json] [--no-trace]`: a recording read back, checked and
-/// judged again by the monitors.
-pub fn judge_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
-    const USAGE: &str = "usage: lockstep judge RECORDING.json [--json] [--no-trace]";
-    let (mut json, mut no_trace, mut files) = (false, false, Vec::new());
-    for a in args {
-        match a.as_str() {
-            "--json" => json = true,
-            "--no-trace" => no_trace = true,
-            s if s.starts_with("--") => return Err(format!("judge does not take {s}\n{USAGE}")),
-            s => files.push(s),
-        }
-    }
-    let [path] = files.as_slice() else {
-        return Err(format!("judge takes one RECORDING.json\n{USAGE}"));
-    };
-    let text = super::read_text(path, lockstep::recording::RECORDING_BYTES_MAX)?;
-    let recording = Recording::parse(&text).map_err(|e| format!("{path}: {e}"))?;
-    if !json {
-        let _ = writeln!(out, "{}", recording.source.label(recording.seed));
-    }
-    let _ = super::print_judged(
-        out,
-        &recording.source.scenario,
-        recording.seed,
-        &recording,
-        json,
-        no_trace,
-        Some(recording.source_json()),
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
 fn prefixed(path: &str, errors: Vec<String>) -> String {
     errors
         .iter()
