@@ -527,7 +527,9 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                     </div>
                 </div>
                 <Playback app={Rc::clone(app)} dispatch={d.clone()} />
-                if controls.is_empty() {
+                if app.outcome.recorded.is_some() {
+                    <p class="hint watched">{ "This run was recorded on real services, so it can be played and stepped through but not changed. Opened in the sandbox, the same scenario is simulated instead." }</p>
+                } else if controls.is_empty() {
                     <p class="hint watched">{ "In this step the run is only watched: play it, step through it, or open it in the sandbox to change it." }</p>
                 } else {
                     <Controls app={Rc::clone(app)} dispatch={d.clone()} allowed={Some(Rc::new(controls))} />

@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
-import { ROOT } from '../lib/cli.mjs';
+import { LOCKSTEP, ROOT } from '../lib/cli.mjs';
+import { spawnSync } from 'node:child_process';
 import { checkVerdictRegion } from '../lib/checks.mjs';
 import { axe } from './a11y.mjs';
 
@@ -133,6 +134,39 @@ export const tests = [
       await ctx.blurToBody();
       await ctx.page.keyboard.press('p');
       await waitPlace(ctx, 'two-orders');
+    },
+  },
+  {
+    // Lessons 1 and 5 end their steps with a run recorded on real etcd: the page shows the
+    // shipped recording judged afresh (the same headline `lockstep judge` prints), labelled with
+    // what it was recorded on, with its cues, no controls, and no request beyond the site.
+    name: 'lessons::the_same_on_real_etcd_shows_the_shipped_recording',
+    async run(ctx) {
+      const origin = new URL(ctx.baseURL).origin;
+      const elsewhere = [];
+      ctx.page.on('request', (r) => {
+        if (new URL(r.url()).origin !== origin && !r.url().startsWith('data:')) elsewhere.push(r.url());
+      });
+      for (const [lesson, file] of [
+        ['two-orders', '01-two-services.json'],
+        ['fencing', '05-fencing-every-access.json'],
+      ]) {
+        await openRoute(ctx, `#/lessons/${lesson}/real-etcd`, 'real-etcd');
+        const judged = spawnSync(LOCKSTEP, ['judge', path.join(ROOT, 'lessons', 'recordings', file), '--no-trace'], { encoding: 'utf8' });
+        assertEqual(judged.status, 0, `lockstep judge ${file}: ${judged.stderr}`);
+        const lines = judged.stdout.split('\n');
+        assertEqual(await ctx.text('#verdict-headline'), lines[2], `${lesson}: the headline is the recording's verdict`);
+        const label = await ctx.text('#recorded-label');
+        assert(label.startsWith(lines[0]), `${lesson}: the label is the recording's: ${label}`);
+        assert(/etcd 3\.\d+\.\d+/.test(label), `${lesson}: the label names etcd's version: ${label}`);
+        assert((await ctx.text('p.hint.watched')).startsWith('This run was recorded on real services'), `${lesson}: a recorded step offers no control, and says why`);
+        await ctx.page.click('#to-end');
+        await until(async () => (await cueCount(ctx)) >= 3, `${lesson}: the cues to show on the recorded events`);
+      }
+      // A simulated step carries no such label.
+      await openRoute(ctx, '#/lessons/fencing/every-access', 'every-access');
+      assert(!(await ctx.exists('#recorded-label')), 'a simulated step is not labelled as recorded');
+      assertEqual(JSON.stringify(elsewhere), '[]', 'the page asked nothing of any other origin');
     },
   },
   {
