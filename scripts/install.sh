@@ -60,124 +60,154 @@ if [ -f Trunk.toml ]; then
     fi
 fi
 
-# Rust target and components.
-if output_has '^wasm32-unknown-unknown$' rustup target list --installed; then
-    log "skip: rust target wasm32-unknown-unknown already installed"
-else
-    log "install: rust target wasm32-unknown-unknown"
-    rustup target add wasm32-unknown-unknown
-fi
+# What to install: everything (the default); `base`, all but the two tools built from source;
+# or `tools`, only those two (wasm-bindgen-cli and Trunk). `./scripts/test.sh` installs the base,
+# then builds the tools while its first checks run, because they take most of a first run.
+PART="${1:-all}"
+case "$PART" in
+    all | base | tools) ;;
+    *)
+        echo "usage: scripts/install.sh [all|base|tools]" >&2
+        exit 2
+        ;;
+esac
 
-for component in rustfmt clippy; do
-    if output_has "^${component}(-|$)" rustup component list --installed; then
-        log "skip: rustup component ${component} already installed"
+install_base() {
+    # Rust target and components.
+    if output_has '^wasm32-unknown-unknown$' rustup target list --installed; then
+        log "skip: rust target wasm32-unknown-unknown already installed"
     else
-        log "install: rustup component ${component}"
-        rustup component add "${component}"
+        log "install: rust target wasm32-unknown-unknown"
+        rustup target add wasm32-unknown-unknown
     fi
-done
 
-# Debian's packages, because nothing may download a browser build: Chromium and its driver for
-# the browser tests, a font for `lockstep export --format png`, and etcd, the real lock service
-# `lockstep record` and its tests start.
-deb_installed() {
-    [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
-}
-DEBS=(chromium chromium-driver fonts-dejavu-core etcd-server)
-MISSING=()
-for deb in "${DEBS[@]}"; do
-    deb_installed "$deb" || MISSING+=("$deb")
-done
-if [ "${#MISSING[@]}" -eq 0 ]; then
-    log "skip: ${DEBS[*]} already installed (chromium $(dpkg-query -W -f='${Version}' chromium), etcd $(dpkg-query -W -f='${Version}' etcd-server))"
-else
-    # The package lists are refreshed only when they do not know a package yet, or when an
-    # install from the lists at hand fails (for example on a superseded version).
-    for deb in "${MISSING[@]}"; do
-        if ! output_has 'Candidate: [0-9]' apt-cache policy "$deb"; then
-            log "apt-get update: the package lists do not know $deb yet"
-            $SUDO apt-get update
-            break
+    for component in rustfmt clippy; do
+        if output_has "^${component}(-|$)" rustup component list --installed; then
+            log "skip: rustup component ${component} already installed"
+        else
+            log "install: rustup component ${component}"
+            rustup component add "${component}"
         fi
     done
-    log "install: ${MISSING[*]} (apt)"
-    if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${MISSING[@]}"; then
-        log "apt-get install failed with the current lists: updating them and retrying"
-        $SUDO apt-get update
-        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${MISSING[@]}"
-    fi
-    # Where services start on install, Debian's etcd-server starts a system etcd. The project
-    # starts its own etcd processes and needs none running, so one the package started stops.
-    if [[ " ${MISSING[*]} " == *" etcd-server "* ]] && [ -x /etc/init.d/etcd ]; then
-        $SUDO /etc/init.d/etcd stop >/dev/null 2>&1 || true
-    fi
-fi
 
-# npm packages: wasm-opt (binaryen) for release builds, Playwright for browser tests.
-# A stamp of package.json and package-lock.json inside node_modules tells whether
-# node_modules still matches them.
-npm_stamp() {
-    cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1
-}
-STAMP_FILE="node_modules/.install-stamp"
-if [ -f "$STAMP_FILE" ] && [ "$(cat "$STAMP_FILE")" = "$(npm_stamp)" ] \
-    && [ -x node_modules/.bin/wasm-opt ]; then
-    log "skip: node_modules up to date"
-else
-    if [ -f package-lock.json ]; then
-        log "install: npm ci"
-        npm ci --no-audit --no-fund
+    # Debian's packages, because nothing may download a browser build: Chromium and its driver for
+    # the browser tests, a font for `lockstep export --format png`, and etcd, the real lock service
+    # `lockstep record` and its tests start.
+    deb_installed() {
+        [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+    }
+    DEBS=(chromium chromium-driver fonts-dejavu-core etcd-server)
+    MISSING=()
+    for deb in "${DEBS[@]}"; do
+        deb_installed "$deb" || MISSING+=("$deb")
+    done
+    if [ "${#MISSING[@]}" -eq 0 ]; then
+        log "skip: ${DEBS[*]} already installed (chromium $(dpkg-query -W -f='${Version}' chromium), etcd $(dpkg-query -W -f='${Version}' etcd-server))"
     else
-        log "install: npm install (no package-lock.json yet)"
-        npm install --no-audit --no-fund
+        # The package lists are refreshed only when they do not know a package yet, or when an
+        # install from the lists at hand fails (for example on a superseded version).
+        for deb in "${MISSING[@]}"; do
+            if ! output_has 'Candidate: [0-9]' apt-cache policy "$deb"; then
+                log "apt-get update: the package lists do not know $deb yet"
+                $SUDO apt-get update
+                break
+            fi
+        done
+        log "install: ${MISSING[*]} (apt)"
+        if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${MISSING[@]}"; then
+            log "apt-get install failed with the current lists: updating them and retrying"
+            $SUDO apt-get update
+            $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${MISSING[@]}"
+        fi
+        # Where services start on install, Debian's etcd-server starts a system etcd. The project
+        # starts its own etcd processes and needs none running, so one the package started stops.
+        if [[ " ${MISSING[*]} " == *" etcd-server "* ]] && [ -x /etc/init.d/etcd ]; then
+            $SUDO /etc/init.d/etcd stop >/dev/null 2>&1 || true
+        fi
     fi
-    npm_stamp > "$STAMP_FILE"
-fi
-if ! output_has "version ${WASM_OPT_VERSION}( |$)" wasm-opt --version; then
-    echo "[install] error: wasm-opt is not version ${WASM_OPT_VERSION}: $(wasm-opt --version)" >&2
-    exit 1
-fi
 
-# Crate sources are fetched here so that Trunk's offline builds find them all.
-log "cargo fetch (no-op when the sources are already cached)"
-cargo fetch --quiet
+    # npm packages: wasm-opt (binaryen) for release builds, Playwright for browser tests.
+    # A stamp of package.json and package-lock.json inside node_modules tells whether
+    # node_modules still matches them.
+    npm_stamp() {
+        cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1
+    }
+    STAMP_FILE="node_modules/.install-stamp"
+    if [ -f "$STAMP_FILE" ] && [ "$(cat "$STAMP_FILE")" = "$(npm_stamp)" ] \
+        && [ -x node_modules/.bin/wasm-opt ]; then
+        log "skip: node_modules up to date"
+    else
+        if [ -f package-lock.json ]; then
+            log "install: npm ci"
+            npm ci --no-audit --no-fund
+        else
+            log "install: npm install (no package-lock.json yet)"
+            npm install --no-audit --no-fund
+        fi
+        npm_stamp > "$STAMP_FILE"
+    fi
+    if ! output_has "version ${WASM_OPT_VERSION}( |$)" wasm-opt --version; then
+        echo "[install] error: wasm-opt is not version ${WASM_OPT_VERSION}: $(wasm-opt --version)" >&2
+        exit 1
+    fi
 
-# A plain release build of these tools with LTO, one codegen unit and full optimisation takes
-# much longer on two cores; the tools run fast enough without them (Trunk mostly waits on cargo,
-# wasm-bindgen and wasm-opt, and wasm-bindgen's work is seconds either way).
-export CARGO_PROFILE_RELEASE_LTO=false
-export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
-export CARGO_PROFILE_RELEASE_OPT_LEVEL=1
+    # Crate sources are fetched here so that Trunk's offline builds find them all.
+    log "cargo fetch (no-op when the sources are already cached)"
+    cargo fetch --quiet
+}
 
-installed_version() {
-    # Prints the second word of "<tool> --version", or nothing if the tool is missing.
-    if command -v "$1" >/dev/null 2>&1; then
-        "$1" --version 2>/dev/null | awk 'NR == 1 { print $2 }'
+install_tools() {
+    # A plain release build of these tools with LTO, one codegen unit and full optimisation takes
+    # much longer on two cores; the tools run fast enough without them (Trunk mostly waits on cargo,
+    # wasm-bindgen and wasm-opt, and wasm-bindgen's work is seconds either way).
+    export CARGO_PROFILE_RELEASE_LTO=false
+    export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+    export CARGO_PROFILE_RELEASE_OPT_LEVEL=1
+    # Both tools build in one folder kept under target/, so the crates they share (serde, clap,
+    # anyhow, …) are compiled once, and a reinstall after a version change reuses the rest.
+    TOOLS_TARGET="$ROOT/target/tools"
+
+    installed_version() {
+        # Prints the second word of "<tool> --version", or nothing if the tool is missing.
+        if command -v "$1" >/dev/null 2>&1; then
+            "$1" --version 2>/dev/null | awk 'NR == 1 { print $2 }'
+        fi
+    }
+
+    if [ "$(installed_version wasm-bindgen)" = "$WASM_BINDGEN_VERSION" ] \
+        && [ "$(installed_version wasm-bindgen-test-runner)" = "$WASM_BINDGEN_VERSION" ]; then
+        log "skip: wasm-bindgen-cli ${WASM_BINDGEN_VERSION} already installed"
+    else
+        log "install: wasm-bindgen-cli ${WASM_BINDGEN_VERSION} (takes a few minutes)"
+        # The locked build has failed before when a locked dependency was missing from the
+        # registry, so an unlocked build is the fallback.
+        if ! cargo install --target-dir "$TOOLS_TARGET" wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --locked --force; then
+            log "locked install failed: retrying without --locked"
+            cargo install --target-dir "$TOOLS_TARGET" wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+        fi
+    fi
+
+    if [ "$(installed_version trunk)" = "$TRUNK_VERSION" ]; then
+        log "skip: trunk ${TRUNK_VERSION} already installed"
+    else
+        log "install: trunk ${TRUNK_VERSION} (takes about eight minutes)"
+        # Trunk 0.22 declares a newer rust-version than it needs; it builds with this rustc. Only
+        # the features the project uses: TLS (which Trunk will not build without) but no check for
+        # updates, as every build here is offline.
+        cargo install --target-dir "$TOOLS_TARGET" --locked --force trunk --version "$TRUNK_VERSION" --ignore-rust-version \
+            --no-default-features --features rustls
     fi
 }
 
-if [ "$(installed_version wasm-bindgen)" = "$WASM_BINDGEN_VERSION" ] \
-    && [ "$(installed_version wasm-bindgen-test-runner)" = "$WASM_BINDGEN_VERSION" ]; then
-    log "skip: wasm-bindgen-cli ${WASM_BINDGEN_VERSION} already installed"
-else
-    log "install: wasm-bindgen-cli ${WASM_BINDGEN_VERSION} (takes a few minutes)"
-    # The locked build has failed before when a locked dependency was missing from the
-    # registry, so an unlocked build is the fallback.
-    if ! cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --locked --force; then
-        log "locked install failed: retrying without --locked"
-        cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
-    fi
+if [ "$PART" != tools ]; then
+    install_base
+fi
+if [ "$PART" != base ]; then
+    install_tools
 fi
 
-if [ "$(installed_version trunk)" = "$TRUNK_VERSION" ]; then
-    log "skip: trunk ${TRUNK_VERSION} already installed"
-else
-    log "install: trunk ${TRUNK_VERSION} (takes about eight minutes)"
-    # Trunk 0.22 declares a newer rust-version than it needs; it builds with this rustc. Only
-    # the features the project uses: TLS (which Trunk will not build without) but no check for
-    # updates, as every build here is offline.
-    cargo install --locked --force trunk --version "$TRUNK_VERSION" --ignore-rust-version \
-        --no-default-features --features rustls
+if [ "$PART" = base ]; then
+    log "done: all but wasm-bindgen-cli and trunk (scripts/install.sh tools installs those)"
+    exit 0
 fi
-
 log "done: wasm-bindgen ${WASM_BINDGEN_VERSION}, trunk ${TRUNK_VERSION}, wasm-opt ${WASM_OPT_VERSION}, $(chromium --version 2>/dev/null || echo 'chromium ?')"

@@ -6,7 +6,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-bash scripts/install.sh
+# Everything but the two tools built from source (wasm-bindgen-cli and Trunk) is installed first;
+# those two take most of a first run on a new machine, so they build in the background while
+# the native checks run, and the steps that need them wait for them.
+bash scripts/install.sh base
 
 export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 # The runner also gets this from .cargo/config.toml; exporting it covers direct runner calls.
@@ -24,6 +27,11 @@ if [ "${FREE_KB:-0}" -lt $((4 * 1024 * 1024)) ]; then
 fi
 STEP="start"
 START_TIME=$SECONDS
+
+TOOLS_LOG="$LOG_DIR/tools.txt"
+# A session of its own, so that a run that fails early can stop the whole build.
+setsid bash scripts/install.sh tools >"$TOOLS_LOG" 2>&1 &
+TOOLS_PID=$!
 
 # Adds up the "test result:" lines of every cargo test run so far.
 totals() {
@@ -60,6 +68,10 @@ print_results() {
 
 on_exit() {
     local rc=$?
+    # A run that fails before the tools are built stops their build too.
+    if [ -n "${TOOLS_PID:-}" ] && kill -0 "$TOOLS_PID" 2>/dev/null; then
+        kill -- "-$TOOLS_PID" 2>/dev/null || kill "$TOOLS_PID" 2>/dev/null || true
+    fi
     if [ "$rc" -ne 0 ]; then
         print_results
         echo
@@ -73,7 +85,7 @@ trap on_exit EXIT
 step() {
     STEP="$1"
     echo
-    echo "== $STEP =="
+    echo "== $STEP == (at $((SECONDS - START_TIME)) s)"
 }
 
 # Runs cargo test and keeps its output, so the summary lines can be added up at the end.
@@ -108,6 +120,15 @@ if pgrep -af 'etcd .*--data-dir [^ ]*/lockstep-'; then
     echo "etcd processes were left running by the tests (listed above)" >&2
     exit 1
 fi
+
+step "wasm-bindgen-cli and trunk (built in the background since the start)"
+if ! wait "$TOOLS_PID"; then
+    cat "$TOOLS_LOG"
+    echo "installing wasm-bindgen-cli or trunk failed (its output is above)" >&2
+    exit 1
+fi
+TOOLS_PID=""
+grep '^\[install\]' "$TOOLS_LOG" || true
 
 step "cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app (headless Chromium)"
 run_tests wasm cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app
