@@ -142,8 +142,10 @@ step "bundle contents and first-view budgets"
 node scripts/bundles.mjs --check
 
 step "end-to-end tests (Playwright, headless Chromium)"
-# The tests compare the page's verdicts with the CLI's, so the CLI must be built.
-cargo build --bin lockstep
+# The tests compare the page's verdicts with the CLI's, so the CLI must be built. The native
+# tests built it already (target/debug/lockstep); `cargo build --bin lockstep` would build every
+# crate again, without the test dependencies' features, which costs minutes on a new machine.
+cargo test --no-run --quiet
 run_tests e2e node tests/e2e/run.mjs
 
 STEP="summary"

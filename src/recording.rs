@@ -9,10 +9,14 @@
 //! world, the digest equal to the trace's) and the monitors judge it afresh. The verdict written
 //! in the file is never trusted.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::scenario::Scenario;
-use crate::trace::{self, Endpoint, Event, Recorded, ServiceOp, What};
+use crate::trace::{
+    self, AbortReason, BeliefEnd, Endpoint, Event, GrantRef, LossReason, Recorded, RefuseReason,
+    ServiceOp, Token, What,
+};
 use crate::world::{Micros, World};
 
 /// The largest recording file read, in bytes.
@@ -21,7 +25,7 @@ pub const RECORDING_BYTES_MAX: usize = 4 << 20;
 pub const RECORDING_EVENTS_MAX: usize = 20_000;
 
 /// One real lock service a recording was made on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ServiceSource {
     /// The scenario's name for the service.
     pub name: String,
@@ -34,7 +38,7 @@ pub struct ServiceSource {
 }
 
 /// What a recording was made from and how.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Source {
     /// Always false: real time makes every recording different.
     pub deterministic: bool,
@@ -112,16 +116,6 @@ impl Recorded for Recording {
     }
 }
 
-/// The members of a recording file that are read; the rest (the verdict, its summary, the
-/// names) is recomputed from these.
-#[derive(Deserialize)]
-struct File {
-    seed: u64,
-    digest: String,
-    recorded: Option<Source>,
-    trace: Option<Vec<Event>>,
-}
-
 impl Recording {
     /// Reads a recording file and checks it; the error says what is wrong and where.
     pub fn parse(text: &str) -> Result<Recording, String> {
@@ -132,7 +126,10 @@ impl Recording {
                 RECORDING_BYTES_MAX / 1024
             ));
         }
-        let file: File = serde_json::from_str(text).map_err(|e| {
+        // The file is read as a JSON value and each member by hand: a derived reader for the
+        // trace's dozens of event shapes would add more to the page than the rest of this
+        // module, and the members read are few (the verdict and the names are recomputed).
+        let file: Value = serde_json::from_str(text).map_err(|e| {
             format!(
                 "line {}, column {}: not a recording: {}",
                 e.line(),
@@ -140,29 +137,42 @@ impl Recording {
                 strip_position(&e.to_string())
             )
         })?;
-        let source = file.recorded.ok_or(
+        let file = Obj::of(&file, "the recording")?;
+        let source = file.get("recorded").ok_or(
             "not a recording: it has no \"recorded\" member (`lockstep record --json` writes one)",
         )?;
-        let events = file.trace.ok_or(
+        let source = read_source(source).map_err(|e| format!("recorded: {e}"))?;
+        let events = file.get("trace").ok_or(
             "the recording has no trace: it was written with --no-trace, which keeps only the verdict",
         )?;
-        source
-            .scenario
-            .validate()
-            .map_err(|e| format!("the recording's scenario: {e}"))?;
+        let Value::Array(events) = events else {
+            return Err("trace: not a list of events".into());
+        };
+        if events.len() > RECORDING_EVENTS_MAX {
+            return Err(format!(
+                "the trace has {} events; a recording holds at most {RECORDING_EVENTS_MAX}",
+                events.len()
+            ));
+        }
+        let events = events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| read_event(e).map_err(|why| format!("trace event {}: {why}", i + 1)))
+            .collect::<Result<Vec<Event>, String>>()?;
+        let seed = file.u64("seed")?;
+        let written_digest = file.str("digest")?.to_string();
         let world = World::compile(&source.scenario);
         let recording = Recording {
             world,
             events,
-            seed: file.seed,
+            seed,
             source,
         };
         recording.check()?;
         let digest = format!("{:016x}", trace::digest(&recording.events));
-        if digest != file.digest {
+        if digest != written_digest {
             return Err(format!(
-                "the trace's digest is {digest}, not the {} the file gives: the trace was changed after it was recorded",
-                file.digest
+                "the trace's digest is {digest}, not the {written_digest} the file gives: the trace was changed after it was recorded"
             ));
         }
         Ok(recording)
@@ -397,4 +407,350 @@ fn index(i: u32, len: usize, what: &str) -> Result<(), String> {
             "{what} {i} does not exist: the scenario has {len} {what}s"
         ))
     }
+}
+
+/// A JSON object's members, read by name with errors that name the member.
+struct Obj<'a>(&'a Map<String, Value>);
+
+impl<'a> Obj<'a> {
+    fn of(v: &'a Value, what: &str) -> Result<Obj<'a>, String> {
+        match v {
+            Value::Object(m) => Ok(Obj(m)),
+            _ => Err(format!("{what} is not a JSON object")),
+        }
+    }
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        self.0.get(name).filter(|v| !v.is_null())
+    }
+    fn need(&self, name: &str) -> Result<&'a Value, String> {
+        self.get(name)
+            .ok_or_else(|| format!("\"{name}\" is missing"))
+    }
+    fn u64(&self, name: &str) -> Result<u64, String> {
+        self.need(name)?
+            .as_u64()
+            .ok_or_else(|| format!("\"{name}\" is not a whole number"))
+    }
+    fn u32(&self, name: &str) -> Result<u32, String> {
+        u32::try_from(self.u64(name)?).map_err(|_| format!("\"{name}\" is too large"))
+    }
+    fn opt_u32(&self, name: &str) -> Result<Option<u32>, String> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(_) => self.u32(name).map(Some),
+        }
+    }
+    fn opt_u64(&self, name: &str) -> Result<Option<u64>, String> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(_) => self.u64(name).map(Some),
+        }
+    }
+    fn bool(&self, name: &str) -> Result<bool, String> {
+        self.need(name)?
+            .as_bool()
+            .ok_or_else(|| format!("\"{name}\" is not true or false"))
+    }
+    fn str(&self, name: &str) -> Result<&'a str, String> {
+        self.need(name)?
+            .as_str()
+            .ok_or_else(|| format!("\"{name}\" is not a string"))
+    }
+    fn list(&self, name: &str) -> Result<&'a Vec<Value>, String> {
+        match self.need(name)? {
+            Value::Array(items) => Ok(items),
+            _ => Err(format!("\"{name}\" is not a list")),
+        }
+    }
+    /// A member that names one of a closed set of words.
+    fn word<T: Copy>(&self, name: &str, words: &[(&str, T)]) -> Result<T, String> {
+        let w = self.str(name)?;
+        words
+            .iter()
+            .find(|(x, _)| *x == w)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| format!("\"{name}\" is \"{w}\", which is not one of its words"))
+    }
+}
+
+fn read_source(v: &Value) -> Result<Source, String> {
+    let o = Obj::of(v, "it")?;
+    let strings = |name: &str| -> Result<Vec<String>, String> {
+        o.list(name)?
+            .iter()
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("\"{name}\" holds something that is not a string"))
+            })
+            .collect()
+    };
+    let services = o
+        .list("services")?
+        .iter()
+        .map(|s| {
+            let s = Obj::of(s, "a service")?;
+            Ok(ServiceSource {
+                name: s.str("name")?.to_string(),
+                product: s.str("product")?.to_string(),
+                last_revision: s.u64("last_revision")?,
+                instant_revisions: s
+                    .list("instant_revisions")?
+                    .iter()
+                    .map(|r| {
+                        r.as_u64()
+                            .ok_or("an instant's revision is not a whole number")
+                    })
+                    .collect::<Result<_, _>>()?,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    // The scenario is read as a scenario file is, with its own located errors and validation.
+    let scenario = Scenario::from_json_str(&o.need("scenario")?.to_string())
+        .map_err(|e| format!("the recording's scenario: {e}"))?;
+    Ok(Source {
+        deterministic: o.bool("deterministic")?,
+        notes: strings("notes")?,
+        scale: o.u64("scale")?,
+        services,
+        scenario,
+    })
+}
+
+fn read_token(v: Option<&Value>) -> Result<Option<Token>, String> {
+    match v {
+        None => Ok(None),
+        Some(v) => {
+            let t = Obj::of(v, "a token")?;
+            Ok(Some(Token {
+                service: t.u32("service")?,
+                value: t.u64("value")?,
+            }))
+        }
+    }
+}
+
+fn read_endpoint(v: &Value) -> Result<Endpoint, String> {
+    let e = Obj::of(v, "an endpoint")?;
+    let i = e.u32("index")?;
+    match e.str("kind")? {
+        "client" => Ok(Endpoint::Client(i)),
+        "service" => Ok(Endpoint::Service(i)),
+        "resource" => Ok(Endpoint::Resource(i)),
+        k => Err(format!("\"{k}\" is no kind of endpoint")),
+    }
+}
+
+fn read_values(o: &Obj) -> Result<trace::Values, String> {
+    o.list("values")?
+        .iter()
+        .map(|x| {
+            x.as_i64()
+                .ok_or_else(|| "a value is not a whole number".to_string())
+        })
+        .collect()
+}
+
+fn read_op(v: &Value) -> Result<ServiceOp, String> {
+    let o = Obj::of(v, "a service operation")?;
+    let client = || o.u32("client");
+    let token = || o.u64("token");
+    Ok(match o.str("op")? {
+        "granted" => ServiceOp::Granted {
+            client: client()?,
+            token: token()?,
+            lease_until: o.opt_u64("lease_until")?,
+        },
+        "queued" => ServiceOp::Queued {
+            client: client()?,
+            behind: o.opt_u32("behind")?,
+        },
+        "refused" => ServiceOp::Refused {
+            client: client()?,
+            reason: o.word(
+                "reason",
+                &[
+                    ("no_authority_token", RefuseReason::NoAuthorityToken),
+                    ("stale_authority_token", RefuseReason::StaleAuthorityToken),
+                    ("moved", RefuseReason::Moved),
+                ],
+            )?,
+        },
+        "released" => ServiceOp::Released {
+            client: client()?,
+            token: token()?,
+        },
+        "release_ignored" => ServiceOp::ReleaseIgnored {
+            client: client()?,
+            token: token()?,
+        },
+        "cancelled" => ServiceOp::Cancelled { client: client()? },
+        "expired" => ServiceOp::Expired {
+            client: client()?,
+            token: token()?,
+        },
+        "superseded" => ServiceOp::Superseded {
+            client: client()?,
+            token: token()?,
+        },
+        "moved_out" => ServiceOp::MovedOut {
+            client: client()?,
+            to: o.u32("to")?,
+            held: o.bool("held")?,
+        },
+        "transferred_in" => ServiceOp::TransferredIn {
+            client: client()?,
+            token: token()?,
+            from: o.u32("from")?,
+        },
+        "drained" => ServiceOp::Drained {
+            from: o.u32("from")?,
+            more: o.get("more").is_some() && o.bool("more")?,
+        },
+        op => return Err(format!("\"{op}\" is no service operation")),
+    })
+}
+
+/// Reads one event as `lockstep run --json` writes it.
+fn read_event(v: &Value) -> Result<Event, String> {
+    let o = Obj::of(v, "the event")?;
+    let client = || o.u32("client");
+    let service = || o.u32("service");
+    let resource = || o.u32("resource");
+    let what = match o.str("event")? {
+        "partition_started" => What::PartitionStarted {
+            partition: o.u32("partition")?,
+        },
+        "partition_ended" => What::PartitionEnded {
+            partition: o.u32("partition")?,
+        },
+        "outage_started" => What::OutageStarted {
+            service: service()?,
+        },
+        "outage_ended" => What::OutageEnded {
+            service: service()?,
+        },
+        "pause_started" => What::PauseStarted { client: client()? },
+        "pause_ended" => What::PauseEnded { client: client()? },
+        "migrated" => What::Migrated {
+            migration: o.u32("migration")?,
+            already_in: o.opt_u32("already_in")?,
+            into: o.opt_u32("into")?,
+        },
+        "op_started" => What::OpStarted {
+            client: client()?,
+            op: o.u32("op")?,
+        },
+        "acquire_sent" => What::AcquireSent {
+            client: client()?,
+            service: service()?,
+        },
+        "skipped_unreachable" => What::SkippedUnreachable {
+            client: client()?,
+            service: service()?,
+        },
+        "attempt_aborted" => What::AttemptAborted {
+            client: client()?,
+            reason: o.word(
+                "reason",
+                &[
+                    ("timeout", AbortReason::Timeout),
+                    ("refused", AbortReason::Refused),
+                    ("nothing_reachable", AbortReason::NothingReachable),
+                ],
+            )?,
+            retry: o.bool("retry")?,
+        },
+        "gave_up" => What::GaveUp { client: client()? },
+        "belief_started" => What::BeliefStarted {
+            client: client()?,
+            resource: resource()?,
+            rows: o.u64("rows")?,
+            grants: o
+                .list("grants")?
+                .iter()
+                .map(|g| {
+                    let g = Obj::of(g, "a grant")?;
+                    Ok(GrantRef {
+                        service: g.u32("service")?,
+                        token: g.u64("token")?,
+                        instant: g.u64("instant")?,
+                    })
+                })
+                .collect::<Result<_, String>>()?,
+        },
+        "belief_ended" => What::BeliefEnded {
+            client: client()?,
+            resource: resource()?,
+            reason: o.word(
+                "reason",
+                &[
+                    ("released", BeliefEnd::Released),
+                    ("rejected", BeliefEnd::Rejected),
+                    ("lease_expired_locally", BeliefEnd::LeaseExpiredLocally),
+                ],
+            )?,
+        },
+        "lock_transferred" => What::LockTransferred {
+            client: client()?,
+            from: o.u32("from")?,
+            to: o.u32("to")?,
+            token: o.u64("token")?,
+        },
+        "stale_grant_released" => What::StaleGrantReleased {
+            client: client()?,
+            service: service()?,
+            token: o.u64("token")?,
+        },
+        "service" => What::Service {
+            service: service()?,
+            instant: o.u64("instant")?,
+            resource: resource()?,
+            op: read_op(o.need("op")?)?,
+        },
+        kind @ ("read" | "write") => {
+            let (client, resource, rows) = (client()?, resource()?, o.u64("rows")?);
+            let (token, accepted, values) = (
+                read_token(o.get("token"))?,
+                o.bool("accepted")?,
+                read_values(&o)?,
+            );
+            if kind == "read" {
+                What::Read {
+                    client,
+                    resource,
+                    rows,
+                    token,
+                    accepted,
+                    values,
+                }
+            } else {
+                What::Write {
+                    client,
+                    resource,
+                    rows,
+                    token,
+                    accepted,
+                    values,
+                }
+            }
+        }
+        "message_lost" => What::MessageLost {
+            from: read_endpoint(o.need("from")?)?,
+            to: read_endpoint(o.need("to")?)?,
+            reason: o.word(
+                "reason",
+                &[
+                    ("partition", LossReason::Partition),
+                    ("outage", LossReason::Outage),
+                ],
+            )?,
+        },
+        "client_stopped" => What::ClientStopped { client: client()? },
+        kind => return Err(format!("\"{kind}\" is no kind of event")),
+    };
+    Ok(Event {
+        at: o.u64("at")?,
+        what,
+    })
 }

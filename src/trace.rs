@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use smallvec::SmallVec;
 
 // Endpoints are the world's: the trace names them, the world does not need the trace.
@@ -18,14 +18,14 @@ use crate::world::{Micros, World};
 pub type Values = SmallVec<[i64; 2]>;
 
 /// A token as presented to a resource: which service issued it, and its number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Token {
     pub service: u32,
     pub value: u64,
 }
 
 /// One grant a client holds when it starts to believe it has the lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct GrantRef {
     pub service: u32,
     pub token: u64,
@@ -34,7 +34,7 @@ pub struct GrantRef {
 }
 
 /// Why an acquisition attempt was abandoned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AbortReason {
     Timeout,
@@ -44,7 +44,7 @@ pub enum AbortReason {
 }
 
 /// Why a client stopped believing it held the lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BeliefEnd {
     /// The operation finished and the client released.
@@ -56,7 +56,7 @@ pub enum BeliefEnd {
 }
 
 /// Why a service refused a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefuseReason {
     /// A subordinate received no authority token.
@@ -68,7 +68,7 @@ pub enum RefuseReason {
 }
 
 /// What a lock service did, at one of its own instants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum ServiceOp {
     Granted {
@@ -123,7 +123,7 @@ pub enum ServiceOp {
     /// drains from another service whose holder has not let go yet), this service may grant.
     Drained {
         from: u32,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
         more: bool,
     },
 }
@@ -163,7 +163,7 @@ impl ServiceOp {
 }
 
 /// Why a message was not delivered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LossReason {
     /// A partition cut the path, or the service's majority was out of reach.
@@ -173,7 +173,7 @@ pub enum LossReason {
 }
 
 /// What happened.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum What {
     PartitionStarted {
@@ -289,7 +289,7 @@ pub enum What {
 }
 
 /// One event of a run.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Event {
     /// Simulated time in microseconds.
     pub at: Micros,

@@ -4,10 +4,10 @@
 //! name up and never does arithmetic on user units.
 
 use crate::scenario::{Fencing, FencingChecks, MigrationMode, PartitionMode, Protocol, Scenario};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A network endpoint: a client, a lock service or a resource, by index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(tag = "kind", content = "index", rename_all = "snake_case")]
 pub enum Endpoint {
     Client(u32),

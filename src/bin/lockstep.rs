@@ -832,7 +832,8 @@ fn judge_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Strin
         return Err(format!("judge takes one RECORDING.json\n{USAGE}"));
     };
     let text = read_text(path, lockstep::recording::RECORDING_BYTES_MAX)?;
-    let recording = lockstep::recording::Recording::parse(&text).map_err(|e| format!("{path}: {e}"))?;
+    let recording =
+        lockstep::recording::Recording::parse(&text).map_err(|e| format!("{path}: {e}"))?;
     if !json {
         let _ = writeln!(out, "{}", recording.source.label(recording.seed));
     }

@@ -312,7 +312,7 @@ export async function runTests(tests, { baseURL, filter } = {}) {
   }
   await pre.close();
   const perTestTimeout = Number(process.env.E2E_TEST_TIMEOUT_MS || 120000);
-  for (const t of selected) {
+  const runOne = async (t) => {
     const started = Date.now();
     const context = await browser.newContext({
       viewport: t.viewport || { width: 1280, height: 900 },
@@ -361,7 +361,18 @@ export async function runTests(tests, { baseURL, filter } = {}) {
     }
     for (const n of ctx.notes) console.log(`    note: ${n}`);
     await context.close().catch(() => {});
-  }
+  };
+  // Tests run two at a time by default (E2E_WORKERS): much of a test is the page and the
+  // harness waiting on each other, and each test has a browser context of its own. Failures
+  // are listed in the order the tests are written, whichever finished first.
+  const workers = Math.max(1, Number(process.env.E2E_WORKERS || 2));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(workers, selected.length) }, async () => {
+      while (next < selected.length) await runOne(selected[next++]);
+    }),
+  );
+  failures.sort((a, b) => selected.findIndex((t) => t.name === a.name) - selected.findIndex((t) => t.name === b.name));
   await browser.close();
   if (failures.length) {
     console.log('\nfailures:\n');
