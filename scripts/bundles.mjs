@@ -56,9 +56,11 @@ export const VIEWS = [
   {
     view: 'a lesson step (#/lessons/…)',
     bundle: 'course',
-    carries: 'the simulator, the verdict, the timeline, the lessons (read from lessons.json), predictions, gates, exercises and their codes, sweeps drawn in a step, lessons opened by link or from the folder beside the site',
+    carries: 'the simulator, the verdict, the timeline, the lessons (read from lessons.json), predictions, gates, exercises and their codes, sweeps drawn in a step, recordings from real services shown in a step, lessons opened by link or from the folder beside the site',
     firstLoad: ['index.html', 'loader', 'style.css', 'course.js', 'course_bg.wasm', 'lessons.json'],
-    budgetKB: 560,
+    // 560 until the steps recorded on real etcd: reading a recording's trace adds about 8 KB
+    // and the two recordings in lessons.json about 4 KB.
+    budgetKB: 575,
     mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor'],
   },
 ];
