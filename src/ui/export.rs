@@ -366,7 +366,7 @@ pub fn import(bytes: &[u8]) -> Result<Imported, String> {
                     digest: None,
                     playhead_us: None,
                     kind: "recording from real services (JSON)",
-                    recording: Some(super::RecordingFile(std::rc::Rc::new(recording))),
+                    recording: Some(super::RecordingFile(std::sync::Arc::new(recording))),
                 });
             }
             if value.get("format").and_then(|f| f.as_str()) == Some(RUN_FORMAT) {

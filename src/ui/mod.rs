@@ -627,12 +627,14 @@ pub enum Action {
 }
 
 /// A recording read back, in an action. Two actions are equal when they carry the same read.
+/// It is shared with `Arc`, not `Rc`, because actions stay `Send`: the fuzzer keeps them
+/// across threads.
 #[derive(Clone, Debug)]
-pub struct RecordingFile(pub Rc<crate::recording::Recording>);
+pub struct RecordingFile(pub std::sync::Arc<crate::recording::Recording>);
 
 impl PartialEq for RecordingFile {
     fn eq(&self, other: &RecordingFile) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
