@@ -493,6 +493,11 @@ fn the_app_shows_a_recording_labelled_until_a_control_simulates_it() {
         app.outcome.events, recording.events,
         "the trace is the file's"
     );
+    assert_eq!(
+        app.link().digest,
+        None,
+        "a link carries the scenario, not the recording, so no recorded digest"
+    );
 
     // No flipped twin for a recording: the comparison is refused with the reason.
     let flips = toggles::flips(&app.scenario);
@@ -517,6 +522,7 @@ fn the_app_shows_a_recording_labelled_until_a_control_simulates_it() {
     let simulated = Outcome::compute(&toggled.scenario).expect("the toggled scenario runs");
     assert_eq!(toggled.outcome.verdict, simulated.verdict);
     assert_eq!(toggled.outcome.headline, simulated.headline);
+    assert_eq!(toggled.link().digest, Some(simulated.digest));
     // And once simulated, the comparison is offered again.
     let compared = toggled.reduce(Action::Compare(Some(flip)));
     assert!(compared.compare.is_some(), "a simulated run compares");
