@@ -116,6 +116,7 @@ pub fn start_course() {
 /// It takes over `#app` from the sandbox's bundle if that one is running.
 pub fn start_studio() {
     extras::register(full_extras);
+    panels::recorded::register(&panels::recorded::FULL);
     // A hand-over is for the sandbox the user was in; if the address has moved on (to a lesson,
     // while the bundle loaded), no later visit to the sandbox should resume from it.
     if !matches!(current_route(), Route::Sandbox | Route::Run(_)) {

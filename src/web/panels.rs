@@ -66,7 +66,7 @@ pub fn verdict_view(p: &OutcomeProps) -> Html {
         <section class={classes!("panel", "verdict", if broken { "broken" } else { "holds" })} aria-labelledby="verdict-h">
             <h2 id="verdict-h">{ format!("Verdict for the whole run (seed {})", o.seed) }</h2>
             if let Some(source) = &o.recorded {
-                { recorded_label(source, o.seed) }
+                { recorded::label(source, o.seed) }
             }
             <div id="verdict" role="status">
                 <p id="verdict-headline">{ &o.headline }</p>
@@ -103,6 +103,51 @@ pub fn verdict_view(p: &OutcomeProps) -> Html {
                 <p class="hint">{ format!("The run stopped at t={}: it reached its event budget.", seconds(v.end_us)) }</p>
             }
         </section>
+    }
+}
+
+/// What the page says of a recorded run. Recordings are imported only by the share panel, which
+/// only the studio's bundle carries, so only that bundle registers these words and the sandbox's
+/// first bundle does not carry them (it never shows a recording).
+pub mod recorded {
+    use std::cell::Cell;
+
+    use yew::prelude::*;
+
+    use crate::recording::Source;
+
+    /// The label and the comparison's reason, set by the studio's bundle when it starts.
+    pub struct Words {
+        pub label: fn(&Source, u64) -> Html,
+        pub no_compare: &'static str,
+    }
+
+    thread_local! {
+        static WORDS: Cell<Option<&'static Words>> = const { Cell::new(None) };
+    }
+
+    /// Called by the studio's bundle when it starts.
+    pub fn register(words: &'static Words) {
+        WORDS.with(|w| w.set(Some(words)));
+    }
+
+    /// The studio's words.
+    pub static FULL: Words = Words {
+        label: super::recorded_label,
+        no_compare: "A recording from real services cannot be run again, so it has no flipped twin to compare with. Change any control to simulate the scenario, then compare.",
+    };
+
+    /// The label above a recorded run's headline; a bundle that cannot open a recording has
+    /// none to draw.
+    pub fn label(source: &Source, seed: u64) -> Html {
+        WORDS
+            .with(Cell::get)
+            .map_or_else(Html::default, |w| (w.label)(source, seed))
+    }
+
+    /// Why the comparison is off while a recording is shown.
+    pub fn no_compare() -> &'static str {
+        WORDS.with(Cell::get).map_or("", |w| w.no_compare)
     }
 }
 
@@ -441,7 +486,7 @@ pub fn compare_view(p: &CompareProps) -> Html {
                 </select>
             </span>
             if recorded {
-                <p id="compare-unavailable" class="hint">{ "A recording from real services cannot be run again, so it has no flipped twin to compare with. Change any control to simulate the scenario, then compare." }</p>
+                <p id="compare-unavailable" class="hint">{ recorded::no_compare() }</p>
             }
             { for body }
         </section>
