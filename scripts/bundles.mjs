@@ -43,7 +43,9 @@ export const VIEWS = [
     carries: 'the simulator, the verdict, the timeline, the sandbox with its controls and editor (read in a worker); its heavier panels folded',
     firstLoad: ['index.html', 'loader', 'style.css', 'app.js', 'app_bg.wasm'],
     budgetKB: 420,
-    mustNotLink: [...HEAVY, 'lockstep::lesson::claim::', 'lockstep::lesson::wire::', 'lockstep::ui::course::LessonRun::check', 'lockstep::web::course::LessonView', 'lockstep::web::embed::', 'plotters::'],
+    // A recording is imported only by the share panel, so its checks and its label are the
+    // studio's alone.
+    mustNotLink: [...HEAVY, 'lockstep::lesson::claim::', 'lockstep::lesson::wire::', 'lockstep::ui::course::LessonRun::check', 'lockstep::web::course::LessonView', 'lockstep::web::embed::', 'plotters::', 'lockstep::recording::check_event', 'lockstep::web::panels::recorded_label'],
   },
   {
     view: 'an embed (#/embed?…)',

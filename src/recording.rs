@@ -83,7 +83,7 @@ impl ServiceSource {
     /// The service in words, as the page lists it under a recording's label.
     pub fn words(&self) -> String {
         format!(
-            "{}: {}, at revision {} when the recording ended",
+            "Service {}: {}, last revision {}",
             self.name, self.product, self.last_revision
         )
     }
@@ -145,20 +145,7 @@ impl Recording {
         let events = file.get("trace").ok_or(
             "the recording has no trace: it was written with --no-trace, which keeps only the verdict",
         )?;
-        let Value::Array(events) = events else {
-            return Err("trace: not a list of events".into());
-        };
-        if events.len() > RECORDING_EVENTS_MAX {
-            return Err(format!(
-                "the trace has {} events; a recording holds at most {RECORDING_EVENTS_MAX}",
-                events.len()
-            ));
-        }
-        let events = events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| read_event(e).map_err(|why| format!("trace event {}: {why}", i + 1)))
-            .collect::<Result<Vec<Event>, String>>()?;
+        let events = events_of(events)?;
         let seed = file.u64("seed")?;
         let written_digest = file.str("digest")?.to_string();
         let world = World::compile(&source.scenario);
@@ -407,6 +394,25 @@ fn index(i: u32, len: usize, what: &str) -> Result<(), String> {
             "{what} {i} does not exist: the scenario has {len} {what}s"
         ))
     }
+}
+
+/// Reads a trace (a JSON list of events, as `lockstep run --json` writes it) into events; a
+/// recording's reader, and whoever recomputes a changed trace's digest, use it.
+pub fn events_of(trace: &Value) -> Result<Vec<Event>, String> {
+    let Value::Array(events) = trace else {
+        return Err("trace: not a list of events".into());
+    };
+    if events.len() > RECORDING_EVENTS_MAX {
+        return Err(format!(
+            "the trace has {} events; a recording holds at most {RECORDING_EVENTS_MAX}",
+            events.len()
+        ));
+    }
+    events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| read_event(e).map_err(|why| format!("trace event {}: {why}", i + 1)))
+        .collect()
 }
 
 /// A JSON object's members, read by name with errors that name the member.

@@ -1308,7 +1308,13 @@ impl App {
             zoom: view.zoom,
             own_order: view.own_order,
             compare: view.compare,
-            digest: Some(self.outcome.digest),
+            // A link cannot carry a recording, only its scenario, which opens simulated: the
+            // recorded trace's digest would only make the link read as edited.
+            digest: self
+                .outcome
+                .recorded
+                .is_none()
+                .then_some(self.outcome.digest),
         }
     }
 

@@ -183,15 +183,12 @@ pub fn headline(p: &super::panels::OutcomeProps) -> Html {
     html! {
         <section class={classes!("panel", "verdict", "headline", if broken { "broken" } else { "holds" })} aria-labelledby="verdict-h">
             <h2 id="verdict-h" class="visually-hidden">{ format!("Verdict for the whole run (seed {})", o.seed) }</h2>
+            if let Some(source) = &o.recorded {
+                { super::panels::recorded_label(source, o.seed) }
+            }
             <div id="verdict" role="status">
                 <p id="verdict-headline">{ &o.headline }</p>
             </div>
-            if let Some(source) = &o.recorded {
-                <div id="recorded-label" class="recorded">
-                    <p>{ source.label(o.seed) }</p>
-                    <ul>{ for source.services.iter().map(|s| html! { <li>{ s.words() }</li> }) }</ul>
-                </div>
-            }
             <details class="figures">
                 <summary>{ format!("The figures (seed {})", o.seed) }</summary>
                 { count_items(&counts) }

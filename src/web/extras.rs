@@ -57,23 +57,34 @@ impl Extra {
     }
 }
 
-/// Draws the real panels; set only by the studio's bundle, so that the sandbox's bundle never
-/// links them in.
-pub type DrawExtras = fn(&Rc<ui::App>, &Dispatch) -> Html;
+/// What only the studio's bundle draws, set by it alone so that the sandbox's bundle never
+/// links it in: the real panels, and the label of a run recorded on real services (only the
+/// studio's share panel imports recordings).
+pub struct Studio {
+    pub panels: fn(&Rc<ui::App>, &Dispatch) -> Html,
+    pub recorded_label: fn(&crate::recording::Source, u64) -> Html,
+}
 
 thread_local! {
-    static DRAW: Cell<Option<DrawExtras>> = const { Cell::new(None) };
+    static STUDIO: Cell<Option<&'static Studio>> = const { Cell::new(None) };
 }
 
 /// Called by the studio's bundle when it starts.
-pub fn register(draw: DrawExtras) {
-    DRAW.with(|d| d.set(Some(draw)));
+pub fn register(studio: &'static Studio) {
+    STUDIO.with(|d| d.set(Some(studio)));
+}
+
+/// The label of a recorded run, in the bundle that can show one.
+pub fn recorded_label(source: &crate::recording::Source, seed: u64) -> Html {
+    STUDIO
+        .with(Cell::get)
+        .map_or_else(Html::default, |s| (s.recorded_label)(source, seed))
 }
 
 /// The panels: the real ones in the studio's bundle, folded stand-ins in the sandbox's.
 pub fn extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
-    match DRAW.with(Cell::get) {
-        Some(draw) => draw(app, dispatch),
+    match STUDIO.with(Cell::get) {
+        Some(studio) => (studio.panels)(app, dispatch),
         None => Extra::ALL
             .into_iter()
             .map(|extra| html! { <Folded extra={extra} app={Rc::clone(app)} /> })

@@ -115,7 +115,7 @@ pub fn start_course() {
 /// explorer and exports, the facilitator's view, the lessons, and links whose scenario is TOML.
 /// It takes over `#app` from the sandbox's bundle if that one is running.
 pub fn start_studio() {
-    extras::register(full_extras);
+    extras::register(&STUDIO);
     // A hand-over is for the sandbox the user was in; if the address has moved on (to a lesson,
     // while the bundle loaded), no later visit to the sandbox should resume from it.
     if !matches!(current_route(), Route::Sandbox | Route::Run(_)) {
@@ -156,6 +156,12 @@ fn codec_or(own: ui::Codec) -> ui::Codec {
 }
 
 /// The sandbox's heavier panels, which only the studio's bundle carries ([`extras`]).
+/// What the studio's bundle adds to the sandbox's (see [`extras::Studio`]).
+static STUDIO: extras::Studio = extras::Studio {
+    panels: full_extras,
+    recorded_label: panels::recorded_label,
+};
+
 fn full_extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
     html! {
         <>

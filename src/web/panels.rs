@@ -65,6 +65,9 @@ pub fn verdict_view(p: &OutcomeProps) -> Html {
     html! {
         <section class={classes!("panel", "verdict", if broken { "broken" } else { "holds" })} aria-labelledby="verdict-h">
             <h2 id="verdict-h">{ format!("Verdict for the whole run (seed {})", o.seed) }</h2>
+            if let Some(source) = &o.recorded {
+                { super::extras::recorded_label(source, o.seed) }
+            }
             <div id="verdict" role="status">
                 <p id="verdict-headline">{ &o.headline }</p>
                 { count_items(&counts) }
@@ -100,6 +103,27 @@ pub fn verdict_view(p: &OutcomeProps) -> Html {
                 <p class="hint">{ format!("The run stopped at t={}: it reached its event budget.", seconds(v.end_us)) }</p>
             }
         </section>
+    }
+}
+
+/// What a recorded run was recorded from, right above its headline: a real run must never
+/// read as a simulated one, and the versions and revisions say which services made it.
+pub fn recorded_label(source: &crate::recording::Source, seed: u64) -> Html {
+    html! {
+        <div id="recorded-label" class="recorded-label">
+            <p class="recorded-sentence">{ source.label(seed) }</p>
+            <ul class="recorded-services">
+                { for source.services.iter().map(|s| html! {
+                    <li>{ s.words() }</li>
+                }) }
+            </ul>
+            if !source.notes.is_empty() {
+                <details class="recorded-notes">
+                    <summary>{ "How the recorder played the scenario" }</summary>
+                    <ul>{ for source.notes.iter().map(|n| html! { <li>{ n }</li> }) }</ul>
+                </details>
+            }
+        </div>
     }
 }
 
@@ -401,18 +425,24 @@ pub fn compare_view(p: &CompareProps) -> Html {
             }
         }
     });
+    // A recording cannot be run again, so there is no flipped twin to set beside it; the
+    // control stays in place, disabled, with the reason under it.
+    let recorded = a.outcome.recorded.is_some();
     html! {
         <section class="panel compare" aria-labelledby="compare-h">
             <h2 id="compare-h">{ "Compare" }</h2>
             <span class="field">
                 <label for="compare">{ "Run again, same seed, with one toggle flipped" }</label>
-                <select id="compare" {onchange}>
+                <select id="compare" {onchange} disabled={recorded} aria-describedby={recorded.then_some("compare-unavailable")}>
                     <option value="" selected={current.is_none()}>{ "Off" }</option>
                     { for flips.iter().enumerate().map(|(i, (label, _))| html! {
                         <option value={i.to_string()} selected={current == Some(i)}>{ label }</option>
                     }) }
                 </select>
             </span>
+            if recorded {
+                <p id="compare-unavailable" class="hint">{ "A recording from real services cannot be run again, so it has no flipped twin to compare with. Change any control to simulate the scenario, then compare." }</p>
+            }
             { for body }
         </section>
     }

@@ -351,7 +351,7 @@ pub fn share_panel(p: &ShareProps) -> Html {
             <section aria-labelledby="share-import-title" class="drop" ondrop={on_drop}
                 ondragover={Callback::from(|e: DragEvent| e.prevent_default())}>
                 <h3 id="share-import-title">{ "Import" }</h3>
-                <label for="import-file">{ "A scenario (TOML or JSON), a trace, or an exported picture (SVG or PNG); or drop it here." }</label>
+                <label for="import-file">{ "A scenario (TOML or JSON), a trace, a recording from real services (what `lockstep record --json` writes), or an exported picture (SVG or PNG); or drop it here." }</label>
                 <input id="import-file" type="file" accept=".toml,.json,.svg,.png,application/json,image/svg+xml,image/png" onchange={on_file} />
                 <p id="import-status" role="status">{ panel.import_status.clone() }</p>
             </section>

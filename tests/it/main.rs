@@ -19,6 +19,7 @@ mod monitors;
 mod paint;
 mod properties;
 mod reality;
+mod recordings;
 mod scenario_format;
 mod share;
 mod snapshots;
