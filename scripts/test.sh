@@ -5,6 +5,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# Every figure the run prints counts from here, installs included.
+START_TIME=$SECONDS
 
 # Everything but the two tools built from source (wasm-bindgen-cli and Trunk) is installed first;
 # those two take most of a first run on a new machine, so they build in the background while
@@ -26,7 +28,6 @@ if [ "${FREE_KB:-0}" -lt $((4 * 1024 * 1024)) ]; then
     echo "test.sh: warning: only $((FREE_KB / 1024)) MB free under $ROOT; a full run needs about 2.5 GB" >&2
 fi
 STEP="start"
-START_TIME=$SECONDS
 
 TOOLS_LOG="$LOG_DIR/tools.txt"
 # A session of its own, so that a run that fails early can stop the whole build.
