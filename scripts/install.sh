@@ -194,7 +194,10 @@ install_tools() {
         # Trunk 0.22 declares a newer rust-version than it needs; it builds with this rustc. Only
         # the features the project uses: TLS (which Trunk will not build without) but no check for
         # updates, as every build here is offline.
-        cargo install --target-dir "$TOOLS_TARGET" --locked --force trunk --version "$TRUNK_VERSION" --ignore-rust-version \
+        # Unoptimised: Trunk's own work here is small (it runs cargo, wasm-bindgen and
+        # wasm-opt, and minifies a few small files), and its many crates compile much faster.
+        CARGO_PROFILE_RELEASE_OPT_LEVEL=0 \
+            cargo install --target-dir "$TOOLS_TARGET" --locked --force trunk --version "$TRUNK_VERSION" --ignore-rust-version \
             --no-default-features --features rustls
     fi
 }

@@ -122,6 +122,17 @@ if pgrep -af 'etcd .*--data-dir [^ ]*/lockstep-'; then
     exit 1
 fi
 
+# The browser tests and the site need the two tools, but their Rust compiles do not: they run
+# now, beside the tools' build, so that both cores stay busy. Trunk then finds every bundle
+# built (the same command it runs, one bundle at a time).
+step "cargo test --target wasm32-unknown-unknown --no-run (while the tools build)"
+cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app --no-run
+
+BUNDLES=()
+while read -r bin; do BUNDLES+=(--bin "$bin"); done < <(grep -o 'data-bin="[a-z_]*"' index.html | cut -d'"' -f2)
+step "cargo build --profile web ${BUNDLES[*]} (the site's bundles, while the tools build)"
+cargo build --target=wasm32-unknown-unknown --manifest-path "$ROOT/Cargo.toml" --profile web --offline "${BUNDLES[@]}"
+
 step "wasm-bindgen-cli and trunk (built in the background since the start)"
 if ! wait "$TOOLS_PID"; then
     cat "$TOOLS_LOG"
