@@ -624,6 +624,30 @@ fn lesson_with(rest: &str) -> String {
     )
 }
 
+/// Writes a lesson file, runs `lesson check` on it, and returns the problem it reports at
+/// `line` (notes aside), with the whole standard error and output; the check must refuse the
+/// file with exit status 2.
+fn refused_at(dir: &crate::Scratch, name: &str, text: &str, line: u32) -> (String, String, String) {
+    let path = dir.write(name, text);
+    let out = lesson_check(&[&path]);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{name}: exit status 2\n{stderr}"
+    );
+    let expected = format!("{}:{line}: ", path.display());
+    let found = stderr
+        .lines()
+        .filter(|l| !l.contains(": note: "))
+        .find(|l| l.trim_start_matches("lockstep: ").starts_with(&expected));
+    let Some(found) = found else {
+        panic!("{name}: no problem at {expected}\n{stderr}\n--- the file ---\n{text}");
+    };
+    (found.to_string(), stderr, stdout)
+}
+
 #[test]
 fn lesson_check_reports_authoring_errors_with_file_line_and_reason() {
     let dir = crate::Scratch::new("lessons-check");
@@ -691,29 +715,13 @@ fn lesson_check_reports_authoring_errors_with_file_line_and_reason() {
         ),
     ];
     for (name, text, line, reason) in &cases {
-        let path = dir.write(name, text);
-        let out = lesson_check(&[&path]);
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{name}: exit status 2\n{stderr}"
-        );
-        let expected = format!("{}:{line}: ", path.display());
-        let found = stderr
-            .lines()
-            .filter(|l| !l.contains(": note: "))
-            .find(|l| l.trim_start_matches("lockstep: ").starts_with(&expected));
-        let Some(found) = found else {
-            panic!("{name}: no problem at {expected}\n{stderr}\n--- the file ---\n{text}");
-        };
+        let (found, stderr, stdout) = refused_at(&dir, name, text, *line);
         assert!(found.contains(reason), "{name}: {found:?} says {reason:?}");
         if *name == "start-passes.md" {
             // Only the cause: nothing that merely follows from it.
             let problems = stderr.lines().filter(|l| !l.contains(": note: ")).count();
             assert_eq!(problems, 1, "{name}: one problem\n{stderr}");
         }
-        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         assert_eq!(
             stdout.lines().count(),
             1,
@@ -1043,21 +1051,7 @@ fn lesson_check_refuses_what_a_recorded_step_cannot_keep() {
         ),
     ];
     for (name, text, line, reason) in &cases {
-        let path = dir.write(name, text);
-        let out = lesson_check(&[&path]);
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{name}: exit status 2\n{stderr}"
-        );
-        let expected = format!("{}:{line}: ", path.display());
-        let found = stderr
-            .lines()
-            .find(|l| l.trim_start_matches("lockstep: ").starts_with(&expected));
-        let Some(found) = found else {
-            panic!("{name}: no problem at {expected}\n{stderr}\n--- the file ---\n{text}");
-        };
+        let (found, _, _) = refused_at(&dir, name, text, *line);
         assert!(found.contains(reason), "{name}: {found:?} says {reason:?}");
     }
     // The same step with a claim the recording bears out passes.
