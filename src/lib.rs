@@ -20,6 +20,7 @@ mod agenda;
 pub mod builtin;
 pub mod explore;
 pub mod inventory;
+mod json;
 pub mod lesson;
 // The mdBook preprocessor: pure text in and out, run from the command line (no browser bundle
 // reaches it, so none links it).

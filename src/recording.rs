@@ -10,7 +10,9 @@
 //! in the file is never trusted.
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::json::Obj;
 
 use crate::scenario::Scenario;
 use crate::trace::{
@@ -413,70 +415,6 @@ pub fn events_of(trace: &Value) -> Result<Vec<Event>, String> {
         .enumerate()
         .map(|(i, e)| read_event(e).map_err(|why| format!("trace event {}: {why}", i + 1)))
         .collect()
-}
-
-/// A JSON object's members, read by name with errors that name the member.
-struct Obj<'a>(&'a Map<String, Value>);
-
-impl<'a> Obj<'a> {
-    fn of(v: &'a Value, what: &str) -> Result<Obj<'a>, String> {
-        match v {
-            Value::Object(m) => Ok(Obj(m)),
-            _ => Err(format!("{what} is not a JSON object")),
-        }
-    }
-    fn get(&self, name: &str) -> Option<&'a Value> {
-        self.0.get(name).filter(|v| !v.is_null())
-    }
-    fn need(&self, name: &str) -> Result<&'a Value, String> {
-        self.get(name)
-            .ok_or_else(|| format!("\"{name}\" is missing"))
-    }
-    fn u64(&self, name: &str) -> Result<u64, String> {
-        self.need(name)?
-            .as_u64()
-            .ok_or_else(|| format!("\"{name}\" is not a whole number"))
-    }
-    fn u32(&self, name: &str) -> Result<u32, String> {
-        u32::try_from(self.u64(name)?).map_err(|_| format!("\"{name}\" is too large"))
-    }
-    fn opt_u32(&self, name: &str) -> Result<Option<u32>, String> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(_) => self.u32(name).map(Some),
-        }
-    }
-    fn opt_u64(&self, name: &str) -> Result<Option<u64>, String> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(_) => self.u64(name).map(Some),
-        }
-    }
-    fn bool(&self, name: &str) -> Result<bool, String> {
-        self.need(name)?
-            .as_bool()
-            .ok_or_else(|| format!("\"{name}\" is not true or false"))
-    }
-    fn str(&self, name: &str) -> Result<&'a str, String> {
-        self.need(name)?
-            .as_str()
-            .ok_or_else(|| format!("\"{name}\" is not a string"))
-    }
-    fn list(&self, name: &str) -> Result<&'a Vec<Value>, String> {
-        match self.need(name)? {
-            Value::Array(items) => Ok(items),
-            _ => Err(format!("\"{name}\" is not a list")),
-        }
-    }
-    /// A member that names one of a closed set of words.
-    fn word<T: Copy>(&self, name: &str, words: &[(&str, T)]) -> Result<T, String> {
-        let w = self.str(name)?;
-        words
-            .iter()
-            .find(|(x, _)| *x == w)
-            .map(|(_, t)| *t)
-            .ok_or_else(|| format!("\"{name}\" is \"{w}\", which is not one of its words"))
-    }
 }
 
 fn read_source(v: &Value) -> Result<Source, String> {

@@ -215,3 +215,138 @@ fn predictions_and_gate_misconceptions_survive_the_compact_form() {
     assert_eq!(ga.misconceptions.len(), gb.misconceptions.len());
     assert_eq!(ga.misconceptions[0].hint, gb.misconceptions[0].hint);
 }
+
+/// Narration with every kind of block and of text the renderer makes.
+const EVERY_KIND: &str = "## A heading\n\nA paragraph with `code`, *emphasis*, **strength** and a [link](https://example.org/),  \nthen a break.\n\n1. first\n2. second\n\n- a bullet\n\n> quoted\n\n```\nshown as is\n```\n\n---\n";
+
+/// The kinds of block and text in some narration, by serde's names for them.
+fn kinds(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                out.insert(k.clone());
+                kinds(v, out);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| kinds(v, out)),
+        serde_json::Value::String(s) => {
+            out.insert(s.clone());
+        }
+        _ => {}
+    }
+}
+
+/// The compact form is read by a hand-written reader; whatever the writer writes, for every
+/// shipped lesson, the facilitator's example and lessons with every optional part and every kind
+/// of narration, reads back as exactly what was written.
+#[test]
+fn the_compact_form_reads_back_exactly_what_was_written() {
+    let mut lessons = lesson::builtin::lessons();
+    let example = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/ledger-drill.md"),
+    )
+    .expect("the example lesson");
+    lessons.push(lesson::parse(&example).expect("the example reads"));
+    let sweep = "```sweep\nparam = \"pause_ms\"\nvalues = [0, 400]\nseeds = 3\ncaption = \"Longer pauses\"\n```\n";
+    for rest in [format!("{PREDICT}\n{GATE}"), sweep.to_string()] {
+        lessons.push(lesson::parse(&lesson(EVERY_KIND, &rest)).expect("reads"));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for l in &lessons {
+        let w = wire::to_wire(l);
+        let json = serde_json::to_string(&w).expect("writes");
+        kinds(&serde_json::from_str(&json).unwrap(), &mut seen);
+        let back: wire::WireLesson = serde_json::from_str(&json)
+            .unwrap_or_else(|e| panic!("lesson {} does not read back: {e}", l.id));
+        // Written again, it is the same JSON: every member was read, and into its place. (The
+        // JSON itself rounds the sweeps' fractions in their last digit, whoever reads them.)
+        let read: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            read,
+            "lesson {}",
+            l.id
+        );
+    }
+    // What the lessons above hold, so that the reader is tested on each part it reads.
+    for part in [
+        "heading",
+        "paragraph",
+        "list",
+        "quote",
+        "code",
+        "rule",
+        "text",
+        "emphasis",
+        "strong",
+        "link",
+        "line_break",
+        "gate",
+        "prediction",
+        "sweep",
+        "recording",
+        "messages",
+        "misconceptions",
+        "given",
+        "rich",
+        "alternatives",
+        "after_ms",
+        "nth",
+        "accepted",
+    ] {
+        assert!(seen.contains(part), "no lesson above has {part:?}");
+    }
+    // The whole course file too.
+    let course = wire::course_json(&lesson::builtin::lessons());
+    assert_eq!(
+        wire::read_course(&course).expect("reads").len(),
+        lesson::builtin::lessons().len()
+    );
+}
+
+/// A damaged compact form is refused with the member, the item and the lesson it is in.
+#[test]
+fn a_damaged_compact_form_names_what_is_wrong_and_where() {
+    let course = wire::course_json(&lesson::builtin::lessons());
+    let cases = [
+        (
+            course.replacen("\"overlaps\":", "\"weather\":1,\"overlaps\":", 1),
+            vec![
+                "lesson \"two-orders\"",
+                "\"steps\" item 1",
+                "unknown member \"weather\"",
+            ],
+        ),
+        (
+            {
+                let at = course.find("\"line\":").expect("a line") + "\"line\":".len();
+                let digits = course[at..].find(|c: char| !c.is_ascii_digit()).unwrap();
+                format!("{}\"ten\"{}", &course[..at], &course[at + digits..])
+            },
+            vec!["\"line\" is not a whole number"],
+        ),
+        (
+            course.replacen("{\"paragraph\":", "{\"sonnet\":", 1),
+            vec!["\"sonnet\" is not a kind of block"],
+        ),
+        (
+            course.replacen("{\"text\":", "{\"shout\":", 1),
+            vec!["\"shout\" is not a kind of text"],
+        ),
+        (
+            course.replacen("\"title\":", "\"headline\":", 1),
+            vec!["unknown member \"headline\""],
+        ),
+        (
+            course.replacen("\"lessons\":[", "\"lessons\":[7,", 1),
+            vec!["\"lessons\" item 1", "a lesson is not a JSON object"],
+        ),
+    ];
+    for (bad, words) in cases {
+        assert_ne!(bad, course, "the damage applies");
+        let e = wire::read_course(&bad).expect_err("refused");
+        for w in words {
+            assert!(e.contains(w), "{e:?} does not say {w:?}");
+        }
+    }
+}
