@@ -87,7 +87,7 @@ fn successors<'a>(scenario: &'a Scenario, resource: &str) -> BTreeMap<&'a str, &
         .iter()
         .filter(|m| m.resource == resource)
         .collect();
-    migrations.sort_by_key(|m| m.at_ms);
+    crate::sort::sort_by_key(&mut migrations, |m| m.at_ms);
     let mut out: BTreeMap<&str, &str> = BTreeMap::new();
     for m in migrations {
         if !named_directly(&m.to) && m.to != m.from {
@@ -327,6 +327,8 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             }
         }
     }
-    findings.sort_by(|a, b| (a.severity, &a.resource).cmp(&(b.severity, &b.resource)));
+    crate::sort::sort_by(&mut findings, |a, b| {
+        (a.severity, &a.resource).cmp(&(b.severity, &b.resource))
+    });
     findings
 }

@@ -1,9 +1,9 @@
 //! Reading JSON member by member, with errors that name what is wrong.
 //!
 //! The page's bundles read several JSON forms (recordings, the lessons' compact form). Readers
-//! derived with serde are generated anew for every type and inlined with the parser, which made
-//! them the largest part of the lesson view's download; reading a [`Value`] once and walking it
-//! here costs a small fraction of that. Natively the same readers run, so they are tested there.
+//! derived with serde are generated anew for every type and inlined with the parser; reading a
+//! [`Value`] once and walking it here costs much less of the download (for recordings, 8 KB
+//! gzip where derived readers cost 42). Natively the same readers run, so they are tested there.
 
 use serde_json::{Map, Value};
 

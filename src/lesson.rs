@@ -436,7 +436,7 @@ pub mod builtin {
             .iter()
             .filter_map(|l| super::parse(l.text).ok())
             .collect();
-        out.sort_by_key(|l| l.order);
+        crate::sort::sort_by_key(&mut out, |l| l.order);
         out
     }
 }

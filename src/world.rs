@@ -103,7 +103,7 @@ struct NetworkTimeline {
 /// The distinct instants among `times`, ascending.
 fn boundaries(times: impl Iterator<Item = Micros>) -> Vec<Micros> {
     let mut starts: Vec<Micros> = times.collect();
-    starts.sort_unstable();
+    crate::sort::sort(&mut starts);
     starts.dedup();
     starts
 }
@@ -416,7 +416,7 @@ impl World {
                     .filter(|p| p.client == name || p.client == class.name)
                     .map(|p| (ms(p.start_ms), ms(p.start_ms) + ms(p.duration_ms)))
                     .collect();
-                pauses.sort();
+                crate::sort::sort(&mut pauses);
                 clients.push(ClientConfig {
                     name,
                     class: class_index as u32,
@@ -478,7 +478,7 @@ impl World {
                             .iter()
                             .map(|r| latency[region][*r as usize])
                             .collect();
-                        l.sort_unstable();
+                        crate::sort::sort(&mut l);
                         l
                     })
                     .collect()
@@ -494,7 +494,7 @@ impl World {
                             .iter()
                             .map(|r| (latency[region][*r as usize], *r))
                             .collect();
-                        paths.sort_by_key(|p| p.0);
+                        crate::sort::sort_by_key(&mut paths, |p| p.0);
                         paths
                     })
                     .collect()

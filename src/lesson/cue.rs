@@ -342,7 +342,7 @@ impl EventPattern {
         if let Some(ms) = self.after_ms {
             times.retain(|&t| t >= ms.saturating_mul(1000));
         }
-        times.sort_unstable();
+        crate::sort::sort(&mut times);
         times
     }
 
@@ -478,7 +478,7 @@ pub fn visible<'c>(cues: &'c [Cue], marks: &[Option<Mark>], playhead: Micros) ->
         .enumerate()
         .filter_map(|(i, m)| m.filter(|m| m.at <= playhead).map(|m| (m.at, i)))
         .collect();
-    shown.sort_unstable();
+    crate::sort::sort(&mut shown);
     shown.into_iter().map(|(_, i)| &cues[i]).collect()
 }
 
@@ -589,7 +589,7 @@ pub fn highlighted_events(h: &Highlight, world: &World, events: &[Event]) -> Vec
             None => out.extend(matches),
         }
     }
-    out.sort_unstable();
+    crate::sort::sort(&mut out);
     out.dedup();
     out
 }

@@ -153,8 +153,8 @@ pub fn check(lesson: &Lesson) -> Checked {
     for exercise in &lesson.exercises {
         check_exercise(exercise, &mut out);
     }
-    out.errors.sort_by_key(|e| e.line);
-    out.notes.sort_by_key(|e| e.line);
+    crate::sort::sort_by_key(&mut out.errors, |e| e.line);
+    crate::sort::sort_by_key(&mut out.notes, |e| e.line);
     out
 }
 

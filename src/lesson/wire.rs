@@ -2,7 +2,7 @@
 //!
 //! Parsing Markdown (and the lesson texts themselves) would add a large share to the page's
 //! first download, so the app does not parse lesson files when it starts. The shipped lessons
-//! are written in this form once, natively (`static/lessons.json`, kept equal to the lesson
+//! are written in this form once, natively (`static/course/`, kept equal to the lesson
 //! files by a test), and fetched when a lesson view opens; a file a facilitator pastes is
 //! parsed and checked off the page's thread and comes back in this form too.
 //!
@@ -29,20 +29,13 @@ use crate::scenario::Scenario;
 /// The format's version, written in every file; a file of another version is refused.
 pub const VERSION: u32 = 2;
 
-/// The compact form is read by hand ([`read`]): a derived reader for each of its types made up
-/// a fifth of the lesson view's download. A lesson inside another serde type (the checker's
+/// The compact form is read by hand ([`read`]): a derived reader for each of its types cost about
+/// 10 KB (gzip) of the lesson view's download. A lesson inside another serde type (the checker's
 /// reply, the files kept in local storage) reads through the same reader.
 impl<'de> Deserialize<'de> for WireLesson {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         read::lesson(&serde_json::Value::deserialize(d)?).map_err(serde::de::Error::custom)
     }
-}
-
-/// Several lessons: the course file.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct WireCourse {
-    pub version: u32,
-    pub lessons: Vec<WireLesson>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -365,18 +358,31 @@ fn rich_texts(l: &Lesson) -> Vec<(String, Vec<Inline>)> {
     out
 }
 
-/// The course file of several lessons, as compact JSON with one lesson a line: the page
-/// downloads it before a lesson step shows (pretty JSON's indentation cost a fifth more
-/// after compression), and a line a lesson keeps a diff readable by lesson.
-pub fn course_json(lessons: &[Lesson]) -> String {
-    let lines: Vec<String> = lessons
-        .iter()
-        .map(|l| serde_json::to_string(&to_wire(l)).expect("lessons serialize"))
-        .collect();
-    format!(
-        "{{\"version\":{VERSION},\"lessons\":[\n{}\n]}}\n",
-        lines.join(",\n")
-    )
+/// The folder the shipped lessons are served from, beside the page (`static/course/`).
+pub const COURSE_DIR: &str = "course";
+
+/// The shipped lessons as the files the page fetches: `index.json`, the lessons' ids in course
+/// order, and a file a lesson (`ID.json`), each compact JSON on one line (pretty JSON's
+/// indentation cost a fifth more after compression). A lesson step fetches its own lesson's
+/// file first and shows it; the others follow. All of them together would be several times
+/// what one step needs.
+pub fn course_files(lessons: &[Lesson]) -> Vec<(String, String)> {
+    let ids: Vec<&str> = lessons.iter().map(|l| l.id.as_str()).collect();
+    let mut files = vec![(
+        "index.json".to_string(),
+        format!(
+            "{{\"version\":{VERSION},\"lessons\":{}}}\n",
+            serde_json::to_string(&ids).expect("ids serialize")
+        ),
+    )];
+    for l in lessons {
+        let lesson = serde_json::to_string(&to_wire(l)).expect("lessons serialize");
+        files.push((
+            format!("{}.json", l.id),
+            format!("{{\"version\":{VERSION},\"lesson\":{lesson}}}\n"),
+        ));
+    }
+    files
 }
 
 fn parse_all<T>(
@@ -591,20 +597,51 @@ pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
     })
 }
 
-/// Reads a course file (the JSON [`course_json`] writes).
-pub fn read_course(json: &str) -> Result<Vec<Loaded>, String> {
+/// A file of the shipped course, parsed, with its version checked.
+fn course_file(json: &str) -> Result<serde_json::Value, String> {
     let value: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    let course = read::course(&value)?;
-    if course.version != VERSION {
-        return Err(format!(
-            "the lessons file is of version {}, this page reads version {VERSION}",
-            course.version
-        ));
+    match value.get("version").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(VERSION) => Ok(value),
+        Some(v) => Err(format!(
+            "the lessons are of version {v}, this page reads version {VERSION}"
+        )),
+        None => Err("the lessons' file has no version".into()),
     }
-    course
-        .lessons
+}
+
+/// Reads the course's `index.json`: the ids of its lessons, in course order.
+pub fn read_index(json: &str) -> Result<Vec<String>, String> {
+    read::index(&course_file(json)?)
+}
+
+/// Reads one lesson's file of the shipped course.
+pub fn read_lesson_file(json: &str) -> Result<Loaded, String> {
+    let w = read::lesson_file(&course_file(json)?)?;
+    from_wire(&w).map_err(|e| format!("lesson \"{}\": {e}", w.id))
+}
+
+/// Reads the shipped course from its files, by name ([`course_files`]): the index, then each
+/// lesson it lists, which must be the lesson of that id.
+pub fn read_course_files(files: &[(String, String)]) -> Result<Vec<Loaded>, String> {
+    let text = |name: &str| {
+        files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.as_str())
+            .ok_or_else(|| format!("{COURSE_DIR}/{name} is missing"))
+    };
+    read_index(text("index.json")?)?
         .iter()
-        .map(|l| from_wire(l).map_err(|e| format!("lesson \"{}\": {e}", l.id)))
+        .map(|id| {
+            let l = read_lesson_file(text(&format!("{id}.json"))?)?;
+            if l.lesson.id != *id {
+                return Err(format!(
+                    "{COURSE_DIR}/{id}.json holds lesson \"{}\"",
+                    l.lesson.id
+                ));
+            }
+            Ok(l)
+        })
         .collect()
 }
 

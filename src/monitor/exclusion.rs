@@ -167,7 +167,7 @@ impl<'a> SpanCollector<'a> {
             spans[i].end = until;
         }
         if !abandoned.is_empty() {
-            abandoned.sort_unstable();
+            crate::sort::sort(&mut abandoned);
             let mut i = 0;
             spans.retain(|_| {
                 i += 1;
@@ -176,7 +176,7 @@ impl<'a> SpanCollector<'a> {
         }
         // Stable, so one client's spans that start at one instant stay in the order they ended.
         if !spans.is_sorted_by_key(|s| (s.start, s.client)) {
-            spans.sort_by_key(|s| (s.start, s.client));
+            crate::sort::sort_by_key(&mut spans, |s| (s.start, s.client));
         }
         spans
     }

@@ -132,7 +132,9 @@ impl Course {
             lessons.retain(|x| x.lesson.id != l.lesson.id);
             lessons.push(CourseLesson::new(l, origin));
         }
-        lessons.sort_by(|a, b| (a.lesson.order, &a.lesson.id).cmp(&(b.lesson.order, &b.lesson.id)));
+        crate::sort::sort_by(&mut lessons, |a, b| {
+            (a.lesson.order, &a.lesson.id).cmp(&(b.lesson.order, &b.lesson.id))
+        });
         Course { lessons, ops: &OPS }
     }
 
@@ -995,6 +997,10 @@ pub enum Folder {
 pub struct Shelf {
     pub lessons: Lessons,
     shipped: Rc<Vec<Loaded>>,
+    /// Whether every shipped lesson is here: a lesson step's own lesson comes first, alone.
+    shipped_all: bool,
+    /// Why the rest of the shipped lessons did not come, after the first one had.
+    pub missing: Option<String>,
     pub opened: OpenedFiles,
     pub open_status: OpenStatus,
     /// The folder of lessons served beside the site, and its lessons.
@@ -1009,6 +1015,8 @@ impl PartialEq for Shelf {
     fn eq(&self, o: &Self) -> bool {
         self.lessons == o.lessons
             && Rc::ptr_eq(&self.shipped, &o.shipped)
+            && self.shipped_all == o.shipped_all
+            && self.missing == o.missing
             && self.opened == o.opened
             && self.open_status == o.open_status
             && self.folder == o.folder
@@ -1022,7 +1030,10 @@ impl PartialEq for Shelf {
 pub enum ShelfAction {
     /// The shipped lessons were asked for.
     Fetching,
-    /// They came, or why not.
+    /// The lesson a lesson step's address names came ahead of the others, so that the step
+    /// shows without waiting for the whole course.
+    FetchedLesson(Box<Loaded>),
+    /// They came, all of them, or why not.
     Fetched(Result<Vec<Loaded>, String>),
     /// A link's file is being fetched from this address.
     FetchingFile(String),
@@ -1067,6 +1078,8 @@ impl Shelf {
         Shelf {
             lessons: Lessons::Idle,
             shipped: Rc::new(Vec::new()),
+            shipped_all: false,
+            missing: None,
             opened,
             open_status: OpenStatus::Idle,
             folder: Folder::Idle,
@@ -1075,10 +1088,16 @@ impl Shelf {
         }
     }
 
+    /// Whether every shipped lesson is here (or will not come).
+    pub fn shipped_complete(&self) -> bool {
+        self.shipped_all
+    }
+
     /// Whether a lesson not in the course may still arrive: the course, the folder or a
     /// link's file is on its way, so a link to it waits instead of saying it is missing.
     pub fn waiting(&self) -> bool {
         matches!(self.lessons, Lessons::Idle | Lessons::Loading)
+            || (matches!(self.lessons, Lessons::Ready(_)) && !self.shipped_all)
             || matches!(self.folder, Folder::Loading)
             || matches!(
                 self.open_status,
@@ -1111,11 +1130,26 @@ impl Shelf {
                     next.lessons = Lessons::Loading;
                 }
             }
+            ShelfAction::FetchedLesson(lesson) => {
+                if !self.shipped_all {
+                    next.shipped = Rc::new(vec![*lesson]);
+                    next.lessons = Lessons::Ready(next.course());
+                }
+            }
             ShelfAction::Fetched(Ok(shipped)) => {
                 next.shipped = Rc::new(shipped);
+                next.shipped_all = true;
                 next.lessons = Lessons::Ready(next.course());
             }
-            ShelfAction::Fetched(Err(why)) => next.lessons = Lessons::Failed(why),
+            // With a lesson already shown, it stays; the course says what is missing.
+            ShelfAction::Fetched(Err(why)) => {
+                next.shipped_all = true;
+                if matches!(self.lessons, Lessons::Ready(_)) {
+                    next.missing = Some(why);
+                } else {
+                    next.lessons = Lessons::Failed(why);
+                }
+            }
             ShelfAction::Checking => next.open_status = OpenStatus::Checking,
             ShelfAction::FetchingFile(url) => next.open_status = OpenStatus::Fetching(url),
             ShelfAction::Unavailable(why) => next.open_status = OpenStatus::Unavailable(why),

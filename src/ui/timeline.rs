@@ -528,7 +528,7 @@ impl Layout {
             );
         }
         for l in &mut lanes {
-            l.spans.sort_by_key(|s| (s.from, s.to));
+            crate::sort::sort_by_key(&mut l.spans, |s| (s.from, s.to));
         }
 
         // The overlaps the verdict counts: the first in detail, all of them in bands.
@@ -545,7 +545,7 @@ impl Layout {
                     .chain(o.grants.iter().flatten().map(|g| service_lane(g.service)))
                     .chain(std::iter::once(resource_lane(o.resource)))
                     .collect();
-                spanned.sort_unstable();
+                crate::sort::sort(&mut spanned);
                 spanned.dedup();
                 let (granted, text) = overlap_words(world, o, &ended);
                 let name = |k: usize| world.clients[o.clients[k] as usize].name.clone();
@@ -583,7 +583,7 @@ impl Layout {
                             .map(resource_lane),
                     )
                     .collect();
-                spanned.sort_unstable();
+                crate::sort::sort(&mut spanned);
                 MergedOverlaps {
                     from: b.from,
                     to: b.to,
@@ -601,7 +601,7 @@ impl Layout {
             .enumerate()
             .map(|(k, l)| ((l.cause as u64) << 32) | k as u64)
             .collect();
-        keys.sort_unstable();
+        crate::sort::sort(&mut keys);
         let links_by_cause: Vec<u32> = keys.iter().map(|k| *k as u32).collect();
         let notes = notes::notes(world, events, end, analysis, verdict, &index, &overlaps);
         Layout {
@@ -916,7 +916,7 @@ impl Layout {
                 Some(b) if m.from <= b.to.saturating_add(gap) => {
                     b.to = b.to.max(m.to);
                     b.lanes.extend(&m.lanes);
-                    b.lanes.sort_unstable();
+                    crate::sort::sort(&mut b.lanes);
                     b.lanes.dedup();
                     b.count += m.count;
                 }

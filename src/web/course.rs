@@ -647,7 +647,18 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
 /// The view for a fragment that names nothing.
 /// What opening a lesson by its link is doing (when the address asks for one), and the
 /// problems of the site's folder of lessons, above the course's list.
-pub fn reach_status(by_link: bool, status: &OpenStatus, folder: &Folder) -> Html {
+pub fn reach_status(by_link: bool, shelf: &crate::ui::course::Shelf) -> Html {
+    let (status, folder) = (&shelf.open_status, &shelf.folder);
+    // The lesson a step's address named came first; the course lists the rest when they come.
+    let shipped = match (&shelf.lessons, &shelf.missing) {
+        (_, Some(why)) => html! {
+            <p class="errors has-errors" id="course-missing">{ format!("Some lessons could not be loaded: {why}.") }</p>
+        },
+        (CourseState::Ready(_), None) if !shelf.shipped_complete() => {
+            html! { <p class="loading">{ "Loading the other lessons…" }</p> }
+        }
+        _ => html! {},
+    };
     let link = if by_link {
         match status {
             OpenStatus::Fetching(url) => {
@@ -678,7 +689,7 @@ pub fn reach_status(by_link: bool, status: &OpenStatus, folder: &Folder) -> Html
         _ => html! {},
     };
     html! {
-        <div id="link-status" role="status">{ link }{ folder }</div>
+        <div id="link-status" role="status">{ shipped }{ link }{ folder }</div>
     }
 }
 

@@ -429,8 +429,51 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The address of the shipped lessons in their compact form, next to the page.
-const LESSONS_URL: &str = "lessons.json";
+/// The shipped lessons, in their compact form: the ids of the course's lessons in order, then
+/// one lesson's file, and every lesson's file.
+fn course_url(name: &str) -> String {
+    format!("{}/{name}", wire::COURSE_DIR)
+}
+
+/// The shipped lessons: the course's index, then a lesson step's own lesson, which shows at
+/// once, then the other lessons' files, all asked for together.
+async fn fetch_course(first: Option<String>, dispatch: UseReducerDispatcher<Shelf>) {
+    let loaded = fetch_shipped(first, &dispatch).await;
+    dispatch.dispatch(ShelfAction::Fetched(loaded));
+}
+
+async fn fetch_shipped(
+    first: Option<String>,
+    dispatch: &UseReducerDispatcher<Shelf>,
+) -> Result<Vec<wire::Loaded>, String> {
+    let index = fetch_text(&course_url("index.json")).await?;
+    let ids = wire::read_index(&index)?;
+    let mut files = vec![("index.json".to_string(), index)];
+    // A lesson that is not a shipped one (opened, or from the folder) has no file here.
+    if let Some(id) = first.filter(|id| ids.contains(id)) {
+        let name = format!("{id}.json");
+        let text = fetch_text(&course_url(&name)).await?;
+        if let Ok(lesson) = wire::read_lesson_file(&text) {
+            dispatch.dispatch(ShelfAction::FetchedLesson(Box::new(lesson)));
+        }
+        files.push((name, text));
+    }
+    // Every request starts before the first answer is awaited.
+    let asked: Vec<(String, js_sys::Promise)> = ids
+        .iter()
+        .map(|id| format!("{id}.json"))
+        .filter(|name| files.iter().all(|(n, _)| n != name))
+        .map(|name| {
+            let request = gloo::utils::window().fetch_with_str(&course_url(&name));
+            (name, request)
+        })
+        .collect();
+    for (name, request) in asked {
+        let text = response_text(&course_url(&name), request).await?;
+        files.push((name, text));
+    }
+    wire::read_course_files(&files)
+}
 
 /// Where the learner's name for completion codes is kept.
 const NAME_KEY: &str = "lockstep-learner-name";
@@ -600,8 +643,13 @@ async fn fetch_lesson(url: &str) -> Result<String, ui::reach::Fetch> {
 
 /// Fetches a text file next to the page.
 async fn fetch_text(url: &str) -> Result<String, String> {
+    response_text(url, gloo::utils::window().fetch_with_str(url)).await
+}
+
+/// The text of a request already sent to `url`.
+async fn response_text(url: &str, request: js_sys::Promise) -> Result<String, String> {
     let why = |e: wasm_bindgen::JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
-    let response = wasm_bindgen_futures::JsFuture::from(gloo::utils::window().fetch_with_str(url))
+    let response = wasm_bindgen_futures::JsFuture::from(request)
         .await
         .map_err(why)?;
     let response: web_sys::Response = response.dyn_into().map_err(why)?;
@@ -934,18 +982,17 @@ fn use_course(route: &Route) -> CourseHandles {
     {
         let dispatch = shelf.dispatcher();
         let idle = shelf.lessons == CourseState::Idle;
+        // A lesson step's own lesson, fetched ahead of the others.
+        let first = match route {
+            Route::Lesson { lesson, .. } if ui::route::is_id(lesson) => Some(lesson.clone()),
+            _ => None,
+        };
         use_effect_with(section, move |section| {
             let needs = matches!(section, Section::Lessons | Section::Facilitator);
             if needs && idle {
                 dispatch.dispatch(ShelfAction::Fetching);
                 dispatch.dispatch(ShelfAction::FolderLoading);
-                let shipped = dispatch.clone();
-                yew::platform::spawn_local(async move {
-                    let loaded = fetch_text(LESSONS_URL)
-                        .await
-                        .and_then(|json| wire::read_course(&json));
-                    shipped.dispatch(ShelfAction::Fetched(loaded));
-                });
+                yew::platform::spawn_local(fetch_course(first, dispatch.clone()));
                 yew::platform::spawn_local(async move {
                     let (lessons, problems) = read_folder().await;
                     dispatch.dispatch(ShelfAction::FolderRead(lessons, problems));
@@ -1065,7 +1112,7 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
             let opened: Vec<String> = shelf.opened.files.iter().map(|f| f.id.clone()).collect();
             html! {
                 <course::CourseView course={shelf.lessons.clone()} progress={Rc::clone(&shelf.progress)}
-                    notice={course::reach_status(c.open.is_some(), &shelf.open_status, &shelf.folder)}>
+                    notice={course::reach_status(c.open.is_some(), shelf)}>
                     <course::LessonFiles status={shelf.open_status.clone()} opened={opened}
                         on_open={c.on_open.clone()} on_remove={c.on_remove.clone()} />
                 </course::CourseView>
@@ -1082,6 +1129,10 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
                 None if course.index(lesson).is_some() => course::not_found(&route.to_hash()[1..]),
                 None if c.shelf.waiting() => html! {
                     <main id="main"><p class="loading" role="status">{ "Loading the lesson…" }</p></main>
+                },
+                None if c.shelf.missing.is_some() => html! {
+                    <main id="main"><p id="course-error" class="errors has-errors" role="alert">
+                        { format!("The lessons could not be loaded: {}.", c.shelf.missing.as_deref().unwrap_or_default()) }</p></main>
                 },
                 None => course::not_loaded(lesson, c.open.is_some(), &c.shelf.open_status),
             },

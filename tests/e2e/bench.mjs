@@ -111,7 +111,8 @@ async function embedToReady(browser, url) {
  * before it: the time until the new step is painted.
  */
 async function stepTimes(browser, url) {
-  const lessons = JSON.parse(fs.readFileSync(path.join(dist, 'lessons.json'), 'utf8')).lessons;
+  const read = (f) => JSON.parse(fs.readFileSync(path.join(dist, 'course', f), 'utf8'));
+  const lessons = read('index.json').lessons.map((id) => read(`${id}.json`).lesson);
   const places = lessons.flatMap((l) => l.steps.map((s) => ({ hash: `#/lessons/${l.id}/${s.id}`, title: `${s.title} · ${l.title} · Lockstep` })));
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
@@ -352,7 +353,7 @@ async function scrubFrames(browser, url) {
 /**
  * The gzip -9 size of one bundle's files: `app` is the sandbox's first load and `embed` the
  * embed view's; `course` is what a lesson link or the sandbox's heavier panels load (plus
- * lessons.json); `checker`, `reader` and `lab` are workers started on demand.
+ * the largest lesson's file); `checker`, `reader` and `lab` are workers started on demand.
  */
 function gzipSizes(bundle, extra = []) {
   const files = fs
@@ -456,7 +457,7 @@ async function main() {
     report(label, `${kb.toFixed(1)} KB`, `<= ${TARGET.gzipKB} KB`, g.files.length > 1 ? kb <= TARGET.gzipKB : null, `raw ${(g.raw / 1024).toFixed(1)} KB; ${g.parts.join('; ') || 'no .wasm/.js files'}`);
   }
   for (const [label, bundle, extra] of [
-    ['(d) a lesson step: the lesson bundle + lessons.json', 'course', ['lessons.json']],
+    ['(d) a lesson step: the lesson bundle + its lesson (course/two-orders.json, the largest)', 'course', ['course/two-orders.json']],
     ["(d) the sandbox's sweep, explorer or exports, or the facilitator's view: the studio bundle", 'studio', []],
     ['(d) opening a lesson file: the checker worker', 'checker', []],
     ["(d) the sandbox's first edit: the editor's reader worker", 'reader', []],

@@ -11,9 +11,11 @@ use lockstep::ui::course::{places, Course, LessonAction, Place};
 use lockstep::ui::toggles::{self, Toggle};
 use lockstep::ui::{Action, App};
 
+use crate::Draw;
+
 fn course() -> Arc<Course> {
-    let json = wire::course_json(&lesson::builtin::lessons());
-    let loaded = wire::read_course(&json).expect("the course file reads back");
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let loaded = wire::read_course_files(&files).expect("the course file reads back");
     Arc::new(Course::new(loaded, Vec::new()))
 }
 
@@ -41,28 +43,9 @@ fn has_subordinate(app: &App) -> bool {
 }
 
 /// A small deterministic generator (SplitMix64), so that a failure names its case.
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-
-    fn ms(&mut self, s: &Scenario) -> u64 {
-        self.next() % s.duration_ms.max(1) / 10 * 10
-    }
+/// A time within the scenario, in whole tens of milliseconds.
+fn ms(d: &mut Draw, s: &Scenario) -> u64 {
+    d.number() % s.duration_ms.max(1) / 10 * 10
 }
 
 /// Every control a place offers, or every control of the scenario in the sandbox.
@@ -87,8 +70,8 @@ fn random_toggle(d: &mut Draw, base: &Scenario, controls: &[Control]) -> Option<
     Some(match c {
         Control::Partition => match d.below(3) {
             0 => Toggle::Partition(on),
-            1 => Toggle::PartitionStart(d.ms(base)),
-            _ => Toggle::PartitionLength(d.ms(base) + 10),
+            1 => Toggle::PartitionStart(ms(d, base)),
+            _ => Toggle::PartitionLength(ms(d, base) + 10),
         },
         Control::Protocol(class) => {
             let options = toggles::protocol_options(base);
@@ -117,18 +100,18 @@ fn random_toggle(d: &mut Draw, base: &Scenario, controls: &[Control]) -> Option<
             0 => Toggle::Outage { service, on },
             1 => Toggle::OutageStart {
                 service,
-                ms: d.ms(base),
+                ms: ms(d, base),
             },
             _ => Toggle::OutageLength {
                 service,
-                ms: d.ms(base) + 10,
+                ms: ms(d, base) + 10,
             },
         },
         Control::Pause => match d.below(4) {
             0 => Toggle::Pause(on),
             1 => Toggle::PauseClient(d.pick(&base.client_instance_names()).clone()),
-            2 => Toggle::PauseStart(d.ms(base)),
-            _ => Toggle::PauseLength(d.ms(base) + 10),
+            2 => Toggle::PauseStart(ms(d, base)),
+            _ => Toggle::PauseLength(ms(d, base) + 10),
         },
         Control::Migration => match d.below(3) {
             0 => Toggle::Migration(on),
@@ -137,9 +120,9 @@ fn random_toggle(d: &mut Draw, base: &Scenario, controls: &[Control]) -> Option<
                 MigrationMode::Drain,
                 MigrationMode::Transfer,
             ])),
-            _ => Toggle::MigrationAt(d.ms(base)),
+            _ => Toggle::MigrationAt(ms(d, base)),
         },
-        Control::Seed => Toggle::Seed(d.next() % 20),
+        Control::Seed => Toggle::Seed(d.number() % 20),
     })
 }
 

@@ -6,7 +6,6 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
-use expect_test::expect_file;
 use lockstep::lesson::{self, code, wire};
 use lockstep::ui::course::{neighbour, places, Course, LessonAction, Place, Progress};
 use lockstep::ui::route::{is_id, Route, Section};
@@ -15,8 +14,8 @@ use lockstep::ui::{Action, App};
 
 /// The course as the page builds it: the shipped lessons through the compact form.
 fn course() -> Arc<Course> {
-    let json = wire::course_json(&lesson::builtin::lessons());
-    let loaded = wire::read_course(&json).expect("the course file reads back");
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let loaded = wire::read_course_files(&files).expect("the course file reads back");
     Arc::new(Course::new(loaded, Vec::new()))
 }
 
@@ -38,11 +37,42 @@ fn protocol(class: &str, choice: &str) -> Action {
 }
 
 #[test]
-fn the_shipped_course_file_is_the_lessons_in_compact_form() {
-    // The page fetches this file instead of parsing Markdown. Regenerate it after changing a
-    // lesson with: UPDATE_EXPECT=1 cargo test --test it course
-    expect_file!["../../static/lessons.json"]
-        .assert_eq(&wire::course_json(&lesson::builtin::lessons()));
+fn the_shipped_course_files_are_the_lessons_in_compact_form() {
+    // The page fetches these files instead of parsing Markdown. Regenerate them after changing
+    // a lesson with: UPDATE_EXPECT=1 cargo test --test it course
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static/course");
+    let files = wire::course_files(&lesson::builtin::lessons());
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            std::fs::remove_file(entry.unwrap().path()).unwrap();
+        }
+        for (name, text) in &files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+    }
+    let mut shipped: Vec<String> = std::fs::read_dir(&dir)
+        .expect("static/course")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    shipped.sort();
+    let mut written: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+    written.sort();
+    assert_eq!(
+        shipped, written,
+        "run UPDATE_EXPECT=1 cargo test --test it course"
+    );
+    for (name, text) in &files {
+        let on_disk = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(
+            on_disk == *text,
+            "static/course/{name} is not the lesson's compact form: run UPDATE_EXPECT=1 cargo test --test it course"
+        );
+    }
+    // A lesson step needs one lesson's file; the largest is a small part of the whole.
+    let largest = files.iter().map(|(_, t)| t.len()).max().unwrap();
+    let whole: usize = files.iter().map(|(_, t)| t.len()).sum();
+    assert!(largest * 4 < whole, "{largest} of {whole} bytes");
 }
 
 #[test]
@@ -91,17 +121,45 @@ fn the_compact_form_keeps_everything_the_app_uses() {
 
 #[test]
 fn a_damaged_course_file_is_refused_with_its_reason() {
-    let json = wire::course_json(&lesson::builtin::lessons());
-    let bad = json.replacen("\"exclusion broken\"", "\"exclusion shattered\"", 1);
-    let e = wire::read_course(&bad).unwrap_err();
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let damaged = |name: &str, change: &dyn Fn(&str) -> String| {
+        let mut changed = files.clone();
+        let file = changed.iter_mut().find(|(n, _)| n == name).expect("a file");
+        file.1 = change(&file.1);
+        wire::read_course_files(&changed).unwrap_err()
+    };
+    let e = damaged("two-orders.json", &|t| {
+        t.replacen("\"exclusion broken\"", "\"exclusion shattered\"", 1)
+    });
     assert!(e.contains("exclusion shattered"), "{e}");
-    let other = json.replacen(
-        &format!("\"version\":{}", wire::VERSION),
-        "\"version\":9",
-        1,
+    let version = format!("\"version\":{}", wire::VERSION);
+    let e = damaged("fencing.json", &|t| {
+        t.replacen(&version, "\"version\":9", 1)
+    });
+    assert!(e.contains("version 9"), "{e}");
+    let e = damaged("index.json", &|t| t.replacen(&version, "\"version\":9", 1));
+    assert!(e.contains("version 9"), "{e}");
+    assert!(damaged("index.json", &|_| "{".into()).contains("EOF"));
+    // The index names a file that is another lesson's, or an id that is no file's name.
+    let e = damaged("fencing.json", &|_| {
+        files
+            .iter()
+            .find(|(n, _)| n == "regions.json")
+            .unwrap()
+            .1
+            .clone()
+    });
+    assert!(
+        e.contains("course/fencing.json holds lesson \"regions\""),
+        "{e}"
     );
-    assert!(wire::read_course(&other).unwrap_err().contains("version 9"));
-    assert!(wire::read_course("{").is_err());
+    let e = damaged("index.json", &|t| t.replacen("\"fencing\"", "\"../x\"", 1));
+    assert!(e.contains("\"../x\" is not a lesson's id"), "{e}");
+    let mut missing = files.clone();
+    missing.retain(|(n, _)| n != "regions.json");
+    assert!(wire::read_course_files(&missing)
+        .unwrap_err()
+        .contains("course/regions.json is missing"));
 }
 
 #[test]
@@ -447,8 +505,8 @@ fn progress_says_where_to_resume() {
 
 #[test]
 fn an_opened_lesson_replaces_a_shipped_one_of_the_same_id() {
-    let json = wire::course_json(&lesson::builtin::lessons());
-    let shipped = wire::read_course(&json).unwrap();
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let shipped = wire::read_course_files(&files).unwrap();
     let mut changed = shipped[0].clone();
     changed.lesson.title = "Changed".into();
     let c = Course::new(shipped.clone(), vec![changed]);
@@ -741,8 +799,8 @@ fn the_course_in_the_page_is_a_reducer() {
     use lockstep::ui::course::{
         open_lesson_file, Lessons, OpenStatus, OpenedFiles, Shelf, ShelfAction,
     };
-    let json = wire::course_json(&lesson::builtin::lessons());
-    let shipped = wire::read_course(&json).unwrap();
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let shipped = wire::read_course_files(&files).unwrap();
     let shelf = Shelf::new(OpenedFiles::default(), Progress::default());
     assert_eq!(shelf.lessons, Lessons::Idle);
     let loading = shelf.reduce(ShelfAction::Fetching);

@@ -296,10 +296,10 @@ fn the_compact_form_reads_back_exactly_what_was_written() {
     ] {
         assert!(seen.contains(part), "no lesson above has {part:?}");
     }
-    // The whole course file too.
-    let course = wire::course_json(&lesson::builtin::lessons());
+    // The whole course too.
+    let files = wire::course_files(&lesson::builtin::lessons());
     assert_eq!(
-        wire::read_course(&course).expect("reads").len(),
+        wire::read_course_files(&files).expect("reads").len(),
         lesson::builtin::lessons().len()
     );
 }
@@ -307,7 +307,11 @@ fn the_compact_form_reads_back_exactly_what_was_written() {
 /// A damaged compact form is refused with the member, the item and the lesson it is in.
 #[test]
 fn a_damaged_compact_form_names_what_is_wrong_and_where() {
-    let course = wire::course_json(&lesson::builtin::lessons());
+    let course = wire::course_files(&lesson::builtin::lessons())
+        .into_iter()
+        .find(|(name, _)| name == "two-orders.json")
+        .expect("the first lesson's file")
+        .1;
     let cases = [
         (
             course.replacen("\"overlaps\":", "\"weather\":1,\"overlaps\":", 1),
@@ -338,13 +342,17 @@ fn a_damaged_compact_form_names_what_is_wrong_and_where() {
             vec!["unknown member \"headline\""],
         ),
         (
-            course.replacen("\"lessons\":[", "\"lessons\":[7,", 1),
-            vec!["\"lessons\" item 1", "a lesson is not a JSON object"],
+            format!("{{\"version\":{},\"lesson\":7}}", wire::VERSION),
+            vec!["a lesson is not a JSON object"],
+        ),
+        (
+            course.replacen("\"lesson\":{", "\"lessons\":{", 1),
+            vec!["unknown member \"lessons\""],
         ),
     ];
     for (bad, words) in cases {
         assert_ne!(bad, course, "the damage applies");
-        let e = wire::read_course(&bad).expect_err("refused");
+        let e = wire::read_lesson_file(&bad).expect_err("refused");
         for w in words {
             assert!(e.contains(w), "{e:?} does not say {w:?}");
         }

@@ -23,6 +23,7 @@ mod recordings;
 mod scenario_format;
 mod share;
 mod snapshots;
+mod sorting;
 mod sweeps;
 mod ui;
 mod verdicts;
@@ -83,6 +84,29 @@ pub fn check(scenario: &Scenario, seed: u64) -> (Run, Verdict) {
         );
     }
     (run, verdict)
+}
+
+/// A small random stream for data-driven tests (SplitMix64): the same start gives the same
+/// draws on every machine, so a failing case can be run again by its number.
+pub struct Draw(pub u64);
+
+impl Draw {
+    pub fn number(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n`; 0 when `n` is 0.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.number() % n.max(1)
+    }
+
+    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len() as u64) as usize]
+    }
 }
 
 /// A folder under the system's temporary directory for one test, removed when dropped.

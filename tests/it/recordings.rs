@@ -17,6 +17,8 @@ use lockstep::trace::{self, Event};
 use lockstep::ui::toggles;
 use lockstep::ui::{Action, App, Outcome, RecordingFile};
 
+use crate::Draw;
+
 /// The recordings committed as fixtures, each made by `lockstep record FILE --json`.
 const FIXTURES: &[&str] = &["recording-01.json"];
 
@@ -302,28 +304,6 @@ fn a_recording_too_large_or_not_json_or_without_a_trace_is_refused() {
     assert!(e.contains("no trace"), "{e}");
 }
 
-/// A small deterministic stream of numbers (SplitMix64), so every mutation replays from its
-/// case number.
-struct Stream(u64);
-
-impl Stream {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-}
-
 /// The sizes of the recording's world, for indices that stay in range.
 struct Sizes {
     clients: u64,
@@ -335,7 +315,7 @@ struct Sizes {
 
 /// Sets every index an event carries to another one in range (or just out of it, rarely), and
 /// rows, tokens and instants to other plausible values.
-fn shuffle_members(event: &mut Value, sizes: &Sizes, rng: &mut Stream) {
+fn shuffle_members(event: &mut Value, sizes: &Sizes, rng: &mut Draw) {
     let Some(object) = event.as_object_mut() else {
         return;
     };
@@ -369,7 +349,7 @@ fn shuffle_members(event: &mut Value, sizes: &Sizes, rng: &mut Stream) {
 
 /// One mutation of the trace: delete, duplicate, swap, move in time keeping the order, change
 /// an event's indices, or give it another event's kind (and members) at its own time.
-fn mutate(trace: &mut Vec<Value>, sizes: &Sizes, rng: &mut Stream) {
+fn mutate(trace: &mut Vec<Value>, sizes: &Sizes, rng: &mut Draw) {
     let n = trace.len() as u64;
     if n == 0 {
         return;
@@ -435,7 +415,7 @@ fn thousands_of_mutated_recordings_are_refused_or_judged_never_a_panic() {
     let base: Vec<Value> = file["trace"].as_array().expect("a trace").clone();
     let (mut judged, mut refused) = (0u32, 0u32);
     for case in 0..CASES {
-        let mut rng = Stream(case);
+        let mut rng = Draw(case);
         let mut trace = base.clone();
         for _ in 0..1 + rng.below(4) {
             mutate(&mut trace, &sizes, &mut rng);

@@ -175,9 +175,51 @@ fn failures_name_their_cause_and_blame_no_line_of_the_lesson() {
     );
 }
 
+/// A lesson step's address fetches its own lesson's file first: the step shows with that one
+/// lesson, a link to another lesson waits for the rest, and if the rest never comes the shown
+/// lesson stays and the course says what is missing.
+#[test]
+fn a_lesson_step_shows_its_own_lesson_before_the_rest_of_the_course_arrives() {
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let file = |name: &str| files.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let first = || Box::new(wire::read_lesson_file(&file("fencing.json")).unwrap());
+    let lessons = |s: &Shelf| match &s.lessons {
+        Lessons::Ready(c) => c.lessons.iter().map(|l| l.lesson.id.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let asked =
+        Shelf::new(OpenedFiles::default(), Progress::default()).reduce(ShelfAction::Fetching);
+    assert!(asked.waiting());
+    let one = asked.reduce(ShelfAction::FetchedLesson(first()));
+    assert_eq!(lessons(&one), ["fencing"]);
+    assert!(one.waiting(), "a link to another lesson waits for the rest");
+    assert!(!one.shipped_complete());
+
+    let all = one.reduce(ShelfAction::Fetched(wire::read_course_files(&files)));
+    assert_eq!(lessons(&all).len(), lesson::builtin::lessons().len());
+    assert!(!all.waiting() && all.shipped_complete() && all.missing.is_none());
+    // A lesson arriving late never takes the others away.
+    assert_eq!(
+        lessons(&all.reduce(ShelfAction::FetchedLesson(first()))),
+        lessons(&all)
+    );
+
+    let cut = one.reduce(ShelfAction::Fetched(Err("the network may be off".into())));
+    assert_eq!(lessons(&cut), ["fencing"], "the shown lesson stays");
+    assert_eq!(cut.missing.as_deref(), Some("the network may be off"));
+    assert!(!cut.waiting() && cut.shipped_complete());
+    // With nothing shown yet, the course itself failed.
+    let failed = asked.reduce(ShelfAction::Fetched(Err("the network may be off".into())));
+    assert_eq!(
+        failed.lessons,
+        Lessons::Failed("the network may be off".into())
+    );
+}
+
 /// The course as the page makes it, with the shipped lessons loaded.
 fn ready_shelf(opened: OpenedFiles) -> Shelf {
-    let shipped = wire::read_course(&wire::course_json(&lesson::builtin::lessons())).unwrap();
+    let shipped =
+        wire::read_course_files(&wire::course_files(&lesson::builtin::lessons())).unwrap();
     Shelf::new(opened, Progress::default())
         .reduce(ShelfAction::Fetching)
         .reduce(ShelfAction::FolderLoading)
@@ -271,7 +313,8 @@ fn site(dir: &Path) -> PathBuf {
     for f in ["app.js", "course.js", "snippets/x/a.js"] {
         std::fs::write(site.join(f), "// code").unwrap();
     }
-    std::fs::write(site.join("lessons.json"), "[]").unwrap();
+    std::fs::create_dir_all(site.join("course")).unwrap();
+    std::fs::write(site.join("course/index.json"), "{}").unwrap();
     std::fs::copy(root().join("static/sw.js"), site.join("sw.js")).unwrap();
     site
 }

@@ -185,10 +185,16 @@ pub fn lesson_pack(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Str
 
 /// A built site has the page, its loader's bundles, the lessons and the offline copy.
 fn check_site(site: &Path) -> Result<(), String> {
-    let missing: Vec<&str> = ["index.html", "app.js", "course.js", "lessons.json", "sw.js"]
-        .into_iter()
-        .filter(|f| !site.join(f).is_file())
-        .collect();
+    let missing: Vec<&str> = [
+        "index.html",
+        "app.js",
+        "course.js",
+        "course/index.json",
+        "sw.js",
+    ]
+    .into_iter()
+    .filter(|f| !site.join(f).is_file())
+    .collect();
     if missing.is_empty() {
         return Ok(());
     }

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::{
-    WireCourse, WireCue, WireExercise, WireGate, WireGateMessage, WireLesson, WireMisconception,
+    WireCue, WireExercise, WireGate, WireGateMessage, WireLesson, WireMisconception,
     WirePrediction, WireRecording, WireStep, WireSweep,
 };
 use crate::json::{list, list_of, string, Obj};
@@ -16,13 +16,25 @@ use crate::lesson::cue::EventPattern;
 use crate::lesson::narration::{Block, Inline};
 use crate::sweep::SweepPoint;
 
-pub fn course(v: &Value) -> Result<WireCourse, String> {
-    let o = Obj::of(v, "the lessons file")?;
+/// The course's index: its lessons' ids, each a plain id (it names a file beside the page).
+pub fn index(v: &Value) -> Result<Vec<String>, String> {
+    let o = Obj::of(v, "the lessons' index")?;
     o.only(&["version", "lessons"])?;
-    Ok(WireCourse {
-        version: o.u32("version")?,
-        lessons: o.items("lessons", lesson)?,
+    o.items("lessons", |id| {
+        let id = string(id)?;
+        if crate::ui::route::is_id(&id) {
+            Ok(id)
+        } else {
+            Err(format!("\"{id}\" is not a lesson's id"))
+        }
     })
+}
+
+/// A lesson's file of the course.
+pub fn lesson_file(v: &Value) -> Result<WireLesson, String> {
+    let o = Obj::of(v, "a lesson's file")?;
+    o.only(&["version", "lesson"])?;
+    lesson(o.need("lesson")?)
 }
 
 pub fn lesson(v: &Value) -> Result<WireLesson, String> {

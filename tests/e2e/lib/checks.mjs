@@ -34,3 +34,13 @@ export async function checkHeadlineMatchesEditor(ctx, what) {
   assertEqual(actual, expected, `${what}: #verdict-headline vs the CLI on the #editor text with seed ${seed}`);
   return actual;
 }
+
+/** The shipped lessons in their compact form, as the page fetches them: the course's index,
+ *  then each lesson's file (`course/ID.json`). */
+export async function shippedLessons(page) {
+  return page.evaluate(async () => {
+    const index = await (await fetch('./course/index.json')).json();
+    const files = await Promise.all(index.lessons.map((id) => fetch(`./course/${id}.json`).then((r) => r.json())));
+    return files.map((f) => f.lesson);
+  });
+}

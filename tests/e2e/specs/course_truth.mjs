@@ -3,6 +3,7 @@
 // and the inventory are shown with the run, and every step and exercise is screenshotted at
 // 1280×800 for review (target/e2e-artifacts/course-truth--every-place--LESSON--PLACE.png).
 import { assert, assertEqual, until } from '../lib/harness.mjs';
+import { shippedLessons } from '../lib/checks.mjs';
 
 async function waitPlace(ctx, place) {
   await ctx.page.waitForSelector(`#view-title[data-place="${place}"]`, { timeout: 20000 });
@@ -18,7 +19,7 @@ async function openPlace(ctx, lesson, place) {
 async function course(ctx) {
   await ctx.open('#/lessons');
   await ctx.page.waitForSelector('#course li');
-  return ctx.page.evaluate(async () => (await fetch('./lessons.json')).json());
+  return { lessons: await shippedLessons(ctx.page) };
 }
 
 export const tests = [

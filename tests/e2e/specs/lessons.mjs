@@ -56,7 +56,7 @@ export const tests = [
       await ctx.page.click('#nav-lessons');
       await ctx.page.waitForSelector('#course li', { timeout: 20000 });
       assert(fetched.some((p) => p.endsWith('/course_bg.wasm')), 'the course bundle is loaded on demand');
-      assert(fetched.some((p) => p.endsWith('/lessons.json')), 'the lessons are fetched on demand');
+      assert(fetched.some((p) => p.endsWith('/course/index.json')), 'the lessons are fetched on demand');
       assertEqual(await ctx.page.$$eval('header.top', (h) => h.length), 1, 'one page header after the hand-over');
       // And back to the sandbox, in the sandbox's bundle again.
       await ctx.page.click('#nav-sandbox');
@@ -187,6 +187,23 @@ export const tests = [
       await waitPlace(ctx, 'stale-write');
       await ctx.page.goForward();
       await waitPlace(ctx, 'writes-only');
+    },
+  },
+  {
+    name: 'lessons::a_step_fetches_its_own_lesson_first_and_the_others_after',
+    async run(ctx) {
+      const fetched = [];
+      ctx.page.on('request', (r) => fetched.push(new URL(r.url()).pathname.replace(/^.*\/course\//, 'course/')));
+      await openRoute(ctx, '#/lessons/fencing/every-access', 'every-access');
+      const course = fetched.filter((p) => p.startsWith('course/'));
+      assertEqual(JSON.stringify(course.slice(0, 2)), '["course/index.json","course/fencing.json"]', 'the index, then the step\'s own lesson');
+      // The others follow, each once, and the course then lists every lesson.
+      await until(async () => fetched.filter((p) => p.startsWith('course/')).length === 9, 'the other lessons are fetched');
+      const again = fetched.filter((p) => p.startsWith('course/'));
+      assertEqual(new Set(again).size, again.length, 'no lesson fetched twice');
+      await openRoute(ctx, '#/lessons');
+      await ctx.page.waitForSelector('#course li');
+      assertEqual(await ctx.page.$$eval('#course li.lesson-card', (l) => l.length), 8, 'every lesson is listed');
     },
   },
   {

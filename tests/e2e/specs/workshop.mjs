@@ -4,6 +4,7 @@
 // and presenter mode (larger type, the timeline on the first screen of a zoomed projector,
 // the whole run across its width without sideways scrolling).
 import { assert, assertEqual, until } from '../lib/harness.mjs';
+import { shippedLessons } from '../lib/checks.mjs';
 
 const EXERCISE = '#/lessons/fencing/two-sources-one-table';
 const EXERCISE_ID = 'two-sources-one-table';
@@ -109,7 +110,7 @@ export const tests = [
       assert(/Goal:/.test(handout), 'the handout has the goals');
       const outlines = await ctx.page.$$eval('.handout-lesson .outline', (o) => o.length);
       const lessons = await ctx.page.$$eval('.handout-lesson', (o) => o.length);
-      const courseLessons = await ctx.page.evaluate(async () => (await (await fetch('lessons.json')).json()).lessons.length);
+      const courseLessons = (await shippedLessons(ctx.page)).length;
       assertEqual(lessons, courseLessons, 'the handout has every lesson');
       assertEqual(outlines, lessons, 'every lesson on the handout has its outline');
       await checkPrintedDarkOnWhite(ctx, 'the handout');
@@ -121,7 +122,7 @@ export const tests = [
     viewport: { width: 1366, height: 768 },
     async run(ctx) {
       await ctx.open('#/lessons');
-      const course = await ctx.page.evaluate(async () => (await (await fetch('lessons.json')).json()).lessons);
+      const course = await shippedLessons(ctx.page);
       let n = 0;
       for (const l of course) {
         for (const e of l.exercises) {
