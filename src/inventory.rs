@@ -117,17 +117,14 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             })
         };
         // Which rows each service is restricted to by a declared partition.
-        let shares: BTreeMap<&str, BTreeSet<&str>> = res
-            .partition
-            .iter()
-            .map(|s| {
+        let shares: BTreeMap<&str, BTreeSet<&str>> =
+            crate::sort::map(res.partition.iter().map(|s| {
                 (
                     s.service.as_str(),
-                    s.rows.iter().map(String::as_str).collect(),
+                    crate::sort::set(s.rows.iter().map(String::as_str)),
                 )
-            })
-            .collect();
-        let all_rows: BTreeSet<&str> = res.rows.iter().map(String::as_str).collect();
+            }));
+        let all_rows: BTreeSet<&str> = crate::sort::set(res.rows.iter().map(String::as_str));
         // For every row: the order roots that protect it, and who brings each in.
         let mut protectors: BTreeMap<&str, BTreeMap<&str, BTreeSet<String>>> = BTreeMap::new();
         let declared: Vec<&str> = scenario
@@ -170,12 +167,12 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             let rows: BTreeSet<&str> = if class.rows.is_empty() {
                 all_rows.clone()
             } else {
-                class.rows.iter().map(String::as_str).collect()
+                crate::sort::set(class.rows.iter().map(String::as_str))
             };
             for service in &services {
                 used.insert(service);
                 if let Some(own) = shares.get(service) {
-                    let outside: BTreeSet<&str> = rows.difference(own).copied().collect();
+                    let outside: BTreeSet<&str> = crate::sort::set(rows.difference(own).copied());
                     if !outside.is_empty() {
                         push(
                             Severity::Defect,
@@ -241,13 +238,13 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             }
         }
         for (roots, rows) in conflicts {
-            let names: BTreeSet<&str> = roots.iter().map(|(r, _)| *r).collect();
+            let names: BTreeSet<&str> = crate::sort::set(roots.iter().map(|(r, _)| *r));
             let who = roots
                 .iter()
                 .map(|(r, w)| format!("\"{r}\" by {}", w.join(", ")))
                 .collect::<Vec<_>>()
                 .join("; ");
-            let rows: BTreeSet<&str> = rows.into_iter().collect();
+            let rows: BTreeSet<&str> = crate::sort::set(rows.into_iter());
             push(
                 Severity::Defect,
                 format!(
@@ -259,7 +256,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             );
         }
         if !lockless.is_empty() && protectors.is_empty() {
-            let names: BTreeSet<&str> = lockless.iter().copied().collect();
+            let names: BTreeSet<&str> = crate::sort::set(lockless.iter().copied());
             push(
                 Severity::Defect,
                 format!(
@@ -269,7 +266,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             );
         }
         if !lockless.is_empty() && !protectors.is_empty() {
-            let names: BTreeSet<&str> = lockless.into_iter().collect();
+            let names: BTreeSet<&str> = crate::sort::set(lockless.into_iter());
             push(
                 Severity::Defect,
                 format!(
@@ -292,10 +289,8 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                 );
             }
         }
-        let roots: BTreeSet<&str> = protectors
-            .values()
-            .flat_map(|r| r.keys().copied())
-            .collect();
+        let roots: BTreeSet<&str> =
+            crate::sort::set(protectors.values().flat_map(|r| r.keys().copied()));
         match (res.fencing, res.fencing_source.as_deref()) {
             (Fencing::AnySource, _) if roots.len() > 1 => push(
                 Severity::Warning,

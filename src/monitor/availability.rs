@@ -144,18 +144,18 @@ impl ResourceTally {
             .enumerate()
             .map(|(r, cfg)| ResourceReport {
                 resource: cfg.name.clone(),
-                rows: cfg
-                    .rows
-                    .iter()
-                    .enumerate()
-                    .map(|(i, name)| (name.clone(), self.values[r][i]))
-                    .collect(),
-                increments: cfg
-                    .rows
-                    .iter()
-                    .enumerate()
-                    .map(|(i, name)| (name.clone(), self.increments[r][i]))
-                    .collect(),
+                rows: crate::sort::map(
+                    cfg.rows
+                        .iter()
+                        .enumerate()
+                        .map(|(i, name)| (name.clone(), self.values[r][i])),
+                ),
+                increments: crate::sort::map(
+                    cfg.rows
+                        .iter()
+                        .enumerate()
+                        .map(|(i, name)| (name.clone(), self.increments[r][i])),
+                ),
                 idle_while_waiting_us: self.idle[r],
             })
             .collect()

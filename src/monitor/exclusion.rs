@@ -375,10 +375,11 @@ pub(super) fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> O
         }
         active.push(i);
     }
-    scan.service_pairs = (0..64u32)
-        .filter(|bit| pairs & (1u64 << bit) != 0)
-        .map(|bit| (bit / 8, bit % 8))
-        .collect();
+    scan.service_pairs = crate::sort::set(
+        (0..64u32)
+            .filter(|bit| pairs & (1u64 << bit) != 0)
+            .map(|bit| (bit / 8, bit % 8)),
+    );
     scan
 }
 
@@ -510,7 +511,7 @@ pub(super) fn violation(
     quoted: &LockLines,
     lines: &mut Lines,
 ) -> Violation {
-    let services: BTreeSet<u32> = o.grants.iter().flatten().map(|g| g.service).collect();
+    let services: BTreeSet<u32> = crate::sort::set(o.grants.iter().flatten().map(|g| g.service));
     let since = o.since[0].min(o.since[1]);
     Violation {
         resource: world.resources[o.resource as usize].name.clone(),

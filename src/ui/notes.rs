@@ -175,7 +175,8 @@ fn lost_notes(
     let details = &analysis.lost.details[..analysis.lost.details.len().min(NOTES_PER_KIND_MAX)];
     // The read each overwriting write was computed from: the client's last accepted read before
     // it, found in one pass.
-    let mut wanted: BTreeMap<usize, Option<usize>> = details.iter().map(|d| (d.by, None)).collect();
+    let mut wanted: BTreeMap<usize, Option<usize>> =
+        crate::sort::map(details.iter().map(|d| (d.by, None)));
     let mut last_read: Vec<Option<usize>> = vec![None; world.clients.len()];
     if let Some(last) = wanted.keys().next_back().copied() {
         for (i, e) in events.iter().enumerate().take(last + 1) {
