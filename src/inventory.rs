@@ -244,7 +244,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                 .map(|(r, w)| format!("\"{r}\" by {}", w.join(", ")))
                 .collect::<Vec<_>>()
                 .join("; ");
-            let rows: BTreeSet<&str> = crate::sort::set(rows.into_iter());
+            let rows: BTreeSet<&str> = crate::sort::set(rows);
             push(
                 Severity::Defect,
                 format!(
@@ -266,7 +266,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             );
         }
         if !lockless.is_empty() && !protectors.is_empty() {
-            let names: BTreeSet<&str> = crate::sort::set(lockless.into_iter());
+            let names: BTreeSet<&str> = crate::sort::set(lockless);
             push(
                 Severity::Defect,
                 format!(
