@@ -475,8 +475,34 @@ mod embed {
             refused(r#"{"type":"lockstep:set-toggle","edit":"seed 99"}"#)
                 .contains("does not offer")
         );
-        assert!(refused(r#"{"type":"lockstep:fly"}"#).contains("not one the embed reads"));
-        assert!(refused(r#"{"type":"lockstep:play","colour":1}"#).contains("not one"));
+        // Each refusal says what is wrong with the message.
+        for (data, words) in [
+            (
+                r#"{"type":"lockstep:fly"}"#,
+                "\"lockstep:fly\" is not a type of message it reads",
+            ),
+            (
+                r#"{"type":"lockstep:play","colour":1}"#,
+                "unknown member \"colour\"",
+            ),
+            (
+                r#"{"type":"lockstep:set-playhead","ms":"soon"}"#,
+                "\"ms\" is not a number",
+            ),
+            (r#"{"type":"lockstep:set-toggle"}"#, "\"edit\" is missing"),
+            (
+                r#"{"type":"lockstep:get-state","id":-1}"#,
+                "\"id\" is not a whole number",
+            ),
+            (r#"{"edit":"seed 1"}"#, "\"type\" is missing"),
+            ("[1]", "the message is not a JSON object"),
+        ] {
+            let why = refused(data);
+            assert!(
+                why.starts_with("the message is not one the embed reads: ") && why.contains(words),
+                "{data}: {why}"
+            );
+        }
         assert!(refused("not json").contains("not JSON"));
         assert!(refused(r#"{"type":"lockstep:play","protocol":2}"#).contains("protocol 2"));
         assert!(refused(&format!("\"{}\"", "x".repeat(5000))).contains("at most 4096"));
