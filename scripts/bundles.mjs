@@ -36,6 +36,10 @@ const HEAVY = [
   'lockstep::ui::export::',
 ];
 
+/** A line of a shipped scenario's TOML text, which only a bundle with an editor needs (the
+ *  others read the scenarios' JSON form). */
+const SHIPPED_TOML = 'name = "Two services, one lock"';
+
 export const VIEWS = [
   {
     view: 'the sandbox, or a permalink (#/sandbox, #/run?…)',
@@ -54,6 +58,7 @@ export const VIEWS = [
     firstLoad: ['index.html', 'loader', 'style.css', 'embed.js', 'embed_bg.wasm'],
     budgetKB: 410,
     mustNotLink: [...HEAVY, 'lockstep::lesson::claim::', 'lockstep::lesson::wire::', 'lockstep::ui::course::LessonRun::check', 'lockstep::ui::course::LessonRun::follow_run', 'lockstep::web::course::', 'lockstep::web::controls::Editor', 'plotters::'],
+    mustNotCarry: [SHIPPED_TOML],
   },
   {
     view: 'a lesson step (#/lessons/…)',
@@ -65,6 +70,7 @@ export const VIEWS = [
     // and the two recordings in the lessons' files about 4 KB.
     budgetKB: 575,
     mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor'],
+    mustNotCarry: [SHIPPED_TOML],
   },
 ];
 
@@ -214,6 +220,11 @@ function main() {
     }
     const names = functionNames(wasm).filter((n) => !n.startsWith('core::ptr::drop_in_place'));
     if (names.length === 0) problems.push(`${v.bundle}: no function names in ${path.relative(ROOT, wasm)}`);
+    // Text, not code: data the bundle carries though it never needs it.
+    const bytes = fs.readFileSync(path.join(dist, `${v.bundle}_bg.wasm`));
+    for (const text of v.mustNotCarry || []) {
+      if (bytes.includes(Buffer.from(text))) problems.push(`${v.bundle} carries the text "${text}"`);
+    }
     for (const forbidden of v.mustNotLink) {
       // A name that matches nothing anywhere would make this check one that cannot fail.
       if (!everywhere().some((n) => n.includes(forbidden))) problems.push(`${v.bundle}: "${forbidden}" names no code of any bundle`);

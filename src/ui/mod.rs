@@ -767,6 +767,12 @@ impl Reading {
     }
 }
 
+/// Whether the picker offers this source. It does not touch the files' texts, so a bundle that
+/// asks links none of them.
+pub fn is_source(source: &str) -> bool {
+    source == BLANK || builtin::find(source).is_some()
+}
+
 /// The text of a picker source: a built-in scenario's TOML, or the blank scenario.
 pub fn source_text(source: &str) -> Option<&'static str> {
     if source == BLANK {

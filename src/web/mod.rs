@@ -1395,7 +1395,7 @@ fn open_in_sandbox(app: &ui::App) {
         _ => String::new(),
     });
     let source = file
-        .filter(|f| ui::source_text(f).is_some())
+        .filter(|f| ui::is_source(f))
         .unwrap_or_else(|| ui::BLANK.to_string());
     save(&ui::Saved {
         source,

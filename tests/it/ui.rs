@@ -514,6 +514,24 @@ fn a_malformed_edit_shows_located_errors_and_keeps_the_last_run() {
     assert_eq!(fixed.scenario.pauses[0].duration_ms, 100);
 }
 
+/// The picker's sources are the shipped files and the blank scenario, and `is_source` says so
+/// without their texts.
+#[test]
+fn every_picker_source_is_a_source_and_nothing_else_is() {
+    for choice in lockstep::ui::picker() {
+        assert!(lockstep::ui::is_source(&choice.value), "{}", choice.value);
+        assert!(lockstep::ui::source_text(&choice.value).is_some());
+    }
+    for other in [
+        "",
+        "99-none.toml",
+        "01-two-services",
+        "../lessons/scenarios/01-two-services.toml",
+    ] {
+        assert!(!lockstep::ui::is_source(other), "{other}");
+    }
+}
+
 fn fencing_toml() -> String {
     lockstep::ui::source_text(FENCING)
         .expect("built in")
