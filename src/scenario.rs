@@ -7,6 +7,7 @@
 //! internally.
 
 mod canonical;
+mod json;
 
 use std::collections::BTreeSet;
 
@@ -619,9 +620,11 @@ impl Scenario {
     }
 
     /// Parses and validates a JSON scenario, the form meant for embedding a scenario in a URL.
+    /// The text is parsed once, with serde_json's located syntax errors, and read by hand
+    /// ([`json`]).
     pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioErrors> {
         within_limit(text)?;
-        let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
+        let parsed: json::Json = serde_json::from_str(text).map_err(|e| {
             // serde_json appends the position to its message; it is already the location.
             let message = e.to_string();
             let message = match message.rfind(" at line ") {
@@ -631,6 +634,12 @@ impl Scenario {
             ScenarioErrors(vec![ScenarioError {
                 location: format!("line {}, column {}", e.line().max(1), e.column().max(1)),
                 message,
+            }])
+        })?;
+        let scenario = json::scenario(&[], &parsed).map_err(|fault| {
+            ScenarioErrors(vec![ScenarioError {
+                location: line_column(text, json::locate(text, &fault)),
+                message: fault.message,
             }])
         })?;
         scenario.validate()?;
