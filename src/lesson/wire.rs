@@ -12,7 +12,7 @@
 //! (links carry scenarios as JSON too): the lesson view then needs neither a Markdown parser, nor
 //! a TOML reader, nor a second description of those types.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 mod read;
 
@@ -29,13 +29,11 @@ use crate::scenario::Scenario;
 /// The format's version, written in every file; a file of another version is refused.
 pub const VERSION: u32 = 2;
 
-/// The compact form is read by hand ([`read`]): a derived reader for each of its types cost about
-/// 10 KB (gzip) of the lesson view's download. A lesson inside another serde type (the checker's
-/// reply, the files kept in local storage) reads through the same reader.
-impl<'de> Deserialize<'de> for WireLesson {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        read::lesson(&serde_json::Value::deserialize(d)?).map_err(serde::de::Error::custom)
-    }
+/// Reads a lesson in compact form from its JSON. The compact form is read by hand ([`read`]):
+/// a derived reader for each of its types cost about 10 KB (gzip) of the lesson view's
+/// download.
+pub fn lesson_of(value: &serde_json::Value) -> Result<WireLesson, String> {
+    read::lesson(value)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -788,8 +788,11 @@ pub fn seeds_words(seeds: &[u64]) -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckReply {
+    /// The lesson in compact form ([`crate::lesson::wire`]), kept as the JSON it travels as:
+    /// the page reads it with the compact form's reader and stores it as it came, so that its
+    /// bundle needs no writer of that form.
     Opened {
-        lesson: crate::lesson::wire::WireLesson,
+        lesson: serde_json::Value,
     },
     Refused {
         errors: Vec<(u32, String)>,
@@ -819,7 +822,8 @@ pub fn check_lesson_file(text: &str) -> CheckReply {
         return refused(checked.errors);
     }
     CheckReply::Opened {
-        lesson: crate::lesson::wire::to_wire(&lesson),
+        lesson: serde_json::to_value(crate::lesson::wire::to_wire(&lesson))
+            .expect("a lesson's compact form is JSON"),
     }
 }
 
@@ -844,17 +848,15 @@ impl CheckReply {
             // Line 0 is no line: the view shows such a problem without one.
             CheckReply::Unavailable { why } => Err(vec![error(0, why)]),
             CheckReply::Opened { lesson } => {
-                let loaded =
-                    crate::lesson::wire::from_wire(&lesson).map_err(|e| vec![error(1, e)])?;
-                Ok((
-                    loaded,
-                    OpenedFile {
-                        id: lesson.id.clone(),
-                        text: text.to_string(),
-                        lesson,
-                        source: None,
-                    },
-                ))
+                let mut file = OpenedFile {
+                    id: String::new(),
+                    text: text.to_string(),
+                    lesson,
+                    source: None,
+                };
+                let loaded = file.read().map_err(|e| vec![error(1, e)])?;
+                file.id = loaded.lesson.id.clone();
+                Ok((loaded, file))
             }
         }
     }
@@ -872,11 +874,29 @@ pub struct OpenedFiles {
 pub struct OpenedFile {
     pub id: String,
     pub text: String,
-    pub lesson: crate::lesson::wire::WireLesson,
+    /// The lesson in compact form, as JSON ([`CheckReply::Opened`]).
+    pub lesson: serde_json::Value,
     /// The address the file was opened from (a `?open=` link), so that the link opens the
     /// kept copy when the network is off, and a changed file replaces it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+}
+
+impl OpenedFile {
+    /// The lesson, read from its compact form.
+    pub fn read(&self) -> Result<Loaded, String> {
+        let w = crate::lesson::wire::lesson_of(&self.lesson)?;
+        crate::lesson::wire::from_wire(&w)
+    }
+
+    /// The lesson's title, for saying it was opened.
+    pub fn title(&self) -> String {
+        self.lesson
+            .get("title")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(&self.id)
+            .to_string()
+    }
 }
 
 impl OpenedFiles {
@@ -924,7 +944,7 @@ impl OpenedFiles {
     pub fn stale(&self) -> Vec<String> {
         self.files
             .iter()
-            .filter(|f| crate::lesson::wire::from_wire(&f.lesson).is_err())
+            .filter(|f| f.read().is_err())
             .map(|f| f.text.clone())
             .collect()
     }
@@ -932,10 +952,7 @@ impl OpenedFiles {
     /// The lessons; one that no longer reads (the app changed) is left out until it is checked
     /// again ([`OpenedFiles::stale`]).
     pub fn lessons(&self) -> Vec<Loaded> {
-        self.files
-            .iter()
-            .filter_map(|f| crate::lesson::wire::from_wire(&f.lesson).ok())
-            .collect()
+        self.files.iter().filter_map(|f| f.read().ok()).collect()
     }
 }
 
@@ -1157,7 +1174,7 @@ impl Shelf {
                 next.open_status = match self.opened.from_source(&url) {
                     Some(f) => OpenStatus::Opened {
                         id: f.id.clone(),
-                        title: f.lesson.title.clone(),
+                        title: f.title(),
                     },
                     None => OpenStatus::Idle,
                 }

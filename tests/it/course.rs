@@ -578,7 +578,7 @@ fn a_pasted_lesson_is_checked_like_lesson_check_and_kept() {
     assert_eq!(earlier.files.len(), 1);
     assert!(earlier.lessons().is_empty());
     assert_eq!(earlier.stale(), vec![good.clone()]);
-    let err = wire::from_wire(&earlier.files[0].lesson).unwrap_err();
+    let err = earlier.files[0].read().unwrap_err();
     assert!(err.contains(wire::EARLIER), "{err}");
 }
 

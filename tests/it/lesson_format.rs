@@ -256,7 +256,7 @@ fn the_compact_form_reads_back_exactly_what_was_written() {
         let w = wire::to_wire(l);
         let json = serde_json::to_string(&w).expect("writes");
         kinds(&serde_json::from_str(&json).unwrap(), &mut seen);
-        let back: wire::WireLesson = serde_json::from_str(&json)
+        let back = wire::lesson_of(&serde_json::from_str(&json).unwrap())
             .unwrap_or_else(|e| panic!("lesson {} does not read back: {e}", l.id));
         // Written again, it is the same JSON: every member was read, and into its place. (The
         // JSON itself rounds the sweeps' fractions in their last digit, whoever reads them.)
