@@ -46,7 +46,7 @@ export const VIEWS = [
     bundle: 'app',
     carries: 'the simulator, the verdict, the timeline, the sandbox with its controls and editor (read in a worker); its heavier panels folded',
     firstLoad: ['index.html', 'loader', 'style.css', 'app.js', 'app_bg.wasm'],
-    budgetKB: 407,
+    budgetKB: 404,
     // A recording is imported only by the share panel, so its checks and its label are the
     // studio's alone.
     mustNotLink: [...HEAVY, 'lockstep::lesson::claim::', 'lockstep::lesson::wire::', 'lockstep::ui::course::LessonRun::check', 'lockstep::web::course::LessonView', 'lockstep::web::embed::', 'plotters::', 'lockstep::recording::check_event', 'lockstep::web::panels::recorded_label'],
@@ -56,7 +56,7 @@ export const VIEWS = [
     bundle: 'embed',
     carries: 'the simulator, the verdict, the timeline and the controls the address lists; no editor, panels or lessons',
     firstLoad: ['index.html', 'loader', 'style.css', 'embed.js', 'embed_bg.wasm'],
-    budgetKB: 383,
+    budgetKB: 378,
     mustNotLink: [...HEAVY, 'lockstep::lesson::claim::', 'lockstep::lesson::wire::', 'lockstep::ui::course::LessonRun::check', 'lockstep::ui::course::LessonRun::follow_run', 'lockstep::web::course::', 'lockstep::web::controls::Editor', 'plotters::'],
     mustNotCarry: [SHIPPED_TOML],
   },
@@ -67,8 +67,8 @@ export const VIEWS = [
     // `lesson`: the largest of the lessons' files, the one step of the heaviest lesson fetches.
     firstLoad: ['index.html', 'loader', 'style.css', 'course.js', 'course_bg.wasm', 'course/index.json', 'lesson'],
     // The lessons' own readers are written by hand (src/json.rs) and a step fetches only its
-    // own lesson: 572 KB before, 512 after.
-    budgetKB: 520,
+    // own lesson: 572 KB before, 503 after.
+    budgetKB: 510,
     mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor'],
     mustNotCarry: [SHIPPED_TOML],
   },
