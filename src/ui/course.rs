@@ -784,8 +784,9 @@ pub fn seeds_words(seeds: &[u64]) -> String {
 }
 
 /// What the lesson checker answers for a file: the lesson in compact form, or every problem
-/// with its line.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// with its line. The worker writes it with serde; the page reads it with
+/// [`CheckReply::from_json`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckReply {
     /// The lesson in compact form ([`crate::lesson::wire`]), kept as the JSON it travels as:
@@ -835,6 +836,46 @@ pub fn open_lesson_file(
 }
 
 impl CheckReply {
+    /// Reads the checker's answer, written as serde writes this type, by hand: a derived
+    /// reader would be one more copy of serde_json's reading code in the lesson view's bundle.
+    pub fn from_json(text: &str) -> Result<CheckReply, String> {
+        use crate::json::{list, string, Obj};
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let o = Obj::of(&value, "the checker's answer")?;
+        if let Some(opened) = o.get("opened") {
+            o.only(&["opened"])?;
+            let opened = Obj::of(opened, "\"opened\"")?;
+            opened.only(&["lesson"])?;
+            return Ok(CheckReply::Opened {
+                lesson: opened.need("lesson")?.clone(),
+            });
+        }
+        if let Some(refused) = o.get("refused") {
+            o.only(&["refused"])?;
+            let refused = Obj::of(refused, "\"refused\"")?;
+            refused.only(&["errors"])?;
+            let errors = refused.items("errors", |e| match list(e)?.as_slice() {
+                [line, message] => Ok((
+                    line.as_u64()
+                        .and_then(|l| u32::try_from(l).ok())
+                        .ok_or("a problem's line is not a line number")?,
+                    string(message)?,
+                )),
+                _ => Err("not a line and a problem".to_string()),
+            })?;
+            return Ok(CheckReply::Refused { errors });
+        }
+        if let Some(unavailable) = o.get("unavailable") {
+            o.only(&["unavailable"])?;
+            let unavailable = Obj::of(unavailable, "\"unavailable\"")?;
+            unavailable.only(&["why"])?;
+            return Ok(CheckReply::Unavailable {
+                why: unavailable.string("why")?,
+            });
+        }
+        Err("the checker's answer is none it gives".into())
+    }
+
     /// The lesson to add to the course and the file to keep, or the problems.
     pub fn into_opened(
         self,

@@ -43,7 +43,7 @@ pub fn check_in_worker(text: String, done: impl FnOnce(CheckReply) + 'static) {
         move |worker: &web_sys::Worker, data: String| {
             finish(
                 Some(worker),
-                serde_json::from_str(&data).unwrap_or_else(|e| failed(e.to_string())),
+                CheckReply::from_json(&data).unwrap_or_else(failed),
             );
         }
     };

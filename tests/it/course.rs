@@ -529,7 +529,32 @@ fn a_pasted_lesson_is_checked_like_lesson_check_and_kept() {
     // What the worker sends back reads the same after a trip through JSON.
     let reply = check_lesson_file(&good);
     let json = serde_json::to_string(&reply).unwrap();
-    assert_eq!(serde_json::from_str::<CheckReply>(&json).unwrap(), reply);
+    assert_eq!(CheckReply::from_json(&json).unwrap(), reply);
+    // Every kind of answer reads back; anything else is refused with a reason.
+    for other in [
+        CheckReply::Refused {
+            errors: vec![(3, "a problem".into()), (0, "about no line".into())],
+        },
+        CheckReply::Unavailable {
+            why: "its worker stopped".into(),
+        },
+    ] {
+        let json = serde_json::to_string(&other).unwrap();
+        assert_eq!(CheckReply::from_json(&json).unwrap(), other, "{json}");
+    }
+    for (bad, words) in [
+        ("{}", "none it gives"),
+        ("[]", "is not a JSON object"),
+        (r#"{"refused":{"errors":[[-1,"x"]]}}"#, "not a line number"),
+        (
+            r#"{"unavailable":{"why":"x","how":1}}"#,
+            "unknown member \"how\"",
+        ),
+        ("not json", "expected ident"),
+    ] {
+        let e = CheckReply::from_json(bad).unwrap_err();
+        assert!(e.contains(words), "{bad}: {e}");
+    }
     // A claim the engine contradicts is refused with its line, as `lockstep lesson check` does.
     let broken = good.replacen("lost_updates == 1", "lost_updates == 7", 1);
     let errors = open_lesson_file(&broken).unwrap_err();
