@@ -197,6 +197,9 @@ export const tests = [
       await openRoute(ctx, '#/lessons/fencing/every-access', 'every-access');
       const course = fetched.filter((p) => p.startsWith('course/'));
       assertEqual(JSON.stringify(course.slice(0, 2)), '["course/index.json","course/fencing.json"]', 'the index, then the step\'s own lesson');
+      // The index is asked for beside the bundle, before its script (index.html preloads it).
+      const script = fetched.findIndex((p) => p.endsWith('/course.js'));
+      assert(script >= 0 && fetched.indexOf('course/index.json') < script, `the index is preloaded: ${fetched.join(' ')}`);
       // The others follow, each once, and the course then lists every lesson.
       await until(async () => fetched.filter((p) => p.startsWith('course/')).length === 9, 'the other lessons are fetched');
       const again = fetched.filter((p) => p.startsWith('course/'));
