@@ -1725,6 +1725,13 @@ fn the_json_reader_reads_as_the_derived_reader_does() {
             refused += usize::from(want.is_err());
         }
     }
+    // An object of very many names (here 60,000 in half a megabyte) is read in n log n steps:
+    // a name named twice is found among them, and otherwise the first unknown one is named.
+    let many: String = (0..60_000).map(|i| format!(r#""k{i}":0,"#)).collect();
+    let text = format!(r#"{{{many}"k7":1}}"#);
+    assert!(by_hand(&text).unwrap_err().contains("duplicate field `k7`"));
+    let text = format!(r#"{{{many}"name":"x"}}"#);
+    assert!(by_hand(&text).unwrap_err().contains("unknown field `k0`"));
     // The mutations meet both outcomes often.
     assert!(
         refused > compared / 4 && refused < compared * 9 / 10,
