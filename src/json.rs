@@ -32,17 +32,22 @@ impl<'a> Obj<'a> {
     pub fn u32(&self, name: &str) -> Result<u32, String> {
         u32::try_from(self.u64(name)?).map_err(|_| format!("\"{name}\" is too large"))
     }
-    pub fn opt_u32(&self, name: &str) -> Result<Option<u32>, String> {
+    /// A member that may be left out (or `null`), read by `read` when it is there.
+    fn opt<T>(
+        &self,
+        name: &str,
+        read: impl Fn(&Self, &str) -> Result<T, String>,
+    ) -> Result<Option<T>, String> {
         match self.get(name) {
             None => Ok(None),
-            Some(_) => self.u32(name).map(Some),
+            Some(_) => read(self, name).map(Some),
         }
     }
+    pub fn opt_u32(&self, name: &str) -> Result<Option<u32>, String> {
+        self.opt(name, Self::u32)
+    }
     pub fn opt_u64(&self, name: &str) -> Result<Option<u64>, String> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(_) => self.u64(name).map(Some),
-        }
+        self.opt(name, Self::u64)
     }
     pub fn bool(&self, name: &str) -> Result<bool, String> {
         self.need(name)?
@@ -69,9 +74,6 @@ impl<'a> Obj<'a> {
             .map(|(_, t)| *t)
             .ok_or_else(|| format!("\"{name}\" is \"{w}\", which is not one of its words"))
     }
-}
-
-impl<'a> Obj<'a> {
     /// Refuses a member other than the named ones, so that a misspelt member is an error
     /// rather than silently missing.
     pub fn only(&self, names: &[&str]) -> Result<(), String> {
@@ -89,16 +91,10 @@ impl<'a> Obj<'a> {
             .ok_or_else(|| format!("\"{name}\" is not a number"))
     }
     pub fn opt_string(&self, name: &str) -> Result<Option<String>, String> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(_) => self.string(name).map(Some),
-        }
+        self.opt(name, Self::string)
     }
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, String> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(_) => self.bool(name).map(Some),
-        }
+        self.opt(name, Self::bool)
     }
     /// A list member, each item read by `read`; an error names the item (from 1).
     pub fn items<T>(

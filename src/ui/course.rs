@@ -842,18 +842,23 @@ impl CheckReply {
         use crate::json::{list, string, Obj};
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
         let o = Obj::of(&value, "the checker's answer")?;
-        if let Some(opened) = o.get("opened") {
-            o.only(&["opened"])?;
-            let opened = Obj::of(opened, "\"opened\"")?;
-            opened.only(&["lesson"])?;
+        // Serde writes each kind as an object of one member, named after the kind, whose
+        // value holds the kind's members.
+        let kind = |name: &str, members: &[&str]| -> Result<Option<Obj>, String> {
+            let Some(inner) = o.get(name) else {
+                return Ok(None);
+            };
+            o.only(&[name])?;
+            let inner = Obj::of(inner, &format!("\"{name}\""))?;
+            inner.only(members)?;
+            Ok(Some(inner))
+        };
+        if let Some(opened) = kind("opened", &["lesson"])? {
             return Ok(CheckReply::Opened {
                 lesson: opened.need("lesson")?.clone(),
             });
         }
-        if let Some(refused) = o.get("refused") {
-            o.only(&["refused"])?;
-            let refused = Obj::of(refused, "\"refused\"")?;
-            refused.only(&["errors"])?;
+        if let Some(refused) = kind("refused", &["errors"])? {
             let errors = refused.items("errors", |e| match list(e)?.as_slice() {
                 [line, message] => Ok((
                     line.as_u64()
@@ -865,10 +870,7 @@ impl CheckReply {
             })?;
             return Ok(CheckReply::Refused { errors });
         }
-        if let Some(unavailable) = o.get("unavailable") {
-            o.only(&["unavailable"])?;
-            let unavailable = Obj::of(unavailable, "\"unavailable\"")?;
-            unavailable.only(&["why"])?;
+        if let Some(unavailable) = kind("unavailable", &["why"])? {
             return Ok(CheckReply::Unavailable {
                 why: unavailable.string("why")?,
             });

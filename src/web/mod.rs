@@ -429,8 +429,7 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The shipped lessons, in their compact form: the ids of the course's lessons in order, then
-/// one lesson's file, and every lesson's file.
+/// The address of a file of the shipped lessons (`course/NAME`), beside the page.
 fn course_url(name: &str) -> String {
     format!("{}/{name}", wire::COURSE_DIR)
 }
@@ -1130,22 +1129,26 @@ fn course_view(route: &Route, c: &CourseHandles) -> Option<Html> {
                 None if c.shelf.waiting() => html! {
                     <main id="main"><p class="loading" role="status">{ "Loading the lesson…" }</p></main>
                 },
-                None if c.shelf.missing.is_some() => html! {
-                    <main id="main"><p id="course-error" class="errors has-errors" role="alert">
-                        { format!("The lessons could not be loaded: {}.", c.shelf.missing.as_deref().unwrap_or_default()) }</p></main>
-                },
+                None if c.shelf.missing.is_some() => {
+                    course_error(c.shelf.missing.as_deref().unwrap_or_default())
+                }
                 None => course::not_loaded(lesson, c.open.is_some(), &c.shelf.open_status),
             },
-            CourseState::Failed(why) => html! {
-                <main id="main"><p id="course-error" class="errors has-errors" role="alert">
-                    { format!("The lessons could not be loaded: {why}.") }</p></main>
-            },
+            CourseState::Failed(why) => course_error(why),
             _ => {
                 html! { <main id="main"><p class="loading" role="status">{ "Loading the lessons…" }</p></main> }
             }
         },
         _ => return None,
     })
+}
+
+/// Why the lessons are not shown: they could not be loaded.
+fn course_error(why: &str) -> Html {
+    html! {
+        <main id="main"><p id="course-error" class="errors has-errors" role="alert">
+            { format!("The lessons could not be loaded: {why}.") }</p></main>
+    }
 }
 
 /// The lesson view's own bundle (`src/bin/course.rs`): the lessons and their places. Any other

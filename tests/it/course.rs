@@ -155,6 +155,19 @@ fn a_damaged_course_file_is_refused_with_its_reason() {
     );
     let e = damaged("index.json", &|t| t.replacen("\"fencing\"", "\"../x\"", 1));
     assert!(e.contains("\"../x\" is not a lesson's id"), "{e}");
+    // An index is bounded: the page fetches every lesson it lists.
+    let many: Vec<String> = (0..201).map(|i| format!("\"l{i}\"")).collect();
+    let e = damaged("index.json", &|_| {
+        format!(
+            "{{\"version\":{},\"lessons\":[{}]}}",
+            wire::VERSION,
+            many.join(",")
+        )
+    });
+    assert!(
+        e.contains("lists 201 lessons; a course has at most 200"),
+        "{e}"
+    );
     let mut missing = files.clone();
     missing.retain(|(n, _)| n != "regions.json");
     assert!(wire::read_course_files(&missing)

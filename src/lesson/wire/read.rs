@@ -16,10 +16,19 @@ use crate::lesson::cue::EventPattern;
 use crate::lesson::narration::{Block, Inline};
 use crate::sweep::SweepPoint;
 
+/// The most lessons a course's index may list: the page fetches each one.
+pub const COURSE_LESSONS_MAX: usize = 200;
+
 /// The course's index: its lessons' ids, each a plain id (it names a file beside the page).
 pub fn index(v: &Value) -> Result<Vec<String>, String> {
     let o = Obj::of(v, "the lessons' index")?;
     o.only(&["version", "lessons"])?;
+    let listed = o.list("lessons")?.len();
+    if listed > COURSE_LESSONS_MAX {
+        return Err(format!(
+            "the index lists {listed} lessons; a course has at most {COURSE_LESSONS_MAX}"
+        ));
+    }
     o.items("lessons", |id| {
         let id = string(id)?;
         if crate::ui::route::is_id(&id) {
