@@ -28,7 +28,7 @@ done
 if [ "$BUILD" -eq 1 ]; then
     bash scripts/install.sh
     echo "== trunk build --release =="
-    trunk build --release
+    (source scripts/site-env.sh && trunk build --release)
 elif [ ! -f dist/index.html ]; then
     echo "bench-web.sh: dist/index.html is missing; run without --no-build" >&2
     exit 1

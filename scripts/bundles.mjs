@@ -5,7 +5,7 @@
 // table below says, for each view a reader lands on first: the bundle, the files fetched before
 // the view is ready, its size budget (gzip -9 of those files), and the code it must not link.
 // `node scripts/bundles.mjs --check` (run by scripts/test.sh after the release build) reads the
-// function names the compiler left in each bundle (target/wasm32-unknown-unknown/web/*.wasm,
+// function names the compiler left in each bundle (target/site/wasm32-unknown-unknown/web/*.wasm,
 // before wasm-opt strips them) and the sizes of dist/, and fails when a bundle links what it
 // must not or a view passes its budget. Sizes are deterministic for a given toolchain: this is
 // not a timed test. Without --check it prints the figures and exits 0.
@@ -192,7 +192,7 @@ let all = null;
 /** Every function name of every bundle, for checking that each pattern names real code. */
 function everywhere() {
   if (!all) {
-    const dir = path.join(ROOT, 'target', 'wasm32-unknown-unknown', 'web');
+    const dir = path.join(ROOT, 'target', 'site', 'wasm32-unknown-unknown', 'web');
     all = [...VIEWS.map((v) => v.bundle), ...ON_DEMAND.map(([b]) => b)]
       .map((b) => path.join(dir, `${b}.wasm`))
       .filter((f) => fs.existsSync(f))
@@ -204,7 +204,7 @@ function everywhere() {
 function main() {
   const check = process.argv.includes('--check');
   const dist = path.join(ROOT, 'dist');
-  const wasmDir = path.join(ROOT, 'target', 'wasm32-unknown-unknown', 'web');
+  const wasmDir = path.join(ROOT, 'target', 'site', 'wasm32-unknown-unknown', 'web');
   const problems = [];
   console.log('First views: gzip -9 of every file fetched before the view is ready (KB)');
   for (const v of VIEWS) {

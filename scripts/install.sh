@@ -81,7 +81,8 @@ install_base() {
         rustup target add wasm32-unknown-unknown
     fi
 
-    for component in rustfmt clippy; do
+    # rust-src: the site's bundles compile the standard library from its source (scripts/site-env.sh).
+    for component in rustfmt clippy rust-src; do
         if output_has "^${component}(-|$)" rustup component list --installed; then
             log "skip: rustup component ${component} already installed"
         else
@@ -89,6 +90,16 @@ install_base() {
             rustup component add "${component}"
         fi
     done
+
+    # The crates the standard library's source depends on, so that offline builds (Trunk's) find
+    # them. Fetching is quick when they are all here already, and changes no file of the toolchain.
+    STD_MANIFEST="$(rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.toml"
+    if RUSTC_BOOTSTRAP=1 cargo fetch --manifest-path "$STD_MANIFEST" --quiet; then
+        log "ok: the standard library's crates are fetched"
+    else
+        log "fetching the standard library's crates failed" >&2
+        exit 1
+    fi
 
     # Debian's packages, because nothing may download a browser build: Chromium and its driver for
     # the browser tests, a font for `lockstep export --format png`, and etcd, the real lock service

@@ -10,6 +10,9 @@ bash scripts/install.sh
 
 export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
+# The bundles' build settings (the standard library built for size): scripts/site-env.sh.
+source scripts/site-env.sh
+
 PORT="${PORT:-8080}"
 echo "Serving on http://127.0.0.1:${PORT}/ (Ctrl-C stops it)"
 # Offline, because Trunk would otherwise try to download tools from a host we cannot reach.

@@ -128,10 +128,14 @@ fi
 step "cargo test --target wasm32-unknown-unknown --no-run (while the tools build)"
 cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app --no-run
 
+# The site's bundles build with their own settings and under target/site (scripts/site-env.sh);
+# a subshell keeps those settings away from the other steps.
+site() { (source scripts/site-env.sh && "$@"); }
+
 BUNDLES=()
 while read -r bin; do BUNDLES+=(--bin "$bin"); done < <(grep -o 'data-bin="[a-z_]*"' index.html | cut -d'"' -f2)
 step "cargo build --profile web ${BUNDLES[*]} (the site's bundles, while the tools build)"
-cargo build --target=wasm32-unknown-unknown --manifest-path "$ROOT/Cargo.toml" --profile web --offline "${BUNDLES[@]}"
+site cargo build --target=wasm32-unknown-unknown --manifest-path "$ROOT/Cargo.toml" --profile web --offline "${BUNDLES[@]}"
 
 step "wasm-bindgen-cli and trunk (built in the background since the start)"
 if ! wait "$TOOLS_PID"; then
@@ -146,7 +150,7 @@ step "cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app (he
 run_tests wasm cargo test --target wasm32-unknown-unknown --test wasm --test wasm_app
 
 step "trunk build --release"
-trunk build --release
+site trunk build --release
 
 # What each bundle links and what each first view downloads (scripts/bundles.mjs): sizes are
 # deterministic, so this is a check, not a timing.

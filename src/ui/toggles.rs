@@ -566,7 +566,7 @@ fn candidate_flips(s: &Scenario) -> Vec<(String, Toggle)> {
         let current = protocol_value(&c.protocol);
         for o in options.iter().filter(|o| o.value != current) {
             out.push((
-                format!("{}: {}", c.name, o.label.to_lowercase()),
+                format!("{}: {}", c.name, o.label.to_ascii_lowercase()),
                 Toggle::Protocol {
                     class: c.name.clone(),
                     choice: o.value.clone(),

@@ -13,6 +13,14 @@ use crate::scenario::{Fencing, FencingChecks, ScenarioError};
 use crate::ui::toggles::{self, Toggle};
 use crate::ui::{self, Action};
 
+/// A decimal number typed or slid into a control, read by the browser's own `parseFloat`.
+///
+/// Rust's `str::parse::<f64>` would link a 10 KB table of powers of five into every bundle, for
+/// three inputs whose values the browser itself wrote.
+pub(crate) fn number_of(text: &str) -> Option<f64> {
+    Some(js_sys::parse_float(text.trim())).filter(|n| n.is_finite())
+}
+
 /// The value of the form control that fired an event.
 pub(crate) fn value_of(e: &Event) -> String {
     let Some(target) = e.target() else {

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use super::controls::value_of;
+use super::controls::{number_of, value_of};
 use super::timeline::{same_rc, Timeline};
 use super::Dispatch;
 use crate::trace::seconds;
@@ -187,7 +187,7 @@ pub fn playback(p: &AppProps) -> Html {
         let d = d.clone();
         Callback::from(move |e: InputEvent| {
             let e: Event = e.into();
-            if let Ok(ms) = value_of(&e).parse::<f64>() {
+            if let Some(ms) = number_of(&value_of(&e)) {
                 d.dispatch(Action::Seek((ms.max(0.0) * 1_000.0) as Micros));
             }
         })
@@ -195,7 +195,7 @@ pub fn playback(p: &AppProps) -> Html {
     let onspeed = {
         let d = d.clone();
         Callback::from(move |e: Event| {
-            if let Ok(s) = value_of(&e).parse::<f64>() {
+            if let Some(s) = number_of(&value_of(&e)) {
                 d.dispatch(Action::Speed(s));
             }
         })

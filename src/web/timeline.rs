@@ -529,7 +529,7 @@ fn paint_canvas(
                 .flatten()
         })
         .and_then(|st| st.get_property_value("font-size").ok())
-        .and_then(|v| v.trim_end_matches("px").parse::<f64>().ok())
+        .and_then(|v| super::controls::number_of(v.trim_end_matches("px")))
         .map_or(1.0, |px| (px / 16.0).clamp(1.0, 1.4));
     // Presenter mode (set on the root by the header) draws marks and lines thicker.
     let presenter = gloo::utils::document()
