@@ -439,7 +439,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                             </ol>
                         }
                         if let Some(label) = run.next_hint_label() {
-                            <button id="hint" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::Hint))}>{ format!("Show {}", label.to_lowercase()) }</button>
+                            <button id="hint" type="button" onclick={click(Action::Lesson(ui::course::LessonAction::Hint))}>{ format!("Show {}", label.to_ascii_lowercase()) }</button>
                         }
                     </section>
                 }

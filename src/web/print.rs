@@ -13,7 +13,7 @@ pub fn sheet_view(course: &Course, printout: Printout, base: &str) -> Html {
     let s = sheet(course.lessons.iter().map(|cl| &cl.lesson), printout);
     html! {
         <div id="sheet" class={classes!("sheet", if printout == Printout::Key { "sheet-key" } else { "sheet-handout" })}>
-            <p class="sheet-title print-only">{ format!("Lockstep: {}", printout.title().to_lowercase()) }</p>
+            <p class="sheet-title print-only">{ format!("Lockstep: {}", printout.title().to_ascii_lowercase()) }</p>
             if printout == Printout::Handout {
                 <p class="sheet-intro">{ "Open each exercise by its link. Change only the controls it names, then press Check: it runs the engine on every seed listed and says whether the goal is met on all of them. Hints come one at a time in the app too. A solved exercise gives you a completion code: give it to your facilitator." }</p>
             }

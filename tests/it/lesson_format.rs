@@ -358,3 +358,51 @@ fn a_damaged_compact_form_names_what_is_wrong_and_where() {
         }
     }
 }
+
+#[test]
+fn conditions_and_claims_read_numbers_as_written_and_refuse_what_is_not_one() {
+    use lockstep::lesson::claim::Condition;
+    use lockstep::scenario::Scenario;
+    // The migration in 09 happens at 400 ms; the partition in 06 lasts 1500 ms.
+    let migration = crate::scenario("09");
+    let partition = crate::scenario("06");
+    let cases: &[(&Scenario, &str, bool)] = &[
+        (&migration, "migration_at == 400", true),
+        (&migration, "migration_at != 400", false),
+        (&migration, "migration_at > 399.5", true),
+        (&migration, "migration_at < 400.5", true),
+        (&migration, "migration_at > 400.0", false),
+        (&migration, "migration_at >= +400", true),
+        (&migration, "migration_at > -1", true),
+        (&migration, "migration_at <= 0399.999", false),
+        (&migration, "migration_at < .5", false),
+        (&partition, "partition_length == 1500", true),
+        (&partition, "partition_length < 1500.", false),
+        (&partition, "partition_length > 1499.9999999", true),
+    ];
+    for (s, text, holds) in cases {
+        let c = Condition::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(c.holds(s), *holds, "{text}");
+    }
+    for value in [
+        "1e3", "inf", "NaN", "0x10", "4 00", ".", "-", "+", "", "1.2.3", "١٢",
+    ] {
+        let text = format!("migration_at > {value}");
+        let err = Condition::parse(&text).expect_err(&text);
+        assert!(
+            err.contains("is not a number of milliseconds"),
+            "{text}: {err}"
+        );
+        // A claim's figure is compared with a number read the same way.
+        let claim = format!("lost_updates > {value}");
+        let err = lockstep::lesson::claim::Claim::parse(&claim, 1).expect_err(&claim);
+        assert!(err.contains("is not a number"), "{claim}: {err}");
+    }
+    for claim in [
+        "lost_updates >= 0",
+        "idle_percent(x) < 12.5",
+        "lost_updates > -0.5",
+    ] {
+        lockstep::lesson::claim::Claim::parse(claim, 1).unwrap_or_else(|e| panic!("{claim}: {e}"));
+    }
+}
