@@ -130,6 +130,16 @@ impl Embed {
     /// [`Embed::from_query`], checking the listed controls against the scenario as `codec`
     /// reads it.
     pub fn from_query_with(codec: crate::ui::Codec, query: &str) -> Result<Embed, LinkError> {
+        Embed::from_query_unpacked(codec, query, &share::unpack)
+    }
+
+    /// [`Embed::from_query_with`], reading a packed scenario with `unpack` (the embed view's
+    /// has the browser inflate it).
+    pub fn from_query_unpacked(
+        codec: crate::ui::Codec,
+        query: &str,
+        unpack: &dyn Fn(&str) -> Result<String, LinkError>,
+    ) -> Result<Embed, LinkError> {
         let mut rest = Vec::new();
         let mut controls = Vec::new();
         let mut origins = Vec::new();
@@ -205,7 +215,7 @@ impl Embed {
                 rest.push(field);
             }
         }
-        let link = Link::from_query(&rest.join("&"))?;
+        let link = Link::from_query_unpacked(&rest.join("&"), unpack)?;
         if let Ok(s) = link.source.scenario_with(codec) {
             if let Some(problem) = controls.iter().find_map(|c| c.problem(&s)) {
                 return Err(LinkError(format!("the embed's controls: {problem}")));

@@ -318,23 +318,60 @@ pub fn unescape(text: &str) -> Result<String, LinkError> {
 
 /// Deflates and encodes a scenario's text for a link.
 pub fn pack(text: &str) -> String {
-    URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(text.as_bytes(), 9))
+    encode_packed(&miniz_oxide::deflate::compress_to_vec(text.as_bytes(), 9))
 }
 
 /// Decodes and inflates a packed scenario, refusing to expand past
 /// [`LINK_SCENARIO_BYTES_MAX`] before the text is ever whole.
 pub fn unpack(packed: &str) -> Result<String, LinkError> {
-    let bytes = URL_SAFE_NO_PAD
-        .decode(packed.trim_end_matches('='))
-        .map_err(|e| bad(format!("the scenario in the link is not base64url: {e}")))?;
+    let bytes = decode_packed(packed)?;
     let text = miniz_oxide::inflate::decompress_to_vec_with_limit(&bytes, LINK_SCENARIO_BYTES_MAX)
         .map_err(|e| match e.status {
-            miniz_oxide::inflate::TINFLStatus::HasMoreOutput => bad(format!(
-                "the scenario in the link expands past {LINK_SCENARIO_BYTES_MAX} bytes"
-            )),
-            _ => bad("the scenario in the link is not deflate data"),
+            miniz_oxide::inflate::TINFLStatus::HasMoreOutput => expands_too_far(),
+            _ => not_deflate(),
         })?;
-    String::from_utf8(text).map_err(|_| bad("the scenario in the link is not UTF-8 text"))
+    text_of_inflated(text)
+}
+
+// The steps of `pack` and `unpack` around the deflating itself, for the embed view, which has
+// the browser deflate and inflate (its CompressionStream) rather than carry a compressor: the
+// same format, the same bounds and the same words for what is wrong.
+
+/// A deflated scenario as a link writes it (base64url without padding).
+pub fn encode_packed(deflated: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(deflated)
+}
+
+/// The deflated bytes of a packed scenario.
+pub fn decode_packed(packed: &str) -> Result<Vec<u8>, LinkError> {
+    URL_SAFE_NO_PAD
+        .decode(packed.trim_end_matches('='))
+        .map_err(|e| bad(format!("the scenario in the link is not base64url: {e}")))
+}
+
+/// Why a packed scenario is refused when it would inflate past the bound.
+pub fn expands_too_far() -> LinkError {
+    bad(format!(
+        "the scenario in the link expands past {LINK_SCENARIO_BYTES_MAX} bytes"
+    ))
+}
+
+/// Why a packed scenario is refused when its bytes are not a whole deflate stream.
+pub fn not_deflate() -> LinkError {
+    bad("the scenario in the link is not deflate data")
+}
+
+/// The scenario's text, once inflated.
+pub fn text_of_inflated(bytes: Vec<u8>) -> Result<String, LinkError> {
+    String::from_utf8(bytes).map_err(|_| bad("the scenario in the link is not UTF-8 text"))
+}
+
+/// The packed scenarios a link's query carries (its `c=` and `j=` values), in order.
+pub fn packed_in(query: &str) -> Vec<&str> {
+    query
+        .split('&')
+        .filter_map(|f| f.strip_prefix("c=").or_else(|| f.strip_prefix("j=")))
+        .collect()
 }
 
 impl Link {
@@ -350,6 +387,11 @@ impl Link {
 
     /// The fragment's query, without the leading `#/run?`.
     pub fn to_query(&self) -> String {
+        self.to_query_packed(&pack)
+    }
+
+    /// [`Link::to_query`], packing a scenario's text with `pack`.
+    pub fn to_query_packed(&self, pack: &dyn Fn(&str) -> String) -> String {
         let mut fields: Vec<String> = vec![format!("v={}", self.version)];
         match &self.source {
             Source::Builtin { file, edits } => {
@@ -386,9 +428,22 @@ impl Link {
         format!("#/run?{}", self.to_query())
     }
 
+    /// [`Link::to_fragment`], packing a scenario's text with `pack`.
+    pub fn to_fragment_packed(&self, pack: &dyn Fn(&str) -> String) -> String {
+        format!("#/run?{}", self.to_query_packed(pack))
+    }
+
     /// Reads a link's query (what follows `#/run?`). Unknown keys are refused rather than
     /// ignored, so a link from a newer format says so instead of opening something else.
     pub fn from_query(query: &str) -> Result<Link, LinkError> {
+        Link::from_query_unpacked(query, &unpack)
+    }
+
+    /// [`Link::from_query`], reading a packed scenario (`c=`, `j=`) with `unpack`.
+    pub fn from_query_unpacked(
+        query: &str,
+        unpack: &dyn Fn(&str) -> Result<String, LinkError>,
+    ) -> Result<Link, LinkError> {
         if query.len() > LINK_BYTES_MAX {
             return Err(bad(format!(
                 "the link is {} bytes long; links are read up to {LINK_BYTES_MAX}",

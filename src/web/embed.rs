@@ -18,10 +18,41 @@ use yew::prelude::*;
 use super::{app_rc, panels, share, timeline, Controls, Playback, Timeline};
 use crate::lesson::Control;
 use crate::ui::embed::{self, Embed, HostMessage, VerdictSummary};
+use crate::ui::share as links;
 use crate::ui::{self, Action};
 
 /// Below this frame width the verdict is one line, with the sentence on demand.
 const NARROW_PX: u32 = 700;
+
+/// How many packed scenarios the open-full link keeps at hand.
+const PACKS_KEPT: usize = 8;
+
+/// What the host is told when the browser cannot write a link to the state (it lacks
+/// Compression Streams, which the embed's links need).
+const LINK_UNAVAILABLE: &str = "this browser cannot write the link: it lacks Compression Streams";
+
+/// The scenario text a link packs, if its scenario is not a shipped one.
+fn scenario_text(link: &links::Link) -> Option<&str> {
+    match &link.source {
+        links::Source::Custom { toml } => Some(toml),
+        links::Source::Json { json } => Some(json),
+        links::Source::Builtin { .. } => None,
+    }
+}
+
+/// The address of `link` in the full app, its scenario packed by the browser.
+async fn full_link(link: &links::Link) -> Option<String> {
+    let packed = match scenario_text(link) {
+        Some(text) => Some(packed(text.to_string()).await?),
+        None => None,
+    };
+    let pack = |_: &str| packed.clone().unwrap_or_default();
+    Some(format!(
+        "{}{}",
+        share::app_url(),
+        link.to_fragment_packed(&pack)
+    ))
+}
 
 #[derive(Properties, PartialEq)]
 pub struct EmbedProps {
@@ -57,10 +88,128 @@ fn summary(app: &ui::App) -> VerdictSummary {
     )
 }
 
+// The browser deflates and inflates a link's scenario (its Compression Streams, format
+// "deflate-raw", the format `ui::share::pack` writes), so that the embed's bundle carries no
+// compressor of its own. Inflating stops as soon as the text passes `limit` bytes (resolving
+// to null), as `ui::share::unpack` does; a stream that is not deflate data rejects.
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "\
+export function deflate_raw(bytes) { \
+    const s = new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw')); \
+    return new Response(s).arrayBuffer().then((b) => new Uint8Array(b)); } \
+export async function inflate_raw(bytes, limit) { \
+    const r = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader(); \
+    const parts = []; let n = 0; \
+    for (;;) { \
+        const { done, value } = await r.read(); \
+        if (done) break; \
+        n += value.length; \
+        if (n > limit) { r.cancel(); return null; } \
+        parts.push(value); } \
+    const out = new Uint8Array(n); let at = 0; \
+    for (const p of parts) { out.set(p, at); at += p.length; } \
+    return out; }")]
+extern "C" {
+    fn deflate_raw(bytes: &[u8]) -> js_sys::Promise;
+    fn inflate_raw(bytes: &[u8], limit: u32) -> js_sys::Promise;
+}
+
+/// A scenario's text packed for a link, as `ui::share::pack` would write it; `None` if the
+/// browser cannot deflate.
+async fn packed(text: String) -> Option<String> {
+    let promise = deflate_raw(text.as_bytes());
+    let bytes = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
+    Some(links::encode_packed(
+        &js_sys::Uint8Array::new(&bytes).to_vec(),
+    ))
+}
+
+/// A link's packed scenario, read as `ui::share::unpack` reads it.
+async fn unpacked(packed: String) -> Result<String, links::LinkError> {
+    let bytes = links::decode_packed(&packed)?;
+    let limit = links::LINK_SCENARIO_BYTES_MAX as u32;
+    let inflated = wasm_bindgen_futures::JsFuture::from(inflate_raw(&bytes, limit))
+        .await
+        .map_err(|_| links::not_deflate())?;
+    if inflated.is_null() {
+        return Err(links::expands_too_far());
+    }
+    links::text_of_inflated(js_sys::Uint8Array::new(&inflated).to_vec())
+}
+
+/// Each packed scenario of an embed's address, with its text or why it cannot be read.
+type Unpacked = Vec<(String, Result<String, links::LinkError>)>;
+
+/// The embed view. An address whose scenario is packed (`c=`, `j=`) shows nothing until the
+/// browser has inflated it, a moment; any other opens at once.
 #[function_component(EmbedView)]
 pub fn embed_view(p: &EmbedProps) -> Html {
+    let wanted: Vec<String> = links::packed_in(&p.query)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let done = use_state(|| wanted.is_empty().then(|| Rc::new(Unpacked::new())));
+    {
+        let done = done.clone();
+        use_effect_with(p.query.clone(), move |_| {
+            if done.is_none() {
+                wasm_bindgen_futures::spawn_local(async move {
+                    let mut out = Unpacked::new();
+                    for packed in wanted {
+                        let text = unpacked(packed.clone()).await;
+                        out.push((packed, text));
+                    }
+                    done.set(Some(Rc::new(out)));
+                });
+            }
+        });
+    }
+    match &*done {
+        Some(unpacked) => html! {
+            <EmbedRun query={p.query.clone()} unpacked={Rc::clone(unpacked)} />
+        },
+        None => html! {},
+    }
+}
+
+#[derive(Properties)]
+struct EmbedRunProps {
+    query: AttrValue,
+    unpacked: Rc<Unpacked>,
+}
+
+impl PartialEq for EmbedRunProps {
+    fn eq(&self, o: &Self) -> bool {
+        self.query == o.query && Rc::ptr_eq(&self.unpacked, &o.unpacked)
+    }
+}
+
+#[function_component(EmbedRun)]
+fn embed_run(p: &EmbedRunProps) -> Html {
     let codec = super::codec_or(ui::Codec::EMBED);
-    let parsed = use_memo(p.query.clone(), move |q| Embed::from_query_with(codec, q));
+    let parsed = {
+        let unpacked = Rc::clone(&p.unpacked);
+        use_memo(p.query.clone(), move |q| {
+            let read = |packed: &str| {
+                unpacked
+                    .iter()
+                    .find(|(p, _)| p == packed)
+                    .map_or_else(|| Err(links::not_deflate()), |(_, text)| text.clone())
+            };
+            Embed::from_query_unpacked(codec, q, &read)
+        })
+    };
+    // Each scenario text the open-full link may need, packed: those the address brought, at
+    // once, and any other (after a toggle) once the browser has deflated it.
+    let packs = {
+        let unpacked = Rc::clone(&p.unpacked);
+        use_mut_ref(move || {
+            unpacked
+                .iter()
+                .filter_map(|(packed, text)| Some((text.clone().ok()?, packed.clone())))
+                .collect::<Vec<(String, String)>>()
+        })
+    };
+    let packs_changed = use_state(|| 0u32);
     // The run opens from the address before the first paint, so the first picture (and the
     // first message to the host) is already the linked run, at its end: many readers never
     // press anything.
@@ -137,12 +286,15 @@ pub fn embed_view(p: &EmbedProps) -> Html {
                                 &now.source,
                                 &now.scenario,
                             );
-                            let url = format!(
-                                "{}{}",
-                                share::app_url(),
-                                now.link_from(source).to_fragment()
-                            );
-                            send(&origin, &embed::text_reply("link", "url", &url, asked), id)
+                            let link = now.link_from(source);
+                            let id = id.map(str::to_string);
+                            wasm_bindgen_futures::spawn_local(async move {
+                                let reply = match full_link(&link).await {
+                                    Some(url) => embed::text_reply("link", "url", &url, asked),
+                                    None => embed::error_reply(LINK_UNAVAILABLE),
+                                };
+                                send(&origin, &reply, id.as_deref());
+                            });
                         }
                     }
                 })
@@ -279,11 +431,47 @@ pub fn embed_view(p: &EmbedProps) -> Html {
             crate::ui::share::source_of_with(app.codec, &app.source, &app.scenario)
         })
     };
-    let full = format!(
-        "{}{}",
-        share::app_url(),
-        app.link_from((*source).clone()).to_fragment()
-    );
+    let link = app.link_from((*source).clone());
+    let needs = scenario_text(&link).map(str::to_string);
+    let full: Option<String> = match &needs {
+        None => Some(format!(
+            "{}{}",
+            share::app_url(),
+            link.to_fragment_packed(&|_| String::new())
+        )),
+        Some(text) => packs
+            .borrow()
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, packed)| {
+                format!(
+                    "{}{}",
+                    share::app_url(),
+                    link.to_fragment_packed(&|_| packed.clone())
+                )
+            }),
+    };
+    {
+        // A scenario not packed yet (a toggle changed it) is packed now, and the view drawn
+        // again with its link; the cache keeps the last few.
+        let packs = Rc::clone(&packs);
+        let packs_changed = packs_changed.clone();
+        let missing = needs.filter(|_| full.is_none());
+        use_effect_with(missing, move |missing| {
+            if let Some(text) = missing.clone() {
+                wasm_bindgen_futures::spawn_local(async move {
+                    if let Some(packed) = packed(text.clone()).await {
+                        let mut packs = packs.borrow_mut();
+                        if packs.len() >= PACKS_KEPT {
+                            packs.remove(0);
+                        }
+                        packs.push((text, packed));
+                    }
+                    packs_changed.set(*packs_changed + 1);
+                });
+            }
+        });
+    }
     if let Err(e) = &*parsed {
         return html! {
             <main id="embed" class="embed" ref={root}>
@@ -346,7 +534,9 @@ pub fn embed_view(p: &EmbedProps) -> Html {
                 <Controls app={Rc::clone(&shared)} dispatch={dispatch.clone()} allowed={Some(allowed)} />
             }
             <p class="open-full">
-                <a id="open-full" href={full} target="_blank" rel="noopener">{ "Open in the full app" }</a>
+                if let Some(full) = full {
+                    <a id="open-full" href={full} target="_blank" rel="noopener">{ "Open in the full app" }</a>
+                }
             </p>
         </main>
     }

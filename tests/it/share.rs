@@ -167,6 +167,55 @@ fn a_small_link_cannot_expand_into_gigabytes() {
 }
 
 #[test]
+fn a_link_reads_and_writes_the_same_with_the_packing_given_as_with_its_own() {
+    // The embed view gives its own packing (the browser's); everything else about a link must
+    // be the same as with `pack` and `unpack`.
+    let mut s = scenario("05");
+    s.name = "Packed & given".into();
+    let link = link_for("05-fencing.toml", &s);
+    let query = link.to_query();
+    assert_eq!(link.to_query_packed(&share::pack), query);
+    assert_eq!(
+        link.to_fragment_packed(&share::pack),
+        format!("#/run?{query}")
+    );
+    let packed = share::packed_in(&query);
+    assert_eq!(packed.len(), 1, "{query}");
+    assert_eq!(
+        Link::from_query_unpacked(&query, &share::unpack),
+        Link::from_query(&query)
+    );
+    // What the given unpacking says is what the link says: its text, or its refusal.
+    let given = |p: &str| {
+        assert_eq!(p, packed[0]);
+        Err(share::expands_too_far())
+    };
+    assert_eq!(
+        Link::from_query_unpacked(&query, &given).expect_err("refused"),
+        share::expands_too_far()
+    );
+    // The packed values are the c= and j= fields, in order; no other field is one.
+    assert_eq!(
+        share::packed_in("v=1&c=AB&b=x.toml&j=CD&e=j%3DEF&cj=GH"),
+        vec!["AB", "CD"]
+    );
+    // The steps around deflating give unpack's own words.
+    assert_eq!(share::unpack("AAAA").unwrap_err(), share::not_deflate());
+    assert!(share::decode_packed("a*b")
+        .unwrap_err()
+        .0
+        .contains("not base64url"));
+    assert!(share::text_of_inflated(vec![0xff])
+        .unwrap_err()
+        .0
+        .contains("not UTF-8"));
+    assert_eq!(
+        share::decode_packed(&share::encode_packed(&[1, 2, 250])).unwrap(),
+        vec![1, 2, 250]
+    );
+}
+
+#[test]
 fn a_link_from_another_version_still_reads_and_says_its_version() {
     let mut link = link_for("05-fencing.toml", &scenario("05"));
     link.version = 99;

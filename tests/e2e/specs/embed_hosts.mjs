@@ -3,6 +3,7 @@
 // docs/embedding.md run as written, with only the example addresses replaced by the test's.
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { ROOT } from '../lib/cli.mjs';
 import { serveHtml } from '../lib/server.mjs';
@@ -46,7 +47,80 @@ async function hostPage(body) {
   return server;
 }
 
+/** A scenario's text packed as links carry it: raw deflate, then base64url. */
+const pack = (bytes) => zlib.deflateRawSync(Buffer.from(bytes), { level: 9 }).toString('base64url');
+
+/** The scenario a link's `j=` carries, as text. */
+const unpackJ = (href) => {
+  const j = new URL(href.replace('#/', '/').replace('/run?', '/run/?')).searchParams.get('j');
+  assert(j, `a j= field in ${href}`);
+  return zlib.inflateRawSync(Buffer.from(j, 'base64url')).toString('utf8');
+};
+
+/** The fencing scenario, renamed, as a user's own JSON. */
+const OWN_FENCING = JSON.stringify({
+  name: 'Our own fencing',
+  description: 'A paused client writes after its lease expired.',
+  duration_ms: 3000,
+  seed: 1,
+  regions: ['east'],
+  services: [{ name: 'locks', replicas: ['east', 'east', 'east'], protects: ['accounts'], lease_ms: 500 }],
+  resources: [{ name: 'accounts', rows: ['balance'], fencing: 'off' }],
+  clients: [
+    { name: 'slow', region: 'east', resource: 'accounts', protocol: { kind: 'single', service: 'locks' }, period_ms: 100, work_ms: 100, max_operations: 1 },
+    { name: 'fast', region: 'east', resource: 'accounts', protocol: { kind: 'single', service: 'locks' }, period_ms: 100, work_ms: 400, start_ms: 550, max_operations: 1 },
+  ],
+  pauses: [{ client: 'slow-1', start_ms: 50, duration_ms: 750 }],
+});
+
 export const tests = [
+  {
+    // The embed has the browser inflate and deflate a link's scenario (Compression Streams);
+    // the sandbox uses its own compressor. Both must read the same links, refuse the same
+    // broken ones in the same words, and write links the other opens.
+    name: 'embed_hosts::a_packed_scenario_is_read_and_written_by_the_browser_as_the_sandbox_does',
+    async run(ctx) {
+      await ctx.open(`#/embed?v=1&j=${pack(OWN_FENCING)}&controls=fencing%20accounts`);
+      await ctx.need('#embed-headline');
+      assertEqual((await ctx.text('.embed-title')).trim(), 'Our own fencing', 'the packed scenario opened');
+      assertEqual(JSON.parse(unpackJ(await ctx.attr('#open-full', 'href'))).name, 'Our own fencing', 'the link carries it back');
+
+      // A toggle changes the scenario: the link follows, packed by the browser, and the full
+      // app (its own inflater) opens the same run.
+      await ctx.page.selectOption('#fencing-accounts', 'one_source');
+      const href = await until(async () => {
+        const h = await ctx.attr('#open-full', 'href');
+        return h && JSON.parse(unpackJ(h)).resources[0].fencing === 'one_source' ? h : null;
+      }, 'the link to carry the toggled scenario');
+      const headline = (await ctx.text('#embed-headline')).replace(/^[✓✗]\s*/, '').trim();
+      const full = await ctx.context.newPage();
+      await full.goto(href, { waitUntil: 'load' });
+      await full.waitForSelector('#verdict-headline');
+      assertEqual(await full.$('#notice'), null, 'the same run: no notice');
+      assertEqual((await full.textContent('#verdict-headline')).replace(/^[✓✗]\s*/, '').trim(), headline, 'the same verdict');
+      await full.close();
+
+      // Broken packings: each refused, in the sandbox's words.
+      const cases = [
+        ['not deflate data', 'AAAA'],
+        ['not base64url', 'a*b'],
+        ['not UTF-8 text', pack([0xff, 0xfe, 0xfd])],
+        [`expands past ${1 << 20} bytes`, pack(Buffer.alloc((1 << 20) + 1, 'a'))],
+      ];
+      for (const [words, packed] of cases) {
+        const page = await ctx.context.newPage();
+        await page.goto(`${ctx.baseURL}#/embed?v=1&j=${packed}`, { waitUntil: 'load' });
+        await page.waitForSelector('#embed-error', { timeout: 20000 });
+        const said = await page.textContent('#embed-error');
+        assert(said.includes(words), `the embed says "${words}": ${said}`);
+        await page.goto(`${ctx.baseURL}#/run?v=1&j=${packed}`, { waitUntil: 'load' });
+        await page.waitForSelector('#notice', { timeout: 20000 });
+        const sandbox = await page.textContent('#notice');
+        assert(sandbox.includes(words), `the sandbox says "${words}": ${sandbox}`);
+        await page.close();
+      }
+    },
+  },
   {
     name: 'embed_hosts::the_documented_snippet_and_host_api_work_verbatim_from_a_plain_server',
     async run(ctx) {
