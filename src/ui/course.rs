@@ -79,6 +79,9 @@ pub struct LessonOps {
     pub open: fn(Arc<Course>, usize, Place) -> App,
     pub follow_run: fn(&mut LessonRun, &Scenario, &Outcome),
     pub check: fn(&mut LessonRun, &Scenario),
+    /// Every lesson action ([`App::reduce`] hands them here), so that the embed's and the
+    /// sandbox's bundles, which never make a course, link none of the lesson reducer.
+    pub reduce: fn(&App, LessonAction) -> App,
 }
 
 impl std::fmt::Debug for LessonOps {
@@ -91,6 +94,7 @@ static OPS: LessonOps = LessonOps {
     open: App::at_lesson,
     follow_run: LessonRun::follow_run,
     check: LessonRun::check,
+    reduce: App::lesson_reduce,
 };
 
 /// Two courses are the same only if they are the same value: a course is loaded once and

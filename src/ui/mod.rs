@@ -1445,7 +1445,19 @@ impl App {
         app
     }
 
+    /// A lesson's action, done by the course's own code ([`course::LessonOps::reduce`]), so
+    /// that a bundle without lessons links none of it.
     fn reduce_lesson(&self, action: LessonAction) -> App {
+        let ops = match (&action, &self.lesson) {
+            (LessonAction::Open { course, .. }, _) => course.ops,
+            (_, Some(run)) => run.course.ops,
+            (_, None) => return self.clone(),
+        };
+        (ops.reduce)(self, action)
+    }
+
+    /// [`App::reduce_lesson`]'s work: see [`course::LessonOps::reduce`].
+    pub(crate) fn lesson_reduce(&self, action: LessonAction) -> App {
         let mut next = self.clone();
         if let LessonAction::Open {
             course,
