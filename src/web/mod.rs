@@ -295,12 +295,14 @@ fn reload() -> Html {
     html! { <p class="loading" role="status">{ "Loading…" }</p> }
 }
 
-/// The embed view for an iframe: the run alone, without the page's header.
+/// The embed view for an iframe: the run alone, without the page's header. A new address
+/// (a host that changes the frame's hash) is a new view, keyed by it, so nothing of the last
+/// address's run or scenario lingers.
 fn embed_page(query: &str) -> Html {
     html! {
         <>
         <Defs />
-        <embed::EmbedView query={AttrValue::from(query.to_string())} />
+        <embed::EmbedView key={query.to_string()} query={AttrValue::from(query.to_string())} />
         </>
     }
 }

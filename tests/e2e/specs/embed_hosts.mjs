@@ -100,6 +100,12 @@ export const tests = [
       assertEqual((await full.textContent('#verdict-headline')).replace(/^[✓✗]\s*/, '').trim(), headline, 'the same verdict');
       await full.close();
 
+      // A host that changes the frame's address gets the new address's run, nothing of the last.
+      await ctx.page.evaluate(() => { location.hash = '#/embed?v=1&b=05-fencing.toml'; });
+      await until(async () => (await ctx.text('.embed-title')).trim() === 'Fencing tokens at the resource', 'the new address\'s run');
+      assert(!(await ctx.exists('#fencing-accounts')), 'no control the new address does not list');
+      assert(!(await ctx.attr('#open-full', 'href')).includes('j='), 'the link is the shipped scenario\'s');
+
       // Broken packings: each refused, in the sandbox's words.
       const cases = [
         ['not deflate data', 'AAAA'],
