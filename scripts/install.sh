@@ -92,7 +92,9 @@ install_base() {
     done
 
     # The crates the standard library's source depends on, so that offline builds (Trunk's) find
-    # them. Fetching is quick when they are all here already, and changes no file of the toolchain.
+    # them. Fetching is quick when they are all here already, and reads the library's own
+    # Cargo.lock, which is complete. RUSTC_BOOTSTRAP because the library's manifest declares
+    # unstable cargo features.
     STD_MANIFEST="$(rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.toml"
     if RUSTC_BOOTSTRAP=1 cargo fetch --manifest-path "$STD_MANIFEST" --quiet; then
         log "ok: the standard library's crates are fetched"

@@ -1039,7 +1039,8 @@ impl Condition {
 ///
 /// Hand-written because `str::parse::<f64>` links a 10 KB table into the course's bundle, and
 /// these numbers need none of its range. A whole number up to 2^53 reads exactly; a decimal part
-/// reads to within a rounding of what was written.
+/// of a few digits, as figures and times are written, reads to within a rounding; hundreds of
+/// digits read as no number.
 fn decimal(text: &str) -> Option<f64> {
     let (negative, digits) = match text.as_bytes().first()? {
         b'-' => (true, &text[1..]),

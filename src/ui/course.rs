@@ -94,7 +94,7 @@ static OPS: LessonOps = LessonOps {
     open: App::at_lesson,
     follow_run: LessonRun::follow_run,
     check: LessonRun::check,
-    reduce: App::lesson_reduce,
+    reduce: App::do_lesson_action,
 };
 
 /// Two courses are the same only if they are the same value: a course is loaded once and

@@ -1457,7 +1457,7 @@ impl App {
     }
 
     /// [`App::reduce_lesson`]'s work: see [`course::LessonOps::reduce`].
-    pub(crate) fn lesson_reduce(&self, action: LessonAction) -> App {
+    pub(crate) fn do_lesson_action(&self, action: LessonAction) -> App {
         let mut next = self.clone();
         if let LessonAction::Open {
             course,

@@ -16,7 +16,7 @@ use crate::ui::{self, Action};
 /// A decimal number typed or slid into a control, read by the browser's own `parseFloat`.
 ///
 /// Rust's `str::parse::<f64>` would link a 10 KB table of powers of five into every bundle, for
-/// three inputs whose values the browser itself wrote.
+/// two inputs (scrub and speed) and a computed font size, all written by the browser itself.
 pub(crate) fn number_of(text: &str) -> Option<f64> {
     Some(js_sys::parse_float(text.trim())).filter(|n| n.is_finite())
 }

@@ -31,6 +31,14 @@ const PACKS_KEPT: usize = 8;
 /// Compression Streams, which the embed's links need).
 const LINK_UNAVAILABLE: &str = "this browser cannot write the link: it lacks Compression Streams";
 
+/// Why an address's scenario cannot be read in a browser without Compression Streams.
+const LINK_UNREADABLE: &str =
+    "this browser cannot read the scenario in the link: it lacks Compression Streams";
+
+/// Why a packed scenario was not read: the address carries more than a link's one scenario
+/// (as `c=` or `j=`), or an earlier one was already refused.
+const NOT_READ: &str = "the link carries more than one scenario";
+
 /// The scenario text a link packs, if its scenario is not a shipped one.
 fn scenario_text(link: &links::Link) -> Option<&str> {
     match &link.source {
@@ -40,18 +48,48 @@ fn scenario_text(link: &links::Link) -> Option<&str> {
     }
 }
 
-/// The address of `link` in the full app, its scenario packed by the browser.
-async fn full_link(link: &links::Link) -> Option<String> {
-    let packed = match scenario_text(link) {
-        Some(text) => Some(packed(text.to_string()).await?),
-        None => None,
-    };
-    let pack = |_: &str| packed.clone().unwrap_or_default();
-    Some(format!(
+/// Packed scenario texts kept for the open-full link and the host's `get-link`: each text once,
+/// the one used last at the end, at most [`PACKS_KEPT`].
+type Packs = Vec<(String, String)>;
+
+/// Keeps `packed` as the packing of `text`, as the most recently used.
+fn keep(packs: &mut Packs, text: String, packed: String) {
+    packs.retain(|(t, _)| *t != text);
+    if packs.len() >= PACKS_KEPT {
+        packs.remove(0);
+    }
+    packs.push((text, packed));
+}
+
+/// The address of `link` in the full app, with `packed` as its scenario's packing.
+fn link_at(link: &links::Link, packed: &str) -> String {
+    format!(
         "{}{}",
         share::app_url(),
-        link.to_fragment_packed(&pack)
-    ))
+        link.to_fragment_packed(&|_| packed.to_string())
+    )
+}
+
+/// The address of `link` in the full app, its scenario packed by the browser unless `packs`
+/// has it already (so that the host's link is the one on screen); `None` if the browser cannot.
+async fn full_link(link: &links::Link, packs: &RefCell<Packs>) -> Option<String> {
+    let Some(text) = scenario_text(link) else {
+        return Some(link_at(link, ""));
+    };
+    let known = packs
+        .borrow()
+        .iter()
+        .find(|(t, _)| t == text)
+        .map(|(_, p)| p.clone());
+    let packed = match known {
+        Some(p) => p,
+        None => {
+            let p = packed(text.to_string()).await?;
+            keep(&mut packs.borrow_mut(), text.to_string(), p.clone());
+            p
+        }
+    };
+    Some(link_at(link, &packed))
 }
 
 #[derive(Properties, PartialEq)]
@@ -89,14 +127,20 @@ fn summary(app: &ui::App) -> VerdictSummary {
 }
 
 // The browser deflates and inflates a link's scenario (its Compression Streams, format
-// "deflate-raw", the format `ui::share::pack` writes), so that the embed's bundle carries no
-// compressor of its own. Inflating stops as soon as the text passes `limit` bytes (resolving
-// to null), as `ui::share::unpack` does; a stream that is not deflate data rejects.
+// "deflate-raw", the format `ui::share::pack` writes, though not byte for byte), so that the
+// embed's bundle carries no compressor of its own. Reading the inflated text stops once it
+// passes `limit` bytes (resolving to null), so no more than one chunk past the bound is ever
+// held, as `ui::share::unpack` refuses it; a stream that is not deflate data rejects; a browser
+// without Compression Streams resolves to undefined. Both functions are async, so that every
+// failure arrives as a rejection rather than an exception thrown through the module.
 #[wasm_bindgen::prelude::wasm_bindgen(inline_js = "\
-export function deflate_raw(bytes) { \
+const able = () => typeof CompressionStream === 'function' && typeof DecompressionStream === 'function'; \
+export async function deflate_raw(bytes) { \
+    if (!able()) return undefined; \
     const s = new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw')); \
-    return new Response(s).arrayBuffer().then((b) => new Uint8Array(b)); } \
+    return new Uint8Array(await new Response(s).arrayBuffer()); } \
 export async function inflate_raw(bytes, limit) { \
+    if (!able()) return undefined; \
     const r = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader(); \
     const parts = []; let n = 0; \
     for (;;) { \
@@ -113,11 +157,14 @@ extern "C" {
     fn inflate_raw(bytes: &[u8], limit: u32) -> js_sys::Promise;
 }
 
-/// A scenario's text packed for a link, as `ui::share::pack` would write it; `None` if the
+/// A scenario's text packed for a link, in the format `ui::share::pack` writes; `None` if the
 /// browser cannot deflate.
 async fn packed(text: String) -> Option<String> {
     let promise = deflate_raw(text.as_bytes());
     let bytes = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
+    if bytes.is_undefined() {
+        return None;
+    }
     Some(links::encode_packed(
         &js_sys::Uint8Array::new(&bytes).to_vec(),
     ))
@@ -130,6 +177,9 @@ async fn unpacked(packed: String) -> Result<String, links::LinkError> {
     let inflated = wasm_bindgen_futures::JsFuture::from(inflate_raw(&bytes, limit))
         .await
         .map_err(|_| links::not_deflate())?;
+    if inflated.is_undefined() {
+        return Err(links::LinkError(LINK_UNREADABLE.to_string()));
+    }
     if inflated.is_null() {
         return Err(links::expands_too_far());
     }
@@ -143,20 +193,33 @@ type Unpacked = Vec<(String, Result<String, links::LinkError>)>;
 /// browser has inflated it, a moment; any other opens at once.
 #[function_component(EmbedView)]
 pub fn embed_view(p: &EmbedProps) -> Html {
-    let wanted: Vec<String> = links::packed_in(&p.query)
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+    // Bounded before anything is inflated: an address longer than a link is refused by the
+    // link's reader without reading its scenario, and at most two distinct packings (a `c=`
+    // and a `j=`) are inflated, one at a time, stopping at the first that fails.
+    let mut wanted: Vec<String> = Vec::new();
+    if p.query.len() <= links::LINK_BYTES_MAX {
+        for packed in links::packed_in(&p.query) {
+            if !wanted.iter().any(|w| w == packed) {
+                wanted.push(packed.to_string());
+            }
+        }
+    }
+    wanted.truncate(2);
     let done = use_state(|| wanted.is_empty().then(|| Rc::new(Unpacked::new())));
     {
         let done = done.clone();
-        use_effect_with(p.query.clone(), move |_| {
+        // Once: a new address is a new view (`web::embed_page` keys it by the address).
+        use_effect_with((), move |_| {
             if done.is_none() {
                 wasm_bindgen_futures::spawn_local(async move {
                     let mut out = Unpacked::new();
                     for packed in wanted {
                         let text = unpacked(packed.clone()).await;
+                        let failed = text.is_err();
                         out.push((packed, text));
+                        if failed {
+                            break;
+                        }
                     }
                     done.set(Some(Rc::new(out)));
                 });
@@ -190,10 +253,10 @@ fn embed_run(p: &EmbedRunProps) -> Html {
         let unpacked = Rc::clone(&p.unpacked);
         use_memo(p.query.clone(), move |q| {
             let read = |packed: &str| {
-                unpacked
-                    .iter()
-                    .find(|(p, _)| p == packed)
-                    .map_or_else(|| Err(links::not_deflate()), |(_, text)| text.clone())
+                unpacked.iter().find(|(p, _)| p == packed).map_or_else(
+                    || Err(links::LinkError(NOT_READ.to_string())),
+                    |(_, text)| text.clone(),
+                )
             };
             Embed::from_query_unpacked(codec, q, &read)
         })
@@ -206,10 +269,10 @@ fn embed_run(p: &EmbedRunProps) -> Html {
             unpacked
                 .iter()
                 .filter_map(|(packed, text)| Some((text.clone().ok()?, packed.clone())))
-                .collect::<Vec<(String, String)>>()
+                .collect::<Packs>()
         })
     };
-    let packs_changed = use_state(|| 0u32);
+    let redraw = use_force_update();
     // The run opens from the address before the first paint, so the first picture (and the
     // first message to the host) is already the linked run, at its end: many readers never
     // press anything.
@@ -239,6 +302,7 @@ fn embed_run(p: &EmbedRunProps) -> Html {
         let dispatch = app.dispatcher();
         let parsed = Rc::clone(&parsed);
         let latest = Rc::clone(&latest);
+        let packs = Rc::clone(&packs);
         use_effect_with(p.query.clone(), move |_| {
             let listener = (*parsed).as_ref().ok().cloned().map(|cfg| {
                 EventListener::new(&gloo::utils::window(), "message", move |event| {
@@ -288,10 +352,14 @@ fn embed_run(p: &EmbedRunProps) -> Html {
                             );
                             let link = now.link_from(source);
                             let id = id.map(str::to_string);
+                            let packs = Rc::clone(&packs);
                             wasm_bindgen_futures::spawn_local(async move {
-                                let reply = match full_link(&link).await {
+                                let reply = match full_link(&link, &packs).await {
                                     Some(url) => embed::text_reply("link", "url", &url, asked),
-                                    None => embed::error_reply(LINK_UNAVAILABLE),
+                                    // The error names the request it answers.
+                                    None => {
+                                        embed::text_reply("error", "error", LINK_UNAVAILABLE, asked)
+                                    }
                                 };
                                 send(&origin, &reply, id.as_deref());
                             });
@@ -434,40 +502,26 @@ fn embed_run(p: &EmbedRunProps) -> Html {
     let link = app.link_from((*source).clone());
     let needs = scenario_text(&link).map(str::to_string);
     let full: Option<String> = match &needs {
-        None => Some(format!(
-            "{}{}",
-            share::app_url(),
-            link.to_fragment_packed(&|_| String::new())
-        )),
-        Some(text) => packs
-            .borrow()
-            .iter()
-            .find(|(t, _)| t == text)
-            .map(|(_, packed)| {
-                format!(
-                    "{}{}",
-                    share::app_url(),
-                    link.to_fragment_packed(&|_| packed.clone())
-                )
-            }),
+        None => Some(link_at(&link, "")),
+        Some(text) => {
+            let packs = packs.borrow();
+            let known = packs.iter().find(|(t, _)| t == text);
+            known.map(|(_, packed)| link_at(&link, packed))
+        }
     };
     {
         // A scenario not packed yet (a toggle changed it) is packed now, and the view drawn
         // again with its link; the cache keeps the last few.
         let packs = Rc::clone(&packs);
-        let packs_changed = packs_changed.clone();
+        let redraw = redraw.clone();
         let missing = needs.filter(|_| full.is_none());
         use_effect_with(missing, move |missing| {
             if let Some(text) = missing.clone() {
                 wasm_bindgen_futures::spawn_local(async move {
                     if let Some(packed) = packed(text.clone()).await {
-                        let mut packs = packs.borrow_mut();
-                        if packs.len() >= PACKS_KEPT {
-                            packs.remove(0);
-                        }
-                        packs.push((text, packed));
+                        keep(&mut packs.borrow_mut(), text, packed);
                     }
-                    packs_changed.set(*packs_changed + 1);
+                    redraw.force_update();
                 });
             }
         });

@@ -83,7 +83,9 @@ export const tests = [
       await ctx.open(`#/embed?v=1&j=${pack(OWN_FENCING)}&controls=fencing%20accounts`);
       await ctx.need('#embed-headline');
       assertEqual((await ctx.text('.embed-title')).trim(), 'Our own fencing', 'the packed scenario opened');
-      assertEqual(JSON.parse(unpackJ(await ctx.attr('#open-full', 'href'))).name, 'Our own fencing', 'the link carries it back');
+      // The link appears once the browser has packed the scenario as the full app writes it.
+      const first = await until(async () => ctx.attr('#open-full', 'href'), 'the open-full link');
+      assertEqual(JSON.parse(unpackJ(first)).name, 'Our own fencing', 'the link carries it back');
 
       // A toggle changes the scenario: the link follows, packed by the browser, and the full
       // app (its own inflater) opens the same run.
