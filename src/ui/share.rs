@@ -226,6 +226,15 @@ pub fn source_of_with(codec: Codec, picked: &str, current: &Scenario) -> Source 
 }
 
 impl Source {
+    /// The scenario text a link packs (`c=`, `j=`); none for a shipped scenario.
+    pub fn packed_text(&self) -> Option<&str> {
+        match self {
+            Source::Custom { toml } => Some(toml),
+            Source::Json { json } => Some(json),
+            Source::Builtin { .. } => None,
+        }
+    }
+
     /// The scenario a source describes, validated like anything typed into the editor.
     pub fn scenario(&self) -> Result<Scenario, LinkError> {
         self.scenario_with(Codec::FULL)

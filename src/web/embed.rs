@@ -39,15 +39,6 @@ const LINK_UNREADABLE: &str =
 /// (as `c=` or `j=`), or an earlier one was already refused.
 const NOT_READ: &str = "the link carries more than one scenario";
 
-/// The scenario text a link packs, if its scenario is not a shipped one.
-fn scenario_text(link: &links::Link) -> Option<&str> {
-    match &link.source {
-        links::Source::Custom { toml } => Some(toml),
-        links::Source::Json { json } => Some(json),
-        links::Source::Builtin { .. } => None,
-    }
-}
-
 /// Packed scenario texts kept for the open-full link and the host's `get-link`: each text once,
 /// the one used last at the end, at most [`PACKS_KEPT`].
 type Packs = Vec<(String, String)>;
@@ -59,6 +50,14 @@ fn keep(packs: &mut Packs, text: String, packed: String) {
         packs.remove(0);
     }
     packs.push((text, packed));
+}
+
+/// The packing kept for `text`, if any.
+fn known(packs: &Packs, text: &str) -> Option<String> {
+    packs
+        .iter()
+        .find(|(t, _)| t == text)
+        .map(|(_, p)| p.clone())
 }
 
 /// The address of `link` in the full app, with `packed` as its scenario's packing.
@@ -73,15 +72,11 @@ fn link_at(link: &links::Link, packed: &str) -> String {
 /// The address of `link` in the full app, its scenario packed by the browser unless `packs`
 /// has it already (so that the host's link is the one on screen); `None` if the browser cannot.
 async fn full_link(link: &links::Link, packs: &RefCell<Packs>) -> Option<String> {
-    let Some(text) = scenario_text(link) else {
+    let Some(text) = link.source.packed_text() else {
         return Some(link_at(link, ""));
     };
-    let known = packs
-        .borrow()
-        .iter()
-        .find(|(t, _)| t == text)
-        .map(|(_, p)| p.clone());
-    let packed = match known {
+    let kept = known(&packs.borrow(), text);
+    let packed = match kept {
         Some(p) => p,
         None => {
             let p = packed(text.to_string()).await?;
@@ -500,14 +495,10 @@ fn embed_run(p: &EmbedRunProps) -> Html {
         })
     };
     let link = app.link_from((*source).clone());
-    let needs = scenario_text(&link).map(str::to_string);
+    let needs = link.source.packed_text().map(str::to_string);
     let full: Option<String> = match &needs {
         None => Some(link_at(&link, "")),
-        Some(text) => {
-            let packs = packs.borrow();
-            let known = packs.iter().find(|(t, _)| t == text);
-            known.map(|(_, packed)| link_at(&link, packed))
-        }
+        Some(text) => known(&packs.borrow(), text).map(|packed| link_at(&link, &packed)),
     };
     {
         // A scenario not packed yet (a toggle changed it) is packed now, and the view drawn
