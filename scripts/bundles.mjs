@@ -64,13 +64,14 @@ export const VIEWS = [
   {
     view: 'a lesson step (#/lessons/…)',
     bundle: 'course',
-    carries: 'the simulator, the verdict, the timeline, the lessons (a step fetches its own lesson, course/ID.json, and the others follow once it shows), predictions, gates, exercises and their codes, sweeps drawn in a step, recordings from real services shown in a step, lessons opened by link or from the folder beside the site',
+    carries: 'the simulator, the verdict, the timeline, the lessons (a step fetches its own lesson, course/ID.json, and the others follow once it shows), predictions, gates, exercises and their codes, a step\'s sweep as its numbers and the course\'s picture of its plot, recordings from real services shown in a step, lessons opened by link or from the folder beside the site',
     // `lesson`: the largest of the lessons' files, the one step of the heaviest lesson fetches.
     firstLoad: ['index.html', 'loader', 'style.css', 'course.js', 'course_bg.wasm', 'course/index.json', 'lesson'],
     // The lessons' own readers are written by hand (src/json.rs) and a step fetches only its
     // own lesson: 572 KB before, 503 after; 446 once the standard library was built for size.
     budgetKB: 450,
-    mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor'],
+    // A step's plot is a file of the course, or is drawn by the `plot` bundle.
+    mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor', 'plotters::', 'lockstep::plot::'],
     mustNotCarry: [SHIPPED_TOML],
   },
 ];
@@ -81,6 +82,7 @@ export const ON_DEMAND = [
   ['checker', 'a lesson file opened: the Markdown parser and the checker (worker)'],
   ['reader', "the sandbox's first edit: the TOML reader (worker)"],
   ['lab', 'a sweep or an exploration (worker)'],
+  ['plot', "a sweep's plot in a step of a lesson read in the page (the shipped lessons' plots are files)"],
 ];
 
 /** Reads a LEB128 unsigned number at `at`; returns [value, next]. */

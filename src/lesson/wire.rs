@@ -98,6 +98,13 @@ pub struct WireSweep {
     pub seeds: u64,
     pub caption: String,
     pub points: Vec<crate::sweep::SweepPoint>,
+    /// The file beside this lesson's, in the course's folder, that holds the plot as SVG
+    /// ([`crate::plot::svg`], drawn when the shipped course is written): the lesson view shows
+    /// it as an image and links no plotting code. A lesson read in the page has none (its
+    /// checker, a worker, cannot draw: plotters measures text in the page's document), and
+    /// the lesson view has the plot drawn by a bundle of its own, loaded for that step alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plot: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -192,6 +199,37 @@ pub struct StepText {
     pub cues: Vec<Vec<Block>>,
     /// The points of the step's sweep, as the engine computed them.
     pub sweep: Vec<crate::sweep::SweepPoint>,
+    /// The course's file that holds the plot of the step's sweep, when there is one.
+    pub sweep_plot: Option<String>,
+}
+
+/// What the lesson view asks the `plot` bundle to draw: a sweep in its compact form, without
+/// its plot.
+pub fn sweep_plot_request(
+    param: crate::sweep::Param,
+    caption: &str,
+    points: &[crate::sweep::SweepPoint],
+) -> String {
+    let request = WireSweep {
+        line: 0,
+        param: param.name().to_string(),
+        values: points.iter().map(|p| p.value).collect(),
+        seeds: 0,
+        caption: caption.to_string(),
+        points: points.to_vec(),
+        plot: None,
+    };
+    serde_json::to_string(&request).unwrap_or_default()
+}
+
+/// The plot a [`sweep_plot_request`] asks for, as SVG: what the `plot` bundle answers, and the
+/// same drawing as the one the compact form carries.
+pub fn sweep_plot(request: &str) -> Result<String, String> {
+    let value: serde_json::Value = serde_json::from_str(request).map_err(|e| e.to_string())?;
+    let sweep = read::sweep(&value)?;
+    let param = crate::sweep::Param::from_name(&sweep.param)
+        .ok_or_else(|| format!("unknown sweep param \"{}\"", sweep.param))?;
+    crate::plot::svg(&sweep.caption, param, &sweep.points)
 }
 
 fn lane_text(l: &LaneRef) -> String {
@@ -250,6 +288,7 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
                     seeds: sw.seeds,
                     caption: sw.caption.clone(),
                     points: sw.run(&s.scenario).unwrap_or_default(),
+                    plot: None,
                 }),
                 recording: s.recording.as_ref().map(|r| WireRecording {
                     file: r.file.clone(),
@@ -374,7 +413,21 @@ pub fn course_files(lessons: &[Lesson]) -> Vec<(String, String)> {
         ),
     )];
     for l in lessons {
-        let lesson = serde_json::to_string(&to_wire(l)).expect("lessons serialize");
+        let mut wire = to_wire(l);
+        // Each sweep's plot goes in a file of its own, which the lesson view shows as an image:
+        // the lesson's file stays small, and a plot is fetched only with its step.
+        for step in &mut wire.steps {
+            let Some(sw) = &mut step.sweep else { continue };
+            let Some(param) = crate::sweep::Param::from_name(&sw.param) else {
+                continue;
+            };
+            if let Ok(svg) = crate::plot::svg(&sw.caption, param, &sw.points) {
+                let file = format!("{}.{}.svg", l.id, step.id);
+                files.push((file.clone(), svg));
+                sw.plot = Some(file);
+            }
+        }
+        let lesson = serde_json::to_string(&wire).expect("lessons serialize");
         files.push((
             format!("{}.json", l.id),
             format!("{{\"version\":{VERSION},\"lesson\":{lesson}}}\n"),
@@ -542,6 +595,7 @@ pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
                 .as_ref()
                 .map(|sw| sw.points.clone())
                 .unwrap_or_default(),
+            sweep_plot: s.sweep.as_ref().and_then(|sw| sw.plot.clone()),
         });
     }
     let mut exercises = Vec::new();

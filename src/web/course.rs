@@ -336,7 +336,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 </section>
             }
             if let Some(sw) = &step.sweep {
-                <super::lab::SweepFigure param={sw.param} points={Rc::new(text.sweep.clone())} caption={sw.caption.clone()} />
+                <StepSweep param={sw.param} points={Rc::new(text.sweep.clone())} caption={sw.caption.clone()} plot={text.sweep_plot.clone().map(AttrValue::from)} />
             }
             if !watch.is_empty() {
                 <p class="watch">{ format!("Marked on the timeline: {}.", watch.join(", ")) }</p>
@@ -823,5 +823,101 @@ pub fn lesson_files(p: &LessonFilesProps) -> Html {
                 </ul>
             }
         </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct StepSweepProps {
+    pub param: crate::sweep::Param,
+    pub points: Rc<Vec<crate::sweep::SweepPoint>>,
+    pub caption: String,
+    /// The course's file with the plot, or none (a lesson read in the page).
+    pub plot: Option<AttrValue>,
+}
+
+// The plot of a sweep whose compact form has none is drawn by a bundle of its own (`plot`),
+// loaded next to the page on the first such step, so that the lesson view never links the
+// plotting code. A plain function in a module of its own, as the page's policy forbids eval.
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function plot_sweep(json) { \
+    const at = (f) => new URL(f, document.baseURI).href; \
+    return import(at('./plot.js')).then(async (m) => { \
+        await m.default({ module_or_path: at('./plot_bg.wasm') }); \
+        return m.sweep_svg(json); }); }")]
+extern "C" {
+    fn plot_sweep(json: &str) -> js_sys::Promise;
+}
+
+/// The plot of a sweep as SVG, drawn by the `plot` bundle.
+async fn drawn_by_bundle(
+    param: crate::sweep::Param,
+    caption: &str,
+    points: &[crate::sweep::SweepPoint],
+) -> Result<String, String> {
+    let json = crate::lesson::wire::sweep_plot_request(param, caption, points);
+    let svg = wasm_bindgen_futures::JsFuture::from(plot_sweep(&json))
+        .await
+        .map_err(|e| e.as_string().unwrap_or_else(|| format!("{e:?}")))?;
+    svg.as_string()
+        .ok_or_else(|| "the plot bundle answered no text".to_string())
+}
+
+/// A sweep a lesson step shows, computed by the engine when the lesson was read: its plot
+/// (the command line's `sweep --svg`, as an image) and its numbers in a table.
+#[function_component(StepSweep)]
+pub fn step_sweep(p: &StepSweepProps) -> Html {
+    // The image's address: the course's file, or the plot drawn by the `plot` bundle.
+    let drawn = use_state(|| None::<Result<AttrValue, String>>);
+    {
+        let drawn = drawn.clone();
+        let (param, points, caption) = (p.param, Rc::clone(&p.points), p.caption.clone());
+        use_effect_with(
+            (p.plot.clone(), Rc::clone(&p.points)),
+            move |(plot, _)| match plot {
+                Some(file) => drawn.set(Some(Ok(super::course_url(file).into()))),
+                None => {
+                    drawn.set(None);
+                    yew::platform::spawn_local(async move {
+                        let svg = drawn_by_bundle(param, &caption, &points).await;
+                        drawn.set(Some(svg.map(|svg| {
+                            format!("data:image/svg+xml,{}", js_sys::encode_uri_component(&svg))
+                                .into()
+                        })));
+                    });
+                }
+            },
+        );
+    }
+    let alt = format!(
+        "Fraction of runs with exclusion broken against {}, with its 95% band; the table below has the same numbers.",
+        p.param.axis()
+    );
+    let (w, h) = crate::plot::SIZE;
+    html! {
+        <figure id="step-sweep" class="step-sweep">
+            { match &*drawn {
+                Some(Ok(src)) => html! {
+                    <img id="step-sweep-plot" width={w.to_string()} height={h.to_string()} {alt} src={src.clone()} />
+                },
+                Some(Err(why)) => html! {
+                    <p class="errors has-errors" role="alert">{ format!("The plot could not be drawn ({why}); the table below has its numbers.") }</p>
+                },
+                None => html! { <p class="loading" role="status">{ "Drawing the plot…" }</p> },
+            } }
+            <figcaption>{ &p.caption }</figcaption>
+            <table id="step-sweep-table">
+                <thead><tr>
+                    <th scope="col">{ p.param.axis() }</th><th scope="col">{ "runs with exclusion broken" }</th><th scope="col">{ "rate (95% interval)" }</th>
+                </tr></thead>
+                <tbody>
+                { for p.points.iter().map(|pt| html! {
+                    <tr>
+                        <th scope="row">{ &pt.label }</th>
+                        <td>{ format!("{} of {}", pt.broken_runs, pt.runs) }</td>
+                        <td>{ format!("{:.2} ({:.2}–{:.2})", pt.broken_rate, pt.broken_low, pt.broken_high) }</td>
+                    </tr>
+                }) }
+                </tbody>
+            </table>
+        </figure>
     }
 }

@@ -15,7 +15,7 @@ use yew::prelude::*;
 
 use super::Dispatch;
 use crate::plot;
-use crate::sweep::{Param, SweepPoint};
+use crate::sweep::Param;
 use crate::ui::lab::{
     self, LabReply, LabRequest, Search, SearchAction, SweepAction, SweepPanel, SweepState, Swept,
 };
@@ -548,57 +548,5 @@ pub fn explore_panel(p: &LabProps) -> Html {
             </div>
             { body }
         </details>
-    }
-}
-
-#[derive(Properties, PartialEq)]
-pub struct SweepFigureProps {
-    pub param: Param,
-    pub points: Rc<Vec<SweepPoint>>,
-    pub caption: String,
-}
-
-/// A sweep a lesson step shows, computed by the engine when the course was written: the same
-/// plot as the sweep panel's, and its numbers in a table.
-#[function_component(SweepFigure)]
-pub fn sweep_figure(p: &SweepFigureProps) -> Html {
-    let canvas = use_node_ref();
-    {
-        let canvas = canvas.clone();
-        let (param, points, caption) = (p.param, Rc::clone(&p.points), p.caption.clone());
-        use_effect_with(Rc::clone(&p.points), move |_| {
-            if let Some(c) = canvas.cast::<web_sys::HtmlCanvasElement>() {
-                let swept = Swept {
-                    param,
-                    points: (*points).clone(),
-                    title: caption,
-                };
-                if let Err(e) = draw(&c, &swept) {
-                    gloo::console::warn!(format!("the sweep could not be drawn: {e}"));
-                }
-            }
-        });
-    }
-    html! {
-        <figure id="step-sweep" class="step-sweep">
-            <canvas ref={canvas} width={plot::SIZE.0.to_string()} height={plot::SIZE.1.to_string()}
-                role="img"
-                aria-label={format!("Fraction of runs with exclusion broken against {}, with its 95% band; the table below has the same numbers.", p.param.axis())}></canvas>
-            <figcaption>{ &p.caption }</figcaption>
-            <table id="step-sweep-table">
-                <thead><tr>
-                    <th scope="col">{ p.param.axis() }</th><th scope="col">{ "runs with exclusion broken" }</th><th scope="col">{ "rate (95% interval)" }</th>
-                </tr></thead>
-                <tbody>
-                { for p.points.iter().map(|pt| html! {
-                    <tr>
-                        <th scope="row">{ &pt.label }</th>
-                        <td>{ format!("{} of {}", pt.broken_runs, pt.runs) }</td>
-                        <td>{ format!("{:.2} ({:.2}–{:.2})", pt.broken_rate, pt.broken_low, pt.broken_high) }</td>
-                    </tr>
-                }) }
-                </tbody>
-            </table>
-        </figure>
     }
 }

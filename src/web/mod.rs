@@ -432,7 +432,7 @@ fn now_ms() -> f64 {
 }
 
 /// The address of a file of the shipped lessons (`course/NAME`), beside the page.
-fn course_url(name: &str) -> String {
+pub(crate) fn course_url(name: &str) -> String {
     format!("{}/{name}", wire::COURSE_DIR)
 }
 

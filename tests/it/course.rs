@@ -75,6 +75,86 @@ fn the_shipped_course_files_are_the_lessons_in_compact_form() {
     assert!(largest * 4 < whole, "{largest} of {whole} bytes");
 }
 
+/// A step's sweep shows one plot however the lesson reached the page: the shipped course's file,
+/// drawn when the course is written, is the picture the `plot` bundle draws for a lesson read in
+/// the page, from the numbers the step carries.
+#[test]
+fn a_steps_plot_is_the_same_from_the_courses_file_and_from_the_plot_bundle() {
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let file = |name: &str| {
+        files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_else(|| panic!("the course has no file {name}"))
+    };
+    let mut plots = 0;
+    for loaded in wire::read_course_files(&files).expect("the course reads back") {
+        for (step, text) in loaded.lesson.steps.iter().zip(&loaded.steps) {
+            let Some(sw) = &step.sweep else {
+                assert_eq!(text.sweep_plot, None, "{}: a plot without a sweep", step.id);
+                continue;
+            };
+            let name = text
+                .sweep_plot
+                .as_deref()
+                .expect("a shipped sweep has its plot's file");
+            assert_eq!(name, format!("{}.{}.svg", loaded.lesson.id, step.id));
+            let shipped = file(name);
+            assert!(
+                shipped.starts_with("<svg") && shipped.trim_end().ends_with("</svg>"),
+                "{name} is an SVG picture"
+            );
+            assert_eq!(text.sweep.len(), sw.values.len(), "{name}: a point a value");
+            let request = wire::sweep_plot_request(sw.param, &sw.caption, &text.sweep);
+            assert_eq!(
+                wire::sweep_plot(&request).expect("the plot bundle draws"),
+                shipped,
+                "{name}"
+            );
+            plots += 1;
+        }
+    }
+    assert_eq!(plots, 4, "the shipped course draws four sweeps");
+    // A lesson read in the page (here from its Markdown, as the checker reads it) has no file.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/lessons/06-regions.md"
+    ))
+    .unwrap();
+    let read = lesson::parse(&text).expect("the lesson parses");
+    let wired = wire::to_wire(&read);
+    assert!(wired
+        .steps
+        .iter()
+        .filter_map(|s| s.sweep.as_ref())
+        .all(|sw| sw.plot.is_none()));
+}
+
+/// The plot's file is a name in the course's folder, never another address.
+#[test]
+fn a_compact_form_names_its_plot_by_a_plain_file_name() {
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let regions = &files.iter().find(|(n, _)| n == "regions.json").unwrap().1;
+    assert!(wire::read_lesson_file(regions).is_ok());
+    for bad in [
+        "../index.html",
+        "https://elsewhere.example/x.svg",
+        "a/b.svg",
+        "plot.png",
+        "javascript:alert(1)",
+    ] {
+        let damaged = regions.replacen("regions.short-partition.svg", bad, 1);
+        let e = wire::read_lesson_file(&damaged)
+            .err()
+            .unwrap_or_else(|| panic!("{bad} was accepted"));
+        assert!(
+            e.contains("\"plot\" is not a file of the course's folder"),
+            "{bad}: {e}"
+        );
+    }
+}
+
 #[test]
 fn the_compact_form_keeps_everything_the_app_uses() {
     let lessons = lesson::builtin::lessons();

@@ -137,9 +137,27 @@ fn recording(v: &Value) -> Result<WireRecording, String> {
     })
 }
 
-fn sweep(v: &Value) -> Result<WireSweep, String> {
+/// A plot's file, which the lesson view names in an address beside the lesson's own file: a
+/// plain name in the course's folder.
+fn plot_file(name: String) -> Result<String, String> {
+    let plain = name.ends_with(".svg")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
+    if plain {
+        Ok(name)
+    } else {
+        Err(format!(
+            "\"plot\" is not a file of the course's folder: {name:?}"
+        ))
+    }
+}
+
+pub(super) fn sweep(v: &Value) -> Result<WireSweep, String> {
     let o = Obj::of(v, "a sweep")?;
-    o.only(&["line", "param", "values", "seeds", "caption", "points"])?;
+    o.only(&[
+        "line", "param", "values", "seeds", "caption", "points", "plot",
+    ])?;
     Ok(WireSweep {
         line: o.u32("line")?,
         param: o.string("param")?,
@@ -147,6 +165,7 @@ fn sweep(v: &Value) -> Result<WireSweep, String> {
         seeds: o.u64("seeds")?,
         caption: o.string("caption")?,
         points: o.items("points", sweep_point)?,
+        plot: o.opt_string("plot")?.map(plot_file).transpose()?,
     })
 }
 

@@ -108,16 +108,13 @@ export const tests = [
       assert(found, 'some step draws a sweep');
       const [lesson, step] = found;
       await openPlace(ctx, lesson, step.id);
-      await ctx.page.waitForSelector('#step-sweep canvas');
+      await ctx.page.waitForSelector('#step-sweep-plot');
       const rows = await ctx.page.$$eval('#step-sweep-table tbody tr', (r) => r.length);
       assertEqual(rows, step.sweep.values.length, 'one row a value');
-      // The canvas was drawn on (some pixel is not blank).
-      const drawn = await ctx.page.$eval('#step-sweep canvas', (c) => {
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
-        return false;
-      });
-      assert(drawn, 'the plot is drawn');
+      // The plot is the course's own picture of it, fetched beside the lesson and drawn.
+      await until(() => ctx.page.$eval('#step-sweep-plot', (i) => i.complete && i.naturalWidth > 0), 'the plot to be drawn');
+      const src = await ctx.page.$eval('#step-sweep-plot', (i) => i.src);
+      assert(src.endsWith(`/course/${lesson}.${step.id}.svg`), `the plot is the course's file: ${src}`);
     },
   },
   // Every step and exercise as the learner first sees it at 1280×800, one test a lesson.

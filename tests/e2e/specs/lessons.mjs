@@ -350,6 +350,30 @@ export const tests = [
     },
   },
   {
+    name: 'lessons::a_pasted_lessons_sweep_is_plotted_by_the_plot_bundle',
+    async run(ctx) {
+      // A lesson read in the page has no plot file; the step has its plot drawn on demand.
+      const shipped = fs.readFileSync(path.join(ROOT, 'lessons', '06-regions.md'), 'utf8');
+      const mine = shipped.replace('id = "regions"', 'id = "my-regions"');
+      assert(mine !== shipped, 'the test lesson differs from the shipped one');
+      await openRoute(ctx, '#/lessons');
+      await ctx.page.waitForSelector('#course li');
+      const before = new Set();
+      ctx.page.on('request', (r) => before.add(new URL(r.url()).pathname));
+      await ctx.page.fill('#lesson-text', mine);
+      await ctx.page.click('#open-lesson');
+      await ctx.page.waitForSelector('#lesson-file-status .opened', { timeout: 60000 });
+      await openRoute(ctx, '#/lessons/my-regions/short-partition', 'short-partition');
+      await until(() => ctx.page.$eval('#step-sweep-plot', (i) => i.complete && i.naturalWidth > 0), 'the plot to be drawn', 30000);
+      const src = await ctx.page.$eval('#step-sweep-plot', (i) => i.src);
+      assert(src.startsWith('data:image/svg+xml,'), `the plot is drawn in the page: ${src.slice(0, 60)}`);
+      assert(decodeURIComponent(src).includes('<svg'), 'the plot is an SVG picture');
+      assert([...before].some((p) => p.endsWith('/plot_bg.wasm')), 'the plot bundle was loaded for it');
+      const rows = await ctx.page.$$eval('#step-sweep-table tbody tr', (r) => r.length);
+      assert(rows > 1, 'the numbers are in the table');
+    },
+  },
+  {
     name: 'layout::lesson_first_screen_at_1280x800',
     viewport: { width: 1280, height: 800 },
     async run(ctx) {
