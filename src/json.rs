@@ -17,6 +17,10 @@ impl<'a> Obj<'a> {
             _ => Err(format!("{what} is not a JSON object")),
         }
     }
+    /// Every member, by name, in the object's order: for an object that is a map.
+    pub fn members(&self) -> impl Iterator<Item = (&'a String, &'a Value)> {
+        self.0.iter()
+    }
     pub fn get(&self, name: &str) -> Option<&'a Value> {
         self.0.get(name).filter(|v| !v.is_null())
     }

@@ -324,7 +324,7 @@ async fn an_edited_text_survives_a_reload_even_when_invalid() {
         .get_item(STORAGE_KEY)
         .unwrap()
         .expect("the state was saved");
-    let saved: ui::Saved = serde_json::from_str(&saved).expect("readable");
+    let saved = ui::Saved::from_json(&saved).expect("readable");
     assert_eq!(saved.source, STAGGERED);
     assert_eq!(saved.text, MALFORMED);
 

@@ -11,7 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::json::Obj;
 
 use super::toggles::Toggle;
 use super::{App, Codec, Outcome};
@@ -219,20 +222,19 @@ pub fn neighbour(l: &Lesson, p: Place, forward: bool) -> Option<Place> {
     }
 }
 
-/// What the learner has done, kept between visits.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// What the learner has done, kept between visits. Written with serde; read by hand
+/// ([`Progress::read`]) with `crate::json`, as derived readers for these maps would cost the
+/// lesson view's download more.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Progress {
-    #[serde(default)]
     pub lessons: BTreeMap<String, LessonProgress>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LessonProgress {
     /// Steps and exercises opened.
-    #[serde(default)]
     pub seen: BTreeSet<String>,
     /// Steps whose gate the learner's run met.
-    #[serde(default)]
     pub gates: BTreeSet<String>,
     /// For each step whose gate was met, the control values that met it (as edits), so that
     /// coming back shows the learner's own run and the way on.
@@ -242,7 +244,6 @@ pub struct LessonProgress {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub predictions: BTreeMap<String, bool>,
     /// Exercises solved, with the completion code of the solution.
-    #[serde(default)]
     pub solved: BTreeMap<String, String>,
     /// For each exercise the learner changed, its controls' values as they left them (as
     /// edits), so that a closed tab loses nothing.
@@ -254,11 +255,21 @@ pub struct LessonProgress {
 }
 
 impl Progress {
-    /// The progress saved in local storage; anything unreadable counts as none.
+    /// The progress saved in local storage; anything unreadable counts as none. A member left
+    /// out (or `null`) is empty, and a member this version does not know is passed over, so
+    /// that progress saved by an earlier or a later version still counts.
     pub fn read(stored: Option<&str>) -> Progress {
         stored
-            .and_then(|s| serde_json::from_str(s).ok())
+            .and_then(|s| Progress::from_json(s).ok())
             .unwrap_or_default()
+    }
+
+    fn from_json(text: &str) -> Result<Progress, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let o = Obj::of(&value, "the progress")?;
+        Ok(Progress {
+            lessons: map_of(&o, "lessons", LessonProgress::read)?,
+        })
     }
 
     pub fn to_json(&self) -> String {
@@ -909,15 +920,56 @@ impl CheckReply {
     }
 }
 
+impl LessonProgress {
+    fn read(v: &Value) -> Result<LessonProgress, String> {
+        let o = Obj::of(v, "a lesson's progress")?;
+        let set = |name: &str| o.opt_strings(name).map(crate::sort::set);
+        let edits =
+            |v: &Value| crate::json::list_of(crate::json::list(v)?, "edits", crate::json::string);
+        Ok(LessonProgress {
+            seen: set("seen")?,
+            gates: set("gates")?,
+            gate_edits: map_of(&o, "gate_edits", edits)?,
+            predictions: map_of(&o, "predictions", |v| {
+                v.as_bool().ok_or("not true or false".to_string())
+            })?,
+            solved: map_of(&o, "solved", crate::json::string)?,
+            exercise_edits: map_of(&o, "exercise_edits", edits)?,
+            hints: map_of(&o, "hints", |v| {
+                v.as_u64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or("not a count".to_string())
+            })?,
+        })
+    }
+}
+
+/// An object member that maps names to values, each read by `read`; left out, it is empty.
+fn map_of<T>(
+    o: &Obj,
+    name: &str,
+    read: impl Fn(&Value) -> Result<T, String>,
+) -> Result<BTreeMap<String, T>, String> {
+    let Some(v) = o.get(name) else {
+        return Ok(BTreeMap::new());
+    };
+    let mut pairs = Vec::new();
+    for (k, v) in Obj::of(v, name)?.members() {
+        let value = read(v).map_err(|e| format!("\"{name}\" member \"{k}\": {e}"))?;
+        pairs.push((k.clone(), value));
+    }
+    Ok(crate::sort::map(pairs))
+}
+
 /// The lesson files the user opened, as kept in local storage: each file's text and the
 /// lesson in compact form (so that a reload needs no parser), newest last, one per lesson id,
 /// at most [`OPENED_MAX`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct OpenedFiles {
     pub files: Vec<OpenedFile>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct OpenedFile {
     pub id: String,
     pub text: String,
@@ -947,10 +999,27 @@ impl OpenedFile {
 }
 
 impl OpenedFiles {
+    /// The files kept in local storage; anything unreadable counts as none.
     pub fn read(stored: Option<&str>) -> OpenedFiles {
         stored
-            .and_then(|s| serde_json::from_str(s).ok())
+            .and_then(|s| OpenedFiles::from_json(s).ok())
             .unwrap_or_default()
+    }
+
+    fn from_json(text: &str) -> Result<OpenedFiles, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let o = Obj::of(&value, "the opened files")?;
+        Ok(OpenedFiles {
+            files: o.opt_items("files", |v| {
+                let f = Obj::of(v, "an opened file")?;
+                Ok(OpenedFile {
+                    id: f.string("id")?,
+                    text: f.string("text")?,
+                    lesson: f.need("lesson")?.clone(),
+                    source: f.opt_string("source")?,
+                })
+            })?,
+        })
     }
 
     pub fn to_json(&self) -> String {

@@ -4,7 +4,9 @@
 //! string in one property of `window` (`web/extras.rs` reads and writes it; this type is all
 //! that crosses).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+use crate::json::Obj;
 
 use super::share::View;
 use super::{LeftOff, Saved};
@@ -13,9 +15,9 @@ use super::{LeftOff, Saved};
 /// build, so this happens only if a stale page meets a new bundle).
 pub const HAND_OVER_VERSION: u32 = 1;
 
-/// Where the sandbox left off, and the panel to unfold.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Where the sandbox left off, and the panel to unfold. Written with serde; read by hand
+/// ([`HandOver::from_json`]), since a derived reader would cost the sandbox's download more.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HandOver {
     pub version: u32,
     /// The id of the panel's `<details>` element.
@@ -61,9 +63,58 @@ impl HandOver {
 
     /// Reads a hand-over; anything else (another version, a damaged value) is none.
     pub fn from_json(json: &str) -> Option<HandOver> {
-        serde_json::from_str::<HandOver>(json)
+        HandOver::read(json)
             .ok()
             .filter(|h| h.version == HAND_OVER_VERSION)
+    }
+
+    fn read(json: &str) -> Result<HandOver, String> {
+        let value: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        let o = Obj::of(&value, "the hand-over")?;
+        o.only(&[
+            "version",
+            "panel",
+            "source",
+            "text",
+            "valid_text",
+            "linked",
+            "speed",
+            "legend",
+            "playhead_us",
+            "zoom",
+            "own_order",
+            "compare",
+            "controls",
+        ])?;
+        let controls = match o.get("controls") {
+            None => None,
+            Some(v) => match crate::json::list(v)?.as_slice() {
+                [scenario, edits] => Some((
+                    crate::json::string(scenario)?,
+                    crate::json::list_of(
+                        crate::json::list(edits)?,
+                        "controls",
+                        crate::json::string,
+                    )?,
+                )),
+                _ => return Err("\"controls\" is not a scenario and its edits".to_string()),
+            },
+        };
+        Ok(HandOver {
+            version: o.u32("version")?,
+            panel: o.string("panel")?,
+            source: o.string("source")?,
+            text: o.string("text")?,
+            valid_text: o.string("valid_text")?,
+            linked: o.bool("linked")?,
+            speed: o.f64("speed")?,
+            legend: o.bool("legend")?,
+            playhead_us: o.u64("playhead_us")?,
+            zoom: o.u32("zoom")?,
+            own_order: o.bool("own_order")?,
+            compare: o.opt_string("compare")?,
+            controls,
+        })
     }
 
     /// Where the app left off, for [`super::App::resume`]; none if the comparison does not read.

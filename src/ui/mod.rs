@@ -27,10 +27,11 @@ pub mod toggles;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::builtin;
 use crate::inventory::{self, Severity};
+use crate::json::Obj;
 use crate::monitor::{self, Snapshot, Verdict};
 use crate::scenario::{Scenario, ScenarioError, ScenarioErrors};
 use crate::trace::Event;
@@ -689,9 +690,8 @@ pub struct LeftOff {
     pub controls: Option<(String, Vec<String>)>,
 }
 
-/// What the app saves between visits.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// What the app saves between visits. Written with serde; read by hand ([`Saved::from_json`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Saved {
     pub source: String,
     pub text: String,
@@ -703,8 +703,7 @@ pub struct Saved {
 
 /// The run a saved state showed: its scenario as JSON and, when the text had errors, the last
 /// valid text (whose scenario it is).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Ran {
     pub json: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -713,9 +712,9 @@ pub struct Ran {
 
 /// What the page's reader (a worker with the TOML reader, `src/bin/reader.rs`) answers about
 /// one text: the scenario as JSON, or the text's located errors. The text comes back with it,
-/// so the app can tell an answer about what it shows from a stale one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// so the app can tell an answer about what it shows from a stale one. Written with serde; read
+/// by hand ([`Reading::from_json`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Reading {
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -724,7 +723,55 @@ pub struct Reading {
     pub errors: Vec<ScenarioError>,
 }
 
+// The page's bundles read these with `crate::json` over one parsed value rather than with
+// derived readers, which are compiled anew for each type and cost the sandbox's download more.
+// Each refuses a member it does not know, as the derived readers did.
+
+impl Saved {
+    /// What local storage held, or why it cannot be read.
+    pub fn from_json(text: &str) -> Result<Saved, String> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let o = Obj::of(&value, "the saved state")?;
+        o.only(&["source", "text", "ran"])?;
+        Ok(Saved {
+            source: o.string("source")?,
+            text: o.string("text")?,
+            ran: o.get("ran").map(Ran::read).transpose()?,
+        })
+    }
+}
+
+impl Ran {
+    fn read(v: &serde_json::Value) -> Result<Ran, String> {
+        let o = Obj::of(v, "\"ran\"")?;
+        o.only(&["json", "valid_text"])?;
+        Ok(Ran {
+            json: o.string("json")?,
+            valid_text: o.opt_string("valid_text")?,
+        })
+    }
+}
+
 impl Reading {
+    /// A reader's answer as it posts it, or why it cannot be read.
+    pub fn from_json(text: &str) -> Result<Reading, String> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let o = Obj::of(&value, "the reader's answer")?;
+        o.only(&["text", "json", "errors"])?;
+        Ok(Reading {
+            text: o.string("text")?,
+            json: o.opt_string("json")?,
+            errors: o.opt_items("errors", |v| {
+                let e = Obj::of(v, "an error")?;
+                e.only(&["location", "message"])?;
+                Ok(ScenarioError {
+                    location: e.string("location")?,
+                    message: e.string("message")?,
+                })
+            })?,
+        })
+    }
+
     /// Reads a text as the editor's, in full: what the reader does.
     pub fn of(text: String) -> Reading {
         match Scenario::from_toml_str(&text) {
@@ -876,7 +923,7 @@ impl App {
         let Some(stored) = stored else {
             return App::open_with(codec, DEFAULT_SOURCE);
         };
-        match serde_json::from_str::<Saved>(stored) {
+        match Saved::from_json(stored) {
             Ok(saved) => {
                 let mut app = App::open_with(codec, &saved.source);
                 if saved.text == app.text {

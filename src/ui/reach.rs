@@ -10,8 +10,6 @@
 //! (`connect-src` in `index.html`): one list, which the browser enforces anyway, so the page
 //! only explains a refusal before the browser makes it.
 
-use serde::Deserialize;
-
 /// The folder of lessons served beside the site: its index, relative to the page.
 pub const FOLDER_INDEX: &str = "lessons/index.json";
 /// The most lessons a folder's index may list.
@@ -139,26 +137,24 @@ fn source_allows(source: &str, origin: &str) -> bool {
     false
 }
 
-/// A folder's index (`lessons/index.json`): the lesson files beside it, in the order the
-/// course lists them.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FolderIndex {
-    lessons: Vec<String>,
-}
-
 /// The files a folder's index lists, each a plain file name beside the index (no folder, no
 /// `..`, ending in `.md`), at most [`FOLDER_LESSONS_MAX`].
 pub fn read_folder_index(json: &str) -> Result<Vec<String>, String> {
-    let index: FolderIndex = serde_json::from_str(json)
-        .map_err(|e| format!("{FOLDER_INDEX} is not a list of lesson files: {e}"))?;
-    if index.lessons.len() > FOLDER_LESSONS_MAX {
+    // The index is `{"lessons": [FILE, ...]}` and nothing else.
+    let lessons = (|| {
+        let value: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        let o = crate::json::Obj::of(&value, "the index")?;
+        o.only(&["lessons"])?;
+        o.strings("lessons")
+    })()
+    .map_err(|e| format!("{FOLDER_INDEX} is not a list of lesson files: {e}"))?;
+    if lessons.len() > FOLDER_LESSONS_MAX {
         return Err(format!(
             "{FOLDER_INDEX} lists {} lessons; at most {FOLDER_LESSONS_MAX} are read",
-            index.lessons.len()
+            lessons.len()
         ));
     }
-    for name in &index.lessons {
+    for name in &lessons {
         let plain = !name.is_empty()
             && name.len() <= 100
             && name.ends_with(".md")
@@ -173,7 +169,7 @@ pub fn read_folder_index(json: &str) -> Result<Vec<String>, String> {
             ));
         }
     }
-    Ok(index.lessons)
+    Ok(lessons)
 }
 
 /// Why a lesson file could not be fetched, in words that name the cause: the network being

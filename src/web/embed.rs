@@ -15,6 +15,7 @@ use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
+use super::packing::{self, Unpacked};
 use super::{app_rc, panels, share, timeline, Controls, Playback, Timeline};
 use crate::lesson::Control;
 use crate::ui::embed::{self, Embed, HostMessage, VerdictSummary};
@@ -30,14 +31,6 @@ const PACKS_KEPT: usize = 8;
 /// What the host is told when the browser cannot write a link to the state (it lacks
 /// Compression Streams, which the embed's links need).
 const LINK_UNAVAILABLE: &str = "this browser cannot write the link: it lacks Compression Streams";
-
-/// Why an address's scenario cannot be read in a browser without Compression Streams.
-const LINK_UNREADABLE: &str =
-    "this browser cannot read the scenario in the link: it lacks Compression Streams";
-
-/// Why a packed scenario was not read: the address carries more than a link's one scenario
-/// (as `c=` or `j=`), or an earlier one was already refused.
-const NOT_READ: &str = "the link carries more than one scenario";
 
 /// Packed scenario texts kept for the open-full link and the host's `get-link`: each text once,
 /// the one used last at the end, at most [`PACKS_KEPT`].
@@ -79,7 +72,7 @@ async fn full_link(link: &links::Link, packs: &RefCell<Packs>) -> Option<String>
     let packed = match kept {
         Some(p) => p,
         None => {
-            let p = packed(text.to_string()).await?;
+            let p = packing::packed(text.to_string()).await?;
             keep(&mut packs.borrow_mut(), text.to_string(), p.clone());
             p
         }
@@ -121,102 +114,20 @@ fn summary(app: &ui::App) -> VerdictSummary {
     )
 }
 
-// The browser deflates and inflates a link's scenario (its Compression Streams, format
-// "deflate-raw", the format `ui::share::pack` writes, though not byte for byte), so that the
-// embed's bundle carries no compressor of its own. Reading the inflated text stops once it
-// passes `limit` bytes (resolving to null), so no more than one chunk past the bound is ever
-// held, as `ui::share::unpack` refuses it; a stream that is not deflate data rejects; a browser
-// without Compression Streams resolves to undefined. Both functions are async, so that every
-// failure arrives as a rejection rather than an exception thrown through the module.
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "\
-const able = () => typeof CompressionStream === 'function' && typeof DecompressionStream === 'function'; \
-export async function deflate_raw(bytes) { \
-    if (!able()) return undefined; \
-    const s = new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw')); \
-    return new Uint8Array(await new Response(s).arrayBuffer()); } \
-export async function inflate_raw(bytes, limit) { \
-    if (!able()) return undefined; \
-    const r = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader(); \
-    const parts = []; let n = 0; \
-    for (;;) { \
-        const { done, value } = await r.read(); \
-        if (done) break; \
-        n += value.length; \
-        if (n > limit) { r.cancel(); return null; } \
-        parts.push(value); } \
-    const out = new Uint8Array(n); let at = 0; \
-    for (const p of parts) { out.set(p, at); at += p.length; } \
-    return out; }")]
-extern "C" {
-    fn deflate_raw(bytes: &[u8]) -> js_sys::Promise;
-    fn inflate_raw(bytes: &[u8], limit: u32) -> js_sys::Promise;
-}
-
-/// A scenario's text packed for a link, in the format `ui::share::pack` writes; `None` if the
-/// browser cannot deflate.
-async fn packed(text: String) -> Option<String> {
-    let promise = deflate_raw(text.as_bytes());
-    let bytes = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
-    if bytes.is_undefined() {
-        return None;
-    }
-    Some(links::encode_packed(
-        &js_sys::Uint8Array::new(&bytes).to_vec(),
-    ))
-}
-
-/// A link's packed scenario, read as `ui::share::unpack` reads it.
-async fn unpacked(packed: String) -> Result<String, links::LinkError> {
-    let bytes = links::decode_packed(&packed)?;
-    let limit = links::LINK_SCENARIO_BYTES_MAX as u32;
-    let inflated = wasm_bindgen_futures::JsFuture::from(inflate_raw(&bytes, limit))
-        .await
-        .map_err(|_| links::not_deflate())?;
-    if inflated.is_undefined() {
-        return Err(links::LinkError(LINK_UNREADABLE.to_string()));
-    }
-    if inflated.is_null() {
-        return Err(links::expands_too_far());
-    }
-    links::text_of_inflated(js_sys::Uint8Array::new(&inflated).to_vec())
-}
-
-/// Each packed scenario of an embed's address, with its text or why it cannot be read.
-type Unpacked = Vec<(String, Result<String, links::LinkError>)>;
-
 /// The embed view. An address whose scenario is packed (`c=`, `j=`) shows nothing until the
 /// browser has inflated it, a moment; any other opens at once.
 #[function_component(EmbedView)]
 pub fn embed_view(p: &EmbedProps) -> Html {
-    // Bounded before anything is inflated: an address longer than a link is refused by the
-    // link's reader without reading its scenario, and at most two distinct packings (a `c=`
-    // and a `j=`) are inflated, one at a time, stopping at the first that fails.
-    let mut wanted: Vec<String> = Vec::new();
-    if p.query.len() <= links::LINK_BYTES_MAX {
-        for packed in links::packed_in(&p.query) {
-            if !wanted.iter().any(|w| w == packed) {
-                wanted.push(packed.to_string());
-            }
-        }
-    }
-    wanted.truncate(2);
-    let done = use_state(|| wanted.is_empty().then(|| Rc::new(Unpacked::new())));
+    let plain = links::packed_in(&p.query).is_empty();
+    let done = use_state(|| plain.then(|| Rc::new(Unpacked::new())));
     {
         let done = done.clone();
+        let query = p.query.to_string();
         // Once: a new address is a new view (`web::embed_page` keys it by the address).
         use_effect_with((), move |_| {
-            if done.is_none() {
+            if !plain {
                 wasm_bindgen_futures::spawn_local(async move {
-                    let mut out = Unpacked::new();
-                    for packed in wanted {
-                        let text = unpacked(packed.clone()).await;
-                        let failed = text.is_err();
-                        out.push((packed, text));
-                        if failed {
-                            break;
-                        }
-                    }
-                    done.set(Some(Rc::new(out)));
+                    done.set(Some(Rc::new(packing::unpack_all(&query).await)));
                 });
             }
         });
@@ -247,13 +158,7 @@ fn embed_run(p: &EmbedRunProps) -> Html {
     let parsed = {
         let unpacked = Rc::clone(&p.unpacked);
         use_memo(p.query.clone(), move |q| {
-            let read = |packed: &str| {
-                unpacked.iter().find(|(p, _)| p == packed).map_or_else(
-                    || Err(links::LinkError(NOT_READ.to_string())),
-                    |(_, text)| text.clone(),
-                )
-            };
-            Embed::from_query_unpacked(codec, q, &read)
+            Embed::from_query_unpacked(codec, q, &|packed| packing::read(&unpacked, packed))
         })
     };
     // Each scenario text the open-full link may need, packed: those the address brought, at
@@ -509,7 +414,7 @@ fn embed_run(p: &EmbedRunProps) -> Html {
         use_effect_with(missing, move |missing| {
             if let Some(text) = missing.clone() {
                 wasm_bindgen_futures::spawn_local(async move {
-                    if let Some(packed) = packed(text.clone()).await {
+                    if let Some(packed) = packing::packed(text.clone()).await {
                         keep(&mut packs.borrow_mut(), text, packed);
                     }
                     redraw.force_update();

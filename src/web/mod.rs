@@ -8,6 +8,7 @@ mod display;
 mod embed;
 mod extras;
 mod lab;
+mod packing;
 mod panels;
 mod print;
 mod reader;
@@ -736,20 +737,39 @@ pub fn sandbox(p: &SandboxProps) -> Html {
         });
     }
 
-    // Open a permalink's run in the sandbox whenever the address names one.
+    // Open a permalink's run in the sandbox whenever the address names one. A link whose
+    // scenario is packed is inflated by the browser first (`packing`), a moment; only the
+    // latest address is opened, whatever order the inflations end in.
     {
         let dispatch = dispatch.clone();
         let skip = use_mut_ref(|| handed.is_some());
+        let latest = use_mut_ref(|| 0u64);
         use_effect_with(p.route.clone(), move |route| {
             if std::mem::take(&mut *skip.borrow_mut()) {
                 return;
             }
-            if let Route::Run(query) = route {
-                match ui::share::Link::from_query(query) {
-                    Ok(link) => dispatch.dispatch(Action::OpenLink(link)),
-                    Err(e) => dispatch.dispatch(Action::LinkFailed(e.0)),
-                }
+            *latest.borrow_mut() += 1;
+            let Route::Run(query) = route else { return };
+            let open = move |link: Result<ui::share::Link, ui::share::LinkError>| match link {
+                Ok(link) => dispatch.dispatch(Action::OpenLink(link)),
+                Err(e) => dispatch.dispatch(Action::LinkFailed(e.0)),
+            };
+            if ui::share::packed_in(query).is_empty() {
+                let none = packing::Unpacked::new();
+                open(ui::share::Link::from_query_unpacked(query, &|p| {
+                    packing::read(&none, p)
+                }));
+                return;
             }
+            let (query, this) = (query.clone(), *latest.borrow());
+            yew::platform::spawn_local(async move {
+                let unpacked = packing::unpack_all(&query).await;
+                if *latest.borrow() == this {
+                    open(ui::share::Link::from_query_unpacked(&query, &|p| {
+                        packing::read(&unpacked, p)
+                    }));
+                }
+            });
         });
     }
 

@@ -95,7 +95,7 @@ fn start() -> Result<(), String> {
         if let Some((dispatch, codec)) = to {
             // An answer that does not read (a reader from another build, say) is about the
             // latest text, so the editor says why rather than wait for it forever.
-            let reading = serde_json::from_str::<Reading>(&data).unwrap_or_else(|e| {
+            let reading = Reading::from_json(&data).unwrap_or_else(|e| {
                 Reading::failed(
                     latest.unwrap_or_default(),
                     &format!("the reader's answer could not be read: {e}"),

@@ -1200,3 +1200,62 @@ fn a_recorded_step_shows_its_recording_and_nothing_replaces_it() {
         .recorded
         .is_none());
 }
+
+/// Progress kept in local storage reads back whole, every kind of member; what an earlier or a
+/// later version wrote still counts; anything damaged counts as no progress, never a panic.
+#[test]
+fn kept_progress_reads_back_whole_and_damaged_progress_counts_as_none() {
+    use lockstep::ui::course::LessonProgress;
+    let set = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
+    let map = |items: &[(&str, usize)]| items.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let mut p = Progress::default();
+    p.lessons.insert(
+        "fencing".into(),
+        LessonProgress {
+            seen: set(&["writes-only", "two-sources-one-table"]),
+            gates: set(&["writes-only"]),
+            gate_edits: [(
+                "writes-only".to_string(),
+                vec!["fencing accounts one_source".to_string()],
+            )]
+            .into(),
+            predictions: [
+                ("writes-only".to_string(), true),
+                ("other".to_string(), false),
+            ]
+            .into(),
+            solved: [("two-sources-one-table".to_string(), "LS1-ABC".to_string())].into(),
+            exercise_edits: [("two-sources-one-table".to_string(), vec![])].into(),
+            hints: map(&[("two-sources-one-table", 2)]),
+        },
+    );
+    p.lessons
+        .insert("regions".into(), LessonProgress::default());
+    assert_eq!(Progress::read(Some(&p.to_json())), p);
+    // An earlier version wrote fewer members; a later one may write more.
+    let earlier = r#"{"lessons":{"fencing":{"seen":["a"],"gates":[],"solved":{}}}}"#;
+    assert_eq!(
+        Progress::read(Some(earlier)).lessons["fencing"].seen,
+        set(&["a"])
+    );
+    let later = r#"{"lessons":{"fencing":{"seen":["a"],"badges":3}},"theme":"dark"}"#;
+    assert_eq!(
+        Progress::read(Some(later)).lessons["fencing"].seen,
+        set(&["a"])
+    );
+    for damaged in [
+        "not json",
+        "[]",
+        r#"{"lessons":[]}"#,
+        r#"{"lessons":{"fencing":{"seen":"a"}}}"#,
+        r#"{"lessons":{"fencing":{"hints":{"x":-1}}}}"#,
+        r#"{"lessons":{"fencing":{"predictions":{"x":"yes"}}}}"#,
+        r#"{"lessons":{"fencing":{"gate_edits":{"x":[1]}}}}"#,
+    ] {
+        assert_eq!(
+            Progress::read(Some(damaged)),
+            Progress::default(),
+            "{damaged}"
+        );
+    }
+}

@@ -871,6 +871,17 @@ mod app {
         assert!(HandOver::from_json(&json.replace("\"version\":1", "\"version\":2")).is_none());
         assert!(HandOver::from_json(&json[..json.len() / 2]).is_none());
         assert!(HandOver::from_json("[]").is_none());
+        // A member it does not know, or one of the wrong kind, makes it none too.
+        assert!(HandOver::from_json(&json.replacen('{', "{\"weather\":1,", 1)).is_none());
+        assert!(HandOver::from_json(&json.replace("\"linked\":false", "\"linked\":0")).is_none());
+        assert!(json.contains("\"linked\":false"), "{json}");
+        // Controls changed before the hand-over go with it.
+        let toggled = App::open("05-fencing.toml").reduce(Action::Toggle(
+            "pause.length 300".parse().expect("an edit line"),
+        ));
+        let handed = HandOver::new("lab", &toggled.left_off());
+        assert!(handed.controls.is_some(), "the toggle is in the hand-over");
+        assert_eq!(HandOver::from_json(&handed.to_json()), Some(handed));
     }
 
     /// The sandbox's bundle hands the page over to the studio's with where its app left off;
@@ -955,10 +966,62 @@ mod codecs {
     /// The reader's answer for the text an app waits for, as the page's worker gives it.
     fn answer(app: &App) -> App {
         assert!(app.reading, "the app waits for a reader");
-        let reading: Reading =
-            serde_json::from_str(&serde_json::to_string(&Reading::of(app.text.clone())).unwrap())
+        let reading =
+            Reading::from_json(&serde_json::to_string(&Reading::of(app.text.clone())).unwrap())
                 .unwrap();
         app.reduce(reading.into_action(app.codec))
+    }
+
+    /// What the sandbox saves and what its reader answers read back as written, by the hand
+    /// readers the page uses; a member they do not know or of the wrong kind is refused, in
+    /// words that name it.
+    #[test]
+    fn saved_states_and_readers_answers_read_back_as_written() {
+        let edited = App::open(FENCING).reduce(Action::Edit("name = \"x\"\n".into()));
+        let toggled = App::open(FENCING).reduce(Action::Edit(
+            builtin::find(FENCING)
+                .unwrap()
+                .toml()
+                .replace("lease_ms = 500", "lease_ms = 700"),
+        ));
+        for app in [App::open(FENCING), edited, toggled] {
+            let saved = app.saved();
+            let json = serde_json::to_string(&saved).unwrap();
+            assert_eq!(Saved::from_json(&json).unwrap(), saved, "{json}");
+        }
+        for text in [
+            builtin::find(FENCING).unwrap().toml().to_string(),
+            "name = 1\n".to_string(),
+            String::new(),
+        ] {
+            let reading = Reading::of(text);
+            let json = serde_json::to_string(&reading).unwrap();
+            assert_eq!(Reading::from_json(&json).unwrap(), reading, "{json}");
+        }
+        let refused = [
+            (
+                Saved::from_json(r#"{"source":"a","text":"","zoom":2}"#).err(),
+                "unknown member \"zoom\"",
+            ),
+            (
+                Saved::from_json(r#"{"source":"a"}"#).err(),
+                "\"text\" is missing",
+            ),
+            (
+                Saved::from_json(r#"{"source":"a","text":"","ran":{"json":1}}"#).err(),
+                "\"json\"",
+            ),
+            (
+                Reading::from_json(r#"{"text":"","errors":[{"location":"x"}]}"#).err(),
+                "\"message\" is missing",
+            ),
+            (Reading::from_json("[]").err(), "not a JSON object"),
+            (Reading::from_json("{").err(), "EOF"),
+        ];
+        for (e, words) in refused {
+            let e = e.expect("refused");
+            assert!(e.contains(words), "{e} should say {words}");
+        }
     }
 
     #[test]
