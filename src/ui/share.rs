@@ -333,13 +333,43 @@ pub fn pack(text: &str) -> String {
 /// Decodes and inflates a packed scenario, refusing to expand past
 /// [`LINK_SCENARIO_BYTES_MAX`] before the text is ever whole.
 pub fn unpack(packed: &str) -> Result<String, LinkError> {
-    let bytes = decode_packed(packed)?;
-    let text = miniz_oxide::inflate::decompress_to_vec_with_limit(&bytes, LINK_SCENARIO_BYTES_MAX)
-        .map_err(|e| match e.status {
-            miniz_oxide::inflate::TINFLStatus::HasMoreOutput => expands_too_far(),
-            _ => not_deflate(),
-        })?;
-    text_of_inflated(text)
+    text_of_inflated(inflate_whole(&decode_packed(packed)?)?)
+}
+
+/// Inflates one whole deflate stream, at most [`LINK_SCENARIO_BYTES_MAX`] bytes of it. Bytes
+/// after the stream's end are refused as the browser's decompressor refuses them (the embed and
+/// the sandbox inflate with it), so that a link reads the same in every view.
+fn inflate_whole(bytes: &[u8]) -> Result<Vec<u8>, LinkError> {
+    use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
+    use miniz_oxide::inflate::TINFLStatus;
+    let flags = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+    let mut out = vec![
+        0;
+        bytes
+            .len()
+            .saturating_mul(4)
+            .clamp(64, LINK_SCENARIO_BYTES_MAX)
+    ];
+    let mut state = Box::<DecompressorOxide>::default();
+    let (mut input, mut written) = (bytes, 0);
+    // Each round doubles the output, so the rounds are at most log2 of the bound.
+    loop {
+        let (status, consumed, produced) = decompress(&mut state, input, &mut out, written, flags);
+        written += produced;
+        input = input.get(consumed..).ok_or_else(not_deflate)?;
+        match status {
+            TINFLStatus::Done if input.is_empty() => {
+                out.truncate(written);
+                return Ok(out);
+            }
+            TINFLStatus::HasMoreOutput if out.len() < LINK_SCENARIO_BYTES_MAX => {
+                let grown = out.len().saturating_mul(2).min(LINK_SCENARIO_BYTES_MAX);
+                out.resize(grown, 0);
+            }
+            TINFLStatus::HasMoreOutput => return Err(expands_too_far()),
+            _ => return Err(not_deflate()),
+        }
+    }
 }
 
 // The steps of `pack` and `unpack` around the deflating itself, for the embed view, which has

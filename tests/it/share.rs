@@ -205,6 +205,35 @@ fn a_link_reads_and_writes_the_same_with_the_packing_given_as_with_its_own() {
     );
     // The steps around deflating give unpack's own words.
     assert_eq!(share::unpack("AAAA").unwrap_err(), share::not_deflate());
+    // A whole stream reads back; bytes after its end are refused, as the browser's
+    // decompressor refuses them, and so is a stream cut short.
+    let whole = share::decode_packed(&share::pack("name = \"x\"")).unwrap();
+    assert_eq!(
+        share::unpack(&share::encode_packed(&whole)).unwrap(),
+        "name = \"x\""
+    );
+    let mut junk = whole.clone();
+    junk.extend([1, 2, 3]);
+    assert_eq!(
+        share::unpack(&share::encode_packed(&junk)).unwrap_err(),
+        share::not_deflate()
+    );
+    let cut = &whole[..whole.len() - 1];
+    assert_eq!(
+        share::unpack(&share::encode_packed(cut)).unwrap_err(),
+        share::not_deflate()
+    );
+    // The bound holds exactly: a text of the bound's length reads, one byte more does not.
+    let at_bound = "a".repeat(share::LINK_SCENARIO_BYTES_MAX);
+    assert_eq!(
+        share::unpack(&share::pack(&at_bound)).unwrap().len(),
+        at_bound.len()
+    );
+    let past = "a".repeat(share::LINK_SCENARIO_BYTES_MAX + 1);
+    assert_eq!(
+        share::unpack(&share::pack(&past)).unwrap_err(),
+        share::expands_too_far()
+    );
     assert!(share::decode_packed("a*b")
         .unwrap_err()
         .0

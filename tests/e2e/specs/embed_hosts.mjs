@@ -114,6 +114,8 @@ export const tests = [
         ['not base64url', 'a*b'],
         ['not UTF-8 text', pack([0xff, 0xfe, 0xfd])],
         [`expands past ${1 << 20} bytes`, pack(Buffer.alloc((1 << 20) + 1, 'a'))],
+        // A whole scenario's stream with bytes after its end: refused by every reader alike.
+        ['not deflate data', Buffer.concat([zlib.deflateRawSync(Buffer.from('name = "x"'), { level: 9 }), Buffer.from([1, 2, 3])]).toString('base64url')],
       ];
       for (const [words, packed] of cases) {
         const page = await ctx.context.newPage();
