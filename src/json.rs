@@ -17,7 +17,7 @@ impl<'a> Obj<'a> {
             _ => Err(format!("{what} is not a JSON object")),
         }
     }
-    /// Every member, by name, in the object's order: for an object that is a map.
+    /// Every member, by name, sorted by name: for an object that is a map.
     pub fn members(&self) -> impl Iterator<Item = (&'a String, &'a Value)> {
         self.0.iter()
     }

@@ -1,5 +1,5 @@
-//! The sweep plot for the browser, loaded on its own: the lesson view shows a step's sweep as
-//! the SVG its compact form carries, and a lesson read in the page (whose checker, a worker,
+//! The sweep plot for the browser, loaded on its own: the lesson view shows a shipped step's
+//! sweep as the course's plot file its compact form names, and a lesson read in the page (whose checker, a worker,
 //! cannot measure text to draw) has its plot drawn here, on the page's thread, so that the
 //! lesson view's own bundle never links the plotting code. `web/course.rs` loads it with the
 //! first such step and calls [`sweep_svg`].

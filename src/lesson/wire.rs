@@ -27,7 +27,7 @@ use super::{
 use crate::scenario::Scenario;
 
 /// The format's version, written in every file; a file of another version is refused.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Reads a lesson in compact form from its JSON. The compact form is read by hand ([`read`]):
 /// a derived reader for each of its types cost about 10 KB (gzip) of the lesson view's
@@ -222,8 +222,9 @@ pub fn sweep_plot_request(
     serde_json::to_string(&request).unwrap_or_default()
 }
 
-/// The plot a [`sweep_plot_request`] asks for, as SVG: what the `plot` bundle answers, and the
-/// same drawing as the one the compact form carries.
+/// The plot a [`sweep_plot_request`] asks for, as SVG: what the `plot` bundle answers. The
+/// drawing is the course's plot file's, though its labels are placed by the page's measure of
+/// the text (natively, plotters estimates it).
 pub fn sweep_plot(request: &str) -> Result<String, String> {
     let value: serde_json::Value = serde_json::from_str(request).map_err(|e| e.to_string())?;
     let sweep = read::sweep(&value)?;
@@ -418,14 +419,12 @@ pub fn course_files(lessons: &[Lesson]) -> Vec<(String, String)> {
         // the lesson's file stays small, and a plot is fetched only with its step.
         for step in &mut wire.steps {
             let Some(sw) = &mut step.sweep else { continue };
-            let Some(param) = crate::sweep::Param::from_name(&sw.param) else {
-                continue;
-            };
-            if let Ok(svg) = crate::plot::svg(&sw.caption, param, &sw.points) {
-                let file = format!("{}.{}.svg", l.id, step.id);
-                files.push((file.clone(), svg));
-                sw.plot = Some(file);
-            }
+            let param = crate::sweep::Param::from_name(&sw.param).expect("a sweep names its param");
+            let svg =
+                crate::plot::svg(&sw.caption, param, &sw.points).expect("plots draw natively");
+            let file = format!("{}.{}.svg", l.id, step.id);
+            files.push((file.clone(), svg));
+            sw.plot = Some(file);
         }
         let lesson = serde_json::to_string(&wire).expect("lessons serialize");
         files.push((

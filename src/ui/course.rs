@@ -1015,7 +1015,7 @@ impl OpenedFiles {
                 Ok(OpenedFile {
                     id: f.string("id")?,
                     text: f.string("text")?,
-                    lesson: f.need("lesson")?.clone(),
+                    lesson: f.get("lesson").cloned().unwrap_or_default(),
                     source: f.opt_string("source")?,
                 })
             })?,

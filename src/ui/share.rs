@@ -372,8 +372,8 @@ fn inflate_whole(bytes: &[u8]) -> Result<Vec<u8>, LinkError> {
     }
 }
 
-// The steps of `pack` and `unpack` around the deflating itself, for the embed view, which has
-// the browser deflate and inflate (its CompressionStream) rather than carry a compressor: the
+// The steps of `pack` and `unpack` around the deflating itself, for the embed view and the
+// sandbox's permalinks, which have the browser deflate and inflate (its CompressionStream) rather than carry a compressor: the
 // same format, the same bounds and the same words for what is wrong.
 
 /// A deflated scenario as a link writes it (base64url without padding).

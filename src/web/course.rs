@@ -336,7 +336,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 </section>
             }
             if let Some(sw) = &step.sweep {
-                <StepSweep param={sw.param} points={Rc::new(text.sweep.clone())} caption={sw.caption.clone()} plot={text.sweep_plot.clone().map(AttrValue::from)} />
+                <StepSweep key={format!("{}/{}", l.id, step.id)} param={sw.param} points={Rc::new(text.sweep.clone())} caption={sw.caption.clone()} plot={text.sweep_plot.clone().map(AttrValue::from)} />
             }
             if !watch.is_empty() {
                 <p class="watch">{ format!("Marked on the timeline: {}.", watch.join(", ")) }</p>
@@ -838,11 +838,14 @@ pub struct StepSweepProps {
 // The plot of a sweep whose compact form has none is drawn by a bundle of its own (`plot`),
 // loaded next to the page on the first such step, so that the lesson view never links the
 // plotting code. A plain function in a module of its own, as the page's policy forbids eval.
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function plot_sweep(json) { \
+// The bundle is loaded and started once, however many plots ask for it at once.
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "let ready; \
+export function plot_sweep(json) { \
     const at = (f) => new URL(f, document.baseURI).href; \
-    return import(at('./plot.js')).then(async (m) => { \
-        await m.default({ module_or_path: at('./plot_bg.wasm') }); \
-        return m.sweep_svg(json); }); }")]
+    ready ??= import(at('./plot.js')).then(async (m) => { \
+        await m.default({ module_or_path: at('./plot_bg.wasm') }); return m; }); \
+    ready.catch(() => { ready = undefined; }); \
+    return ready.then((m) => m.sweep_svg(json)); }")]
 extern "C" {
     fn plot_sweep(json: &str) -> js_sys::Promise;
 }
@@ -856,7 +859,13 @@ async fn drawn_by_bundle(
     let json = crate::lesson::wire::sweep_plot_request(param, caption, points);
     let svg = wasm_bindgen_futures::JsFuture::from(plot_sweep(&json))
         .await
-        .map_err(|e| e.as_string().unwrap_or_else(|| format!("{e:?}")))?;
+        .map_err(|e| {
+            use wasm_bindgen::JsCast;
+            e.dyn_ref::<js_sys::Error>()
+                .map(|e| String::from(e.message()))
+                .or_else(|| e.as_string())
+                .unwrap_or_else(|| "the plot bundle could not be loaded".to_string())
+        })?;
     svg.as_string()
         .ok_or_else(|| "the plot bundle answered no text".to_string())
 }
@@ -865,28 +874,27 @@ async fn drawn_by_bundle(
 /// (the command line's `sweep --svg`, as an image) and its numbers in a table.
 #[function_component(StepSweep)]
 pub fn step_sweep(p: &StepSweepProps) -> Html {
-    // The image's address: the course's file, or the plot drawn by the `plot` bundle.
+    // The image's address: the course's file, at once, or the plot the `plot` bundle draws. The
+    // view is keyed by its lesson and step, so a plot drawn late never lands on another step.
     let drawn = use_state(|| None::<Result<AttrValue, String>>);
     {
         let drawn = drawn.clone();
         let (param, points, caption) = (p.param, Rc::clone(&p.points), p.caption.clone());
-        use_effect_with(
-            (p.plot.clone(), Rc::clone(&p.points)),
-            move |(plot, _)| match plot {
-                Some(file) => drawn.set(Some(Ok(super::course_url(file).into()))),
-                None => {
-                    drawn.set(None);
-                    yew::platform::spawn_local(async move {
-                        let svg = drawn_by_bundle(param, &caption, &points).await;
-                        drawn.set(Some(svg.map(|svg| {
-                            format!("data:image/svg+xml,{}", js_sys::encode_uri_component(&svg))
-                                .into()
-                        })));
-                    });
-                }
-            },
-        );
+        use_effect_with(p.plot.is_none(), move |wanted| {
+            if *wanted {
+                yew::platform::spawn_local(async move {
+                    let svg = drawn_by_bundle(param, &caption, &points).await;
+                    drawn.set(Some(svg.map(|svg| {
+                        format!("data:image/svg+xml,{}", js_sys::encode_uri_component(&svg)).into()
+                    })));
+                });
+            }
+        });
     }
+    let shown = match &p.plot {
+        Some(file) => Some(Ok(AttrValue::from(super::course_url(file)))),
+        None => (*drawn).clone(),
+    };
     let alt = format!(
         "Fraction of runs with exclusion broken against {}, with its 95% band; the table below has the same numbers.",
         p.param.axis()
@@ -894,7 +902,7 @@ pub fn step_sweep(p: &StepSweepProps) -> Html {
     let (w, h) = crate::plot::SIZE;
     html! {
         <figure id="step-sweep" class="step-sweep">
-            { match &*drawn {
+            { match &shown {
                 Some(Ok(src)) => html! {
                     <img id="step-sweep-plot" width={w.to_string()} height={h.to_string()} {alt} src={src.clone()} />
                 },
