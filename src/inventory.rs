@@ -4,7 +4,7 @@
 //! shares its authority's order, so a token chain counts once; two independent services
 //! protecting the same rows are a defect, found without running anything.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::sorted::{SortedMap, SortedSet};
 
 use serde::Serialize;
 
@@ -50,7 +50,7 @@ fn order_root<'a>(scenario: &'a Scenario, service: &'a str) -> &'a str {
         .unwrap_or(service)
 }
 
-fn quoted(names: &BTreeSet<&str>) -> String {
+fn quoted(names: &SortedSet<&str>) -> String {
     names
         .iter()
         .map(|n| format!("\"{n}\""))
@@ -64,7 +64,7 @@ fn quoted(names: &BTreeSet<&str>) -> String {
 /// order on: one source of order that changes over time, not a second source. That holds only
 /// when no client names the new service directly: such a client locks there before the
 /// migration too, while others still lock in the old service.
-fn successors<'a>(scenario: &'a Scenario, resource: &str) -> BTreeMap<&'a str, &'a str> {
+fn successors<'a>(scenario: &'a Scenario, resource: &str) -> SortedMap<&'a str, &'a str> {
     let named_directly = |service: &str| {
         scenario
             .clients
@@ -88,7 +88,7 @@ fn successors<'a>(scenario: &'a Scenario, resource: &str) -> BTreeMap<&'a str, &
         .filter(|m| m.resource == resource)
         .collect();
     crate::sort::sort_by_key(&mut migrations, |m| m.at_ms);
-    let mut out: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut out: SortedMap<&str, &str> = SortedMap::new();
     for m in migrations {
         if !named_directly(&m.to) && m.to != m.from {
             // A chain of migrations continues the first service's order.
@@ -117,16 +117,16 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             })
         };
         // Which rows each service is restricted to by a declared partition.
-        let shares: BTreeMap<&str, BTreeSet<&str>> =
+        let shares: SortedMap<&str, SortedSet<&str>> =
             crate::sort::map(res.partition.iter().map(|s| {
                 (
                     s.service.as_str(),
                     crate::sort::set(s.rows.iter().map(String::as_str)),
                 )
             }));
-        let all_rows: BTreeSet<&str> = crate::sort::set(res.rows.iter().map(String::as_str));
+        let all_rows: SortedSet<&str> = crate::sort::set(res.rows.iter().map(String::as_str));
         // For every row: the order roots that protect it, and who brings each in.
-        let mut protectors: BTreeMap<&str, BTreeMap<&str, BTreeSet<String>>> = BTreeMap::new();
+        let mut protectors: SortedMap<&str, SortedMap<&str, SortedSet<String>>> = SortedMap::new();
         let declared: Vec<&str> = scenario
             .services
             .iter()
@@ -140,14 +140,12 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                 .unwrap_or_else(|| all_rows.clone());
             for row in rows {
                 protectors
-                    .entry(row)
-                    .or_default()
-                    .entry(root(scenario, service))
-                    .or_default()
+                    .entry_or_default(row)
+                    .entry_or_default(root(scenario, service))
                     .insert(format!("the inventory of \"{service}\""));
             }
         }
-        let mut used: BTreeSet<&str> = BTreeSet::new();
+        let mut used: SortedSet<&str> = SortedSet::new();
         let mut lockless: Vec<&str> = Vec::new();
         for class in scenario.clients.iter().filter(|c| c.resource == res.name) {
             let services: Vec<&str> = match &class.protocol {
@@ -164,7 +162,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             if services.is_empty() {
                 lockless.push(&class.name);
             }
-            let rows: BTreeSet<&str> = if class.rows.is_empty() {
+            let rows: SortedSet<&str> = if class.rows.is_empty() {
                 all_rows.clone()
             } else {
                 crate::sort::set(class.rows.iter().map(String::as_str))
@@ -172,7 +170,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             for service in &services {
                 used.insert(service);
                 if let Some(own) = shares.get(service) {
-                    let outside: BTreeSet<&str> = crate::sort::set(rows.difference(own).copied());
+                    let outside: SortedSet<&str> = crate::sort::set(rows.difference(own).copied());
                     if !outside.is_empty() {
                         push(
                             Severity::Defect,
@@ -203,10 +201,8 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                 }
                 for row in &rows {
                     protectors
-                        .entry(row)
-                        .or_default()
-                        .entry(root(scenario, service))
-                        .or_default()
+                        .entry_or_default(row)
+                        .entry_or_default(root(scenario, service))
                         .insert(format!("client \"{}\"", class.name));
                 }
             }
@@ -227,24 +223,24 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             }
         }
         // Group rows that share the same conflicting protectors into one finding.
-        let mut conflicts: BTreeMap<Vec<(&str, Vec<String>)>, Vec<&str>> = BTreeMap::new();
+        let mut conflicts: SortedMap<Vec<(&str, Vec<String>)>, Vec<&str>> = SortedMap::new();
         for (row, roots) in &protectors {
             if roots.len() > 1 {
                 let key = roots
                     .iter()
                     .map(|(r, who)| (*r, who.iter().cloned().collect()))
                     .collect();
-                conflicts.entry(key).or_default().push(row);
+                conflicts.entry_or_default(key).push(row);
             }
         }
         for (roots, rows) in conflicts {
-            let names: BTreeSet<&str> = crate::sort::set(roots.iter().map(|(r, _)| *r));
+            let names: SortedSet<&str> = crate::sort::set(roots.iter().map(|(r, _)| *r));
             let who = roots
                 .iter()
                 .map(|(r, w)| format!("\"{r}\" by {}", w.join(", ")))
                 .collect::<Vec<_>>()
                 .join("; ");
-            let rows: BTreeSet<&str> = crate::sort::set(rows);
+            let rows: SortedSet<&str> = crate::sort::set(rows);
             push(
                 Severity::Defect,
                 format!(
@@ -256,7 +252,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             );
         }
         if !lockless.is_empty() && protectors.is_empty() {
-            let names: BTreeSet<&str> = crate::sort::set(lockless.iter().copied());
+            let names: SortedSet<&str> = crate::sort::set(lockless.iter().copied());
             push(
                 Severity::Defect,
                 format!(
@@ -266,7 +262,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             );
         }
         if !lockless.is_empty() && !protectors.is_empty() {
-            let names: BTreeSet<&str> = crate::sort::set(lockless);
+            let names: SortedSet<&str> = crate::sort::set(lockless);
             push(
                 Severity::Defect,
                 format!(
@@ -289,7 +285,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                 );
             }
         }
-        let roots: BTreeSet<&str> =
+        let roots: SortedSet<&str> =
             crate::sort::set(protectors.values().flat_map(|r| r.keys().copied()));
         match (res.fencing, res.fencing_source.as_deref()) {
             (Fencing::AnySource, _) if roots.len() > 1 => push(

@@ -33,6 +33,7 @@ pub mod recording;
 pub mod scenario;
 pub mod sim;
 pub mod sort;
+pub mod sorted;
 pub mod sweep;
 // The random scenario generator of the fuzzer and the property tests: native only, and no part
 // of the library's documented interface.

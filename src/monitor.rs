@@ -8,7 +8,7 @@
 // guards would hide side effects (set removals) inside patterns.
 #![allow(clippy::collapsible_match)]
 
-use std::collections::BTreeMap;
+use crate::sorted::SortedMap;
 
 use serde::Serialize;
 
@@ -393,7 +393,7 @@ impl Monitors {
         let detailed = &scan.first[..scan.first.len().min(VIOLATIONS_DETAILED_MAX)];
         // Overlaps that follow each other quote the same service log lines, so each line is
         // rendered once and copied after that.
-        let mut lines = BTreeMap::new();
+        let mut lines = SortedMap::new();
         let violations = detailed
             .iter()
             .map(|o| violation(world, events, o, &quoted, &mut lines))

@@ -9,7 +9,7 @@
 mod canonical;
 mod json;
 
-use std::collections::BTreeSet;
+use crate::sorted::SortedSet;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -850,7 +850,7 @@ impl Validator {
     }
 
     fn unique<'a>(&mut self, kind: &str, names: impl Iterator<Item = &'a str>) {
-        let mut seen = BTreeSet::new();
+        let mut seen = SortedSet::new();
         for name in names {
             if !seen.insert(name) {
                 self.error(
@@ -1078,7 +1078,7 @@ impl Validator {
                 ),
                 _ => {}
             }
-            let mut owned = BTreeSet::new();
+            let mut owned = SortedSet::new();
             for share in &res.partition {
                 if service(&share.service).is_none() {
                     self.error(
@@ -1152,7 +1152,7 @@ impl Validator {
                         1,
                         limits::SERVICES_MAX,
                     );
-                    let mut seen = BTreeSet::new();
+                    let mut seen = SortedSet::new();
                     for x in services {
                         if !seen.insert(x.as_str()) {
                             self.error(&loc, format!("protocol lists service \"{x}\" twice"));
@@ -1235,7 +1235,7 @@ impl Validator {
             if p.groups.len() < 2 {
                 self.error(&loc, "a partition needs at least two groups of regions");
             }
-            let mut seen = BTreeSet::new();
+            let mut seen = SortedSet::new();
             for g in &p.groups {
                 for r in g {
                     if !region(r) {

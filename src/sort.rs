@@ -8,7 +8,7 @@
 //! their order, so replacing an unstable sort of fully ordered values changes nothing.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use crate::sorted::{SortedMap, SortedSet};
 
 /// Sorts `items` stably by `cmp`.
 pub fn sort_by<T>(items: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
@@ -59,22 +59,12 @@ fn permute<T>(items: &mut [T], order: &[usize]) {
     }
 }
 
-/// A set of the items, built by inserting them one by one: `collect` into a `BTreeSet` sorts
-/// them first, compiling another copy of the standard sort for each element type.
-pub fn set<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
-    let mut out = BTreeSet::new();
-    for item in items {
-        out.insert(item);
-    }
-    out
+/// A set of the items ([`SortedSet`]: of equal items the first is kept).
+pub fn set<T: Ord>(items: impl IntoIterator<Item = T>) -> SortedSet<T> {
+    items.into_iter().collect()
 }
 
-/// A map of the pairs, built by inserting them in order (a later value replaces an earlier
-/// one of the same key, as with `collect`), for the reason [`set`] gives.
-pub fn map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
-    let mut out = BTreeMap::new();
-    for (key, value) in pairs {
-        out.insert(key, value);
-    }
-    out
+/// A map of the pairs ([`SortedMap`]: a later value replaces an earlier one of the same key).
+pub fn map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> SortedMap<K, V> {
+    pairs.into_iter().collect()
 }

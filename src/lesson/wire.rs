@@ -190,7 +190,7 @@ pub struct Loaded {
     /// Per exercise: its introduction.
     pub exercises: Vec<Vec<Block>>,
     /// The short texts that hold Markdown, rendered ([`WireLesson::rich`]).
-    pub rich: std::sync::Arc<std::collections::BTreeMap<String, Vec<Inline>>>,
+    pub rich: std::sync::Arc<crate::sorted::SortedMap<String, Vec<Inline>>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1,7 +1,7 @@
 //! Availability: how long each resource stood idle while clients waited for it, and when each
 //! region could not use a service it relies on.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::sorted::{SortedMap, SortedSet};
 
 use serde::Serialize;
 
@@ -22,9 +22,9 @@ pub struct Unavailability {
 pub struct ResourceReport {
     pub resource: String,
     /// Final value of every row.
-    pub rows: BTreeMap<String, i64>,
+    pub rows: SortedMap<String, i64>,
     /// Accepted writes (increments) per row.
-    pub increments: BTreeMap<String, u64>,
+    pub increments: SortedMap<String, u64>,
     /// Time during which at least one client waited to use the resource and none was using it.
     pub idle_while_waiting_us: Micros,
 }
@@ -202,8 +202,8 @@ pub(super) fn unavailability(world: &World, end: Micros) -> Vec<Unavailability> 
 
 /// The regions with clients that use `service`, each with those clients' classes: whose
 /// unavailability is counted.
-fn users(world: &World, service: u32) -> BTreeMap<u32, BTreeSet<String>> {
-    let mut regions: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
+fn users(world: &World, service: u32) -> SortedMap<u32, SortedSet<String>> {
+    let mut regions: SortedMap<u32, SortedSet<String>> = SortedMap::new();
     for c in &world.clients {
         let uses = match &c.protocol {
             ProtocolConfig::Locks { services, .. } => services.contains(&service),
@@ -215,8 +215,7 @@ fn users(world: &World, service: u32) -> BTreeMap<u32, BTreeSet<String>> {
         };
         if uses {
             regions
-                .entry(c.region)
-                .or_default()
+                .entry_or_default(c.region)
                 .insert(world.classes[c.class as usize].clone());
         }
     }
@@ -244,7 +243,7 @@ pub struct UnavailableWindow {
 /// tested once per service and region.
 pub fn unavailable_windows(world: &World, end: Micros) -> Vec<UnavailableWindow> {
     // Every moment at which availability can change.
-    let mut marks: BTreeSet<Micros> = BTreeSet::new();
+    let mut marks: SortedSet<Micros> = SortedSet::new();
     marks.insert(0);
     marks.insert(end);
     for p in &world.partitions {

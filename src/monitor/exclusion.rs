@@ -3,7 +3,7 @@
 //! holders could ever have been told apart by a token.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use crate::sorted::{SortedMap, SortedSet};
 
 use serde::Serialize;
 
@@ -254,7 +254,7 @@ pub struct OverlapScan {
     /// come from disjoint order domains.
     pub incomparable: u64,
     /// The pairs of services (by index, lower first) behind those incomparable overlaps.
-    pub service_pairs: BTreeSet<(u32, u32)>,
+    pub service_pairs: SortedSet<(u32, u32)>,
     /// The most clients that at one moment believed they held a common row, each through
     /// grants whose order domains no other of them shared.
     pub max_unrelated: u32,
@@ -280,7 +280,7 @@ pub(super) fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> O
         first: Vec::new(),
         bands: Vec::new(),
         incomparable: 0,
-        service_pairs: BTreeSet::new(),
+        service_pairs: SortedSet::new(),
         max_unrelated: u32::from(spans.iter().any(|s| !s.grants.is_empty())),
     };
     let mut active: Vec<usize> = Vec::new();
@@ -384,7 +384,7 @@ pub(super) fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> O
 }
 
 /// A set of eight-bit masks, as a 256-bit set: building one per critical section is then free
-/// of allocation. It iterates in ascending order, like a `BTreeSet<u8>`.
+/// of allocation. It iterates in ascending order, like a `SortedSet<u8>`.
 #[derive(Clone, Copy, Default)]
 struct MaskSet([u64; 4]);
 
@@ -460,7 +460,7 @@ fn most_disjoint(masks: &MaskSet) -> u32 {
 }
 
 /// The rendered lines of the trace, by index, as far as they have been needed.
-type Lines = BTreeMap<usize, String>;
+type Lines = SortedMap<usize, String>;
 
 /// The positions in the trace of the log lines a violation may quote: each service's entries
 /// for each lock, but for queue and cancel entries. They are listed for every lock as the trace
@@ -511,7 +511,7 @@ pub(super) fn violation(
     quoted: &LockLines,
     lines: &mut Lines,
 ) -> Violation {
-    let services: BTreeSet<u32> = crate::sort::set(o.grants.iter().flatten().map(|g| g.service));
+    let services: SortedSet<u32> = crate::sort::set(o.grants.iter().flatten().map(|g| g.service));
     let since = o.since[0].min(o.since[1]);
     Violation {
         resource: world.resources[o.resource as usize].name.clone(),
@@ -562,8 +562,7 @@ fn service_excerpt(
         .map(|&i| {
             let i = i as usize;
             lines
-                .entry(i)
-                .or_insert_with(|| events[i].render(world))
+                .entry_or_insert_with(i, || events[i].render(world))
                 .clone()
         })
         .collect()

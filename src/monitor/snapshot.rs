@@ -1,6 +1,6 @@
 //! The snapshot: who believes they hold what at one instant, and who the services say holds it.
 
-use std::collections::BTreeMap;
+use crate::sorted::SortedMap;
 
 use serde::Serialize;
 
@@ -58,7 +58,7 @@ pub fn snapshot(world: &World, events: &[Event], at: Micros) -> Snapshot {
             }
         }
     }
-    let mut holders: BTreeMap<(u32, u32), (u32, u64)> = BTreeMap::new();
+    let mut holders: SortedMap<(u32, u32), (u32, u64)> = SortedMap::new();
     for e in prefix {
         if let What::Service {
             service,

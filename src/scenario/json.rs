@@ -79,7 +79,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
         let mut members: Vec<(String, Json)> = Vec::new();
         // The names seen, in a set: an object of a hundred thousand names (a megabyte of text)
         // is checked in n log n steps, not n squared.
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen = crate::sorted::SortedSet::new();
         while let Some(key) = map.next_key::<String>()? {
             if !seen.insert(key.clone()) {
                 return Err(de::Error::custom(format_args!("duplicate field `{key}`")));

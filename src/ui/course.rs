@@ -7,7 +7,7 @@
 //! verdict and the playhead are the [`App`]'s, so the lesson view draws the same timeline and
 //! verdict as the sandbox and every change still goes through [`App::reduce`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::sorted::{SortedMap, SortedSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -50,7 +50,7 @@ pub struct CourseLesson {
     pub steps: Vec<StepText>,
     pub exercises: Vec<Vec<Block>>,
     /// The short texts that hold Markdown, rendered.
-    pub rich: Arc<BTreeMap<String, Vec<crate::lesson::narration::Inline>>>,
+    pub rich: Arc<SortedMap<String, Vec<crate::lesson::narration::Inline>>>,
     pub origin: Origin,
 }
 
@@ -227,31 +227,31 @@ pub fn neighbour(l: &Lesson, p: Place, forward: bool) -> Option<Place> {
 /// lesson view's download more.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Progress {
-    pub lessons: BTreeMap<String, LessonProgress>,
+    pub lessons: SortedMap<String, LessonProgress>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LessonProgress {
     /// Steps and exercises opened.
-    pub seen: BTreeSet<String>,
+    pub seen: SortedSet<String>,
     /// Steps whose gate the learner's run met.
-    pub gates: BTreeSet<String>,
+    pub gates: SortedSet<String>,
     /// For each step whose gate was met, the control values that met it (as edits), so that
     /// coming back shows the learner's own run and the way on.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub gate_edits: BTreeMap<String, Vec<String>>,
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
+    pub gate_edits: SortedMap<String, Vec<String>>,
     /// Steps whose prediction the learner made and saw answered, and whether it was right.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub predictions: BTreeMap<String, bool>,
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
+    pub predictions: SortedMap<String, bool>,
     /// Exercises solved, with the completion code of the solution.
-    pub solved: BTreeMap<String, String>,
+    pub solved: SortedMap<String, String>,
     /// For each exercise the learner changed, its controls' values as they left them (as
     /// edits), so that a closed tab loses nothing.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub exercise_edits: BTreeMap<String, Vec<String>>,
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
+    pub exercise_edits: SortedMap<String, Vec<String>>,
     /// For each exercise, how many hints the learner revealed.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub hints: BTreeMap<String, usize>,
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
+    pub hints: SortedMap<String, usize>,
 }
 
 impl Progress {
@@ -282,7 +282,7 @@ impl Progress {
         let mut next = self.clone();
         let l = run.lesson();
         let id = place_id(l, run.place).to_string();
-        let entry = next.lessons.entry(l.id.clone()).or_default();
+        let entry = next.lessons.entry_or_default(l.id.clone());
         entry.seen.insert(id.clone());
         if run.gate == Some(true) {
             entry.gates.insert(id.clone());
@@ -949,9 +949,9 @@ fn map_of<T>(
     o: &Obj,
     name: &str,
     read: impl Fn(&Value) -> Result<T, String>,
-) -> Result<BTreeMap<String, T>, String> {
+) -> Result<SortedMap<String, T>, String> {
     let Some(v) = o.get(name) else {
-        return Ok(BTreeMap::new());
+        return Ok(SortedMap::new());
     };
     let mut pairs = Vec::new();
     for (k, v) in Obj::of(v, name)?.members() {

@@ -7,7 +7,7 @@
 //! which a service could not be used from a region. All of them come from the monitors' reading
 //! of the trace; a note only puts it into words at its place.
 
-use std::collections::BTreeMap;
+use crate::sorted::SortedMap;
 
 use crate::monitor::{self, Analysis, Verdict};
 use crate::scenario::Fencing;
@@ -175,7 +175,7 @@ fn lost_notes(
     let details = &analysis.lost.details[..analysis.lost.details.len().min(NOTES_PER_KIND_MAX)];
     // The read each overwriting write was computed from: the client's last accepted read before
     // it, found in one pass.
-    let mut wanted: BTreeMap<usize, Option<usize>> =
+    let mut wanted: SortedMap<usize, Option<usize>> =
         crate::sort::map(details.iter().map(|d| (d.by, None)));
     let mut last_read: Vec<Option<usize>> = vec![None; world.clients.len()];
     if let Some(last) = wanted.keys().next_back().copied() {

@@ -5,7 +5,7 @@
 //! values applied to the scenario as opened: no earlier value of a control lingers, and turning
 //! a fault off and on again restores the opened scenario's window instead of a default one.
 
-use std::collections::BTreeMap;
+use crate::sorted::SortedMap;
 
 use crate::scenario::{
     Fencing, FencingChecks, Migration, MigrationMode, Partition, PartitionMode, Pause, Protocol,
@@ -61,7 +61,7 @@ pub enum Toggle {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
     partitions: Vec<Partition>,
-    outages: BTreeMap<String, Vec<Window>>,
+    outages: SortedMap<String, Vec<Window>>,
     pauses: Vec<Pause>,
     migrations: Vec<Migration>,
 }
@@ -876,7 +876,7 @@ fn slot(t: &Toggle) -> Slot {
 /// does not matter.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Settings {
-    slots: BTreeMap<Slot, Toggle>,
+    slots: SortedMap<Slot, Toggle>,
 }
 
 impl Settings {

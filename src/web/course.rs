@@ -56,7 +56,7 @@ fn block(b: &Block) -> Html {
 
 /// A short text of a lesson with its Markdown shown (code, emphasis, links), when the lessons
 /// file rendered it ([`crate::lesson::wire::WireLesson::rich`]); otherwise the text itself.
-pub(super) fn rich(map: &std::collections::BTreeMap<String, Vec<Inline>>, text: &str) -> Html {
+pub(super) fn rich(map: &crate::sorted::SortedMap<String, Vec<Inline>>, text: &str) -> Html {
     match map.get(text) {
         Some(items) => inlines(items),
         None => html! { { text.to_string() } },

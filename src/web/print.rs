@@ -18,7 +18,7 @@ pub fn sheet_view(course: &Course, printout: Printout, base: &str) -> Html {
                 <p class="sheet-intro">{ "Open each exercise by its link. Change only the controls it names, then press Check: it runs the engine on every seed listed and says whether the goal is met on all of them. Hints come one at a time in the app too. A solved exercise gives you a completion code: give it to your facilitator." }</p>
             }
             { for s.lessons.iter().map(|l| {
-                let empty = std::collections::BTreeMap::new();
+                let empty = crate::sorted::SortedMap::new();
                 let map = course.lessons.iter().find(|cl| cl.lesson.id == l.id).map_or(&empty, |cl| &*cl.rich);
                 lesson(l, map, base)
             }) }
@@ -26,7 +26,7 @@ pub fn sheet_view(course: &Course, printout: Printout, base: &str) -> Html {
     }
 }
 
-type Rich = std::collections::BTreeMap<String, Vec<crate::lesson::narration::Inline>>;
+type Rich = crate::sorted::SortedMap<String, Vec<crate::lesson::narration::Inline>>;
 
 fn lesson(l: &SheetLesson, map: &Rich, base: &str) -> Html {
     let link = Route::Lesson {

@@ -1,0 +1,407 @@
+//! Maps and sets kept as vectors sorted by key.
+//!
+//! The standard library's `BTreeMap` and `BTreeSet` compile their node code (search, insertion,
+//! removal with rebalancing, iteration, dropping, cloning) once per key and value type, a few
+//! kilobytes each, and the page's bundles used some twenty such types: about a sixth of each
+//! first download. The maps and sets here hold a handful of names, rows or services each, so
+//! a sorted vector serves as well, and its code per type is a binary search and a vector's
+//! insertion. They iterate, compare, hash and serialize as the standard ones do (in key order,
+//! a map as a JSON object), so a value's text and digest do not depend on which is used.
+//!
+//! Insertion moves the later entries: a map that grows with a run's length (the agenda's
+//! leases, one entry per event) keeps a `BTreeMap`.
+
+use std::borrow::Borrow;
+use std::fmt;
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+
+/// The entries of a [`SortedMap`] in key order. A function pointer rather than a closure, so
+/// that the type can be named and holds nothing to drop.
+pub type Iter<'a, K, V> = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> (&'a K, &'a V)>;
+/// The keys of a [`SortedMap`] in order.
+pub type Keys<'a, K, V> = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> &'a K>;
+/// The values of a [`SortedMap`] in their keys' order.
+pub type Values<'a, K, V> = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> &'a V>;
+
+/// A map whose entries are kept sorted by key, without repeated keys.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SortedMap<K, V> {
+    entries: Vec<(K, V)>,
+}
+
+impl<K, V> Default for SortedMap<K, V> {
+    fn default() -> Self {
+        SortedMap {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<K: Ord, V> SortedMap<K, V> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Where `key` is, or where it would go.
+    fn find<Q: Ord + ?Sized>(&self, key: &Q) -> Result<usize, usize>
+    where
+        K: Borrow<Q>,
+    {
+        self.entries.binary_search_by(|(k, _)| k.borrow().cmp(key))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get<Q: Ord + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+    {
+        self.find(key).ok().map(|i| &self.entries[i].1)
+    }
+
+    pub fn get_mut<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+    {
+        match self.find(key) {
+            Ok(i) => Some(&mut self.entries[i].1),
+            Err(_) => None,
+        }
+    }
+
+    pub fn contains_key<Q: Ord + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.find(key).is_ok()
+    }
+
+    /// Sets `key` to `value`, returning the value it replaced.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        match self.find(&key) {
+            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
+            Err(i) => {
+                self.entries.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    pub fn remove<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
+        match self.find(key) {
+            Ok(i) => Some(self.entries.remove(i).1),
+            Err(_) => None,
+        }
+    }
+
+    /// The value of `key`, inserted as `make` gives it if the map has none.
+    pub fn entry_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        let i = match self.find(&key) {
+            Ok(i) => i,
+            Err(i) => {
+                self.entries.insert(i, (key, make()));
+                i
+            }
+        };
+        &mut self.entries[i].1
+    }
+
+    /// The value of `key`, inserted as the default if the map has none.
+    pub fn entry_or_default(&mut self, key: K) -> &mut V
+    where
+        V: Default,
+    {
+        self.entry_or_insert_with(key, V::default)
+    }
+
+    pub fn iter(&self) -> Iter<'_, K, V> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn keys(&self) -> Keys<'_, K, V> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> Values<'_, K, V> {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut V> + ExactSizeIterator {
+        self.entries.iter_mut().map(|(_, v)| v)
+    }
+
+    pub fn into_keys(self) -> impl DoubleEndedIterator<Item = K> + ExactSizeIterator {
+        self.entries.into_iter().map(|(k, _)| k)
+    }
+
+    pub fn into_values(self) -> impl DoubleEndedIterator<Item = V> + ExactSizeIterator {
+        self.entries.into_iter().map(|(_, v)| v)
+    }
+
+    /// Keeps the entries for which `keep` is true.
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        self.entries.retain_mut(|(k, v)| keep(k, v));
+    }
+}
+
+/// Built by inserting the pairs in order: a later value replaces an earlier one of the same
+/// key, as with `collect` into a `BTreeMap`.
+impl<K: Ord, V> FromIterator<(K, V)> for SortedMap<K, V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(pairs: I) -> Self {
+        let mut out = SortedMap::new();
+        for (k, v) in pairs {
+            out.insert(k, v);
+        }
+        out
+    }
+}
+
+impl<K: Ord, V, const N: usize> From<[(K, V); N]> for SortedMap<K, V> {
+    fn from(pairs: [(K, V); N]) -> Self {
+        pairs.into_iter().collect()
+    }
+}
+
+impl<K, V> IntoIterator for SortedMap<K, V> {
+    type Item = (K, V);
+    type IntoIter = std::vec::IntoIter<(K, V)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+impl<'a, K: Ord, V> IntoIterator for &'a SortedMap<K, V> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = Iter<'a, K, V>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<K: Ord + Borrow<Q>, V, Q: Ord + ?Sized> std::ops::Index<&Q> for SortedMap<K, V> {
+    type Output = V;
+    /// The value of `key`; panics if the map has none, as indexing a `BTreeMap` does.
+    fn index(&self, key: &Q) -> &V {
+        self.get(key).expect("the key is in the map")
+    }
+}
+
+impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for SortedMap<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.entries.iter().map(|(k, v)| (k, v)))
+            .finish()
+    }
+}
+
+impl<K: Serialize, V: Serialize> Serialize for SortedMap<K, V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.entries.len()))?;
+        for (k, v) in &self.entries {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// A set whose items are kept sorted, without repeats.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SortedSet<T> {
+    items: Vec<T>,
+}
+
+impl<T> Default for SortedSet<T> {
+    fn default() -> Self {
+        SortedSet { items: Vec::new() }
+    }
+}
+
+impl<T: Ord> SortedSet<T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn find<Q: Ord + ?Sized>(&self, item: &Q) -> Result<usize, usize>
+    where
+        T: Borrow<Q>,
+    {
+        self.items.binary_search_by(|x| x.borrow().cmp(item))
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn contains<Q: Ord + ?Sized>(&self, item: &Q) -> bool
+    where
+        T: Borrow<Q>,
+    {
+        self.find(item).is_ok()
+    }
+
+    /// Adds `item`; false if the set had it already (and then keeps the one it had).
+    pub fn insert(&mut self, item: T) -> bool {
+        match self.find(&item) {
+            Ok(_) => false,
+            Err(i) => {
+                self.items.insert(i, item);
+                true
+            }
+        }
+    }
+
+    pub fn remove<Q: Ord + ?Sized>(&mut self, item: &Q) -> bool
+    where
+        T: Borrow<Q>,
+    {
+        match self.find(item) {
+            Ok(i) => {
+                self.items.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.items.iter()
+    }
+
+    pub fn first(&self) -> Option<&T> {
+        self.items.first()
+    }
+
+    pub fn last(&self) -> Option<&T> {
+        self.items.last()
+    }
+
+    /// The items of this set that `other` lacks, in order.
+    pub fn difference<'a>(&'a self, other: &'a SortedSet<T>) -> impl Iterator<Item = &'a T> {
+        self.items.iter().filter(move |x| !other.contains(*x))
+    }
+
+    /// The items of this set that `other` has too, in order.
+    pub fn intersection<'a>(&'a self, other: &'a SortedSet<T>) -> impl Iterator<Item = &'a T> {
+        self.items.iter().filter(move |x| other.contains(*x))
+    }
+
+    pub fn is_subset(&self, other: &SortedSet<T>) -> bool {
+        self.items.iter().all(|x| other.contains(x))
+    }
+}
+
+/// Built by inserting the items in order: of equal items the first is kept, as with `collect`
+/// into a `BTreeSet`.
+impl<T: Ord> FromIterator<T> for SortedSet<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+        let mut out = SortedSet::new();
+        for item in items {
+            out.insert(item);
+        }
+        out
+    }
+}
+
+impl<T: Ord> Extend<T> for SortedSet<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        for item in items {
+            self.insert(item);
+        }
+    }
+}
+
+impl<T: Ord, const N: usize> From<[T; N]> for SortedSet<T> {
+    fn from(items: [T; N]) -> Self {
+        items.into_iter().collect()
+    }
+}
+
+impl<T> IntoIterator for SortedSet<T> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a SortedSet<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for SortedSet<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.items.iter()).finish()
+    }
+}
+
+impl<T: Serialize> Serialize for SortedSet<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.items.len()))?;
+        for x in &self.items {
+            seq.serialize_element(x)?;
+        }
+        seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// Every sequence of insertions and removals leaves the same entries, in the same order, as
+    /// the standard library's map and set, and both serialize to the same JSON.
+    #[test]
+    fn sorted_collections_agree_with_the_standard_ones() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        for _ in 0..200 {
+            let (mut a, mut b) = (SortedMap::new(), BTreeMap::new());
+            let (mut c, mut d) = (SortedSet::new(), BTreeSet::new());
+            for _ in 0..40 {
+                let (k, v, op) = (next() % 16, next(), next() % 4);
+                if op == 0 {
+                    assert_eq!(a.remove(&k), b.remove(&k));
+                    assert_eq!(c.remove(&k), d.remove(&k));
+                } else {
+                    assert_eq!(a.insert(k, v), b.insert(k, v));
+                    assert_eq!(c.insert(k), d.insert(k));
+                    *a.entry_or_default(k + 1) += 1;
+                    *b.entry(k + 1).or_default() += 1;
+                }
+            }
+            assert!(a.iter().eq(b.iter()));
+            assert!(c.iter().eq(d.iter()));
+            assert_eq!(
+                serde_json::to_string(&a).unwrap(),
+                serde_json::to_string(&b).unwrap()
+            );
+            assert_eq!(
+                serde_json::to_string(&c).unwrap(),
+                serde_json::to_string(&d).unwrap()
+            );
+        }
+    }
+}
