@@ -7,8 +7,8 @@
 //! then moved into their places. They are stable, like `slice::sort_by`: equal elements keep
 //! their order, so replacing an unstable sort of fully ordered values changes nothing.
 
-use std::cmp::Ordering;
 use crate::sorted::{SortedMap, SortedSet};
+use std::cmp::Ordering;
 
 /// Sorts `items` stably by `cmp`.
 pub fn sort_by<T>(items: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {

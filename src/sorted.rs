@@ -19,7 +19,8 @@ use serde::{Serialize, Serializer};
 
 /// The entries of a [`SortedMap`] in key order. A function pointer rather than a closure, so
 /// that the type can be named and holds nothing to drop.
-pub type Iter<'a, K, V> = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> (&'a K, &'a V)>;
+pub type Iter<'a, K, V> =
+    std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> (&'a K, &'a V)>;
 /// The keys of a [`SortedMap`] in order.
 pub type Keys<'a, K, V> = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> &'a K>;
 /// The values of a [`SortedMap`] in their keys' order.
@@ -82,6 +83,22 @@ impl<K: Ord, V> SortedMap<K, V> {
         K: Borrow<Q>,
     {
         self.find(key).is_ok()
+    }
+
+    /// The map of `pairs`, which may come in any order and repeat keys: the values of one key
+    /// are merged in the order they came, the later into the earlier. Sorting once takes
+    /// O(n log n), where inserting one by one would move the later entries each time; this is
+    /// the constructor for a map that grows with a run's length.
+    pub fn from_pairs_merging(mut pairs: Vec<(K, V)>, mut merge: impl FnMut(&mut V, V)) -> Self {
+        crate::sort::sort_by(&mut pairs, |a, b| a.0.cmp(&b.0));
+        let mut entries: Vec<(K, V)> = Vec::with_capacity(pairs.len());
+        for (k, v) in pairs {
+            match entries.last_mut() {
+                Some(last) if last.0 == k => merge(&mut last.1, v),
+                _ => entries.push((k, v)),
+            }
+        }
+        SortedMap { entries }
     }
 
     /// Sets `key` to `value`, returning the value it replaced.
@@ -374,7 +391,9 @@ mod tests {
     fn sorted_collections_agree_with_the_standard_ones() {
         let mut seed = 7u64;
         let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 33) as u32
         };
         for _ in 0..200 {
@@ -393,6 +412,16 @@ mod tests {
                 }
             }
             assert!(a.iter().eq(b.iter()));
+            let pairs: Vec<(u32, u32)> = (0..30).map(|_| (next() % 8, next() % 5)).collect();
+            let mut sums = BTreeMap::new();
+            for &(k, v) in &pairs {
+                *sums.entry(k).or_insert(0) += v;
+            }
+            let merged = SortedMap::from_pairs_merging(pairs.clone(), |a, b| *a += b);
+            assert!(merged.iter().eq(sums.iter()));
+            let last: BTreeMap<u32, u32> = pairs.iter().copied().collect();
+            let replaced = SortedMap::from_pairs_merging(pairs, |a, b| *a = b);
+            assert!(replaced.iter().eq(last.iter()));
             assert!(c.iter().eq(d.iter()));
             assert_eq!(
                 serde_json::to_string(&a).unwrap(),

@@ -2,8 +2,8 @@
 //! a violation quotes. Also the order domains behind grants, which say whether two overlapping
 //! holders could ever have been told apart by a token.
 
-use std::borrow::Cow;
 use crate::sorted::{SortedMap, SortedSet};
+use std::borrow::Cow;
 
 use serde::Serialize;
 

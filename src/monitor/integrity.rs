@@ -2,8 +2,6 @@
 //! another client's read-modify-write, and the lost updates, each attributed to the write that
 //! erased it.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::model::row_indices;
@@ -226,7 +224,8 @@ impl WriteCollector {
     pub(super) fn finish(self, keep: usize) -> LostUpdates {
         let writes = self.writes;
         let mut lost = LostUpdates::default();
-        let mut marks: BTreeMap<usize, u32> = BTreeMap::new();
+        // (event, increments it erased), one entry per erasing walk, summed by event below.
+        let mut marks: Vec<(usize, u32)> = Vec::new();
         // The `keep` earliest lost increments by (eraser, lost write): a bounded max-heap whose top
         // is the latest kept, replaced whenever an earlier one turns up.
         let mut kept: std::collections::BinaryHeap<(usize, usize, u32, u32)> =
@@ -241,7 +240,7 @@ impl WriteCollector {
                     let erased = p - 1 - from;
                     if erased > 0 {
                         lost.total += erased as u64;
-                        *marks.entry(event).or_default() += erased as u32;
+                        marks.push((event, erased as u32));
                         for q in (from + 1)..p {
                             let entry = (event, row[q - 1].0, r as u32, i as u32);
                             if kept.len() < keep {
@@ -270,7 +269,9 @@ impl WriteCollector {
                 by,
             })
             .collect();
-        lost.marks = marks.into_iter().collect();
+        lost.marks = crate::sorted::SortedMap::from_pairs_merging(marks, |a, b| *a += b)
+            .into_iter()
+            .collect();
         lost
     }
 }

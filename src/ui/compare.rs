@@ -4,17 +4,15 @@
 //! until the flipped toggle first makes a difference. An event counts as shared when the other
 //! run has an equal event (same time, same happening); everything else is marked.
 
-use std::collections::BTreeMap;
-
 use crate::trace::Event;
 use crate::world::Micros;
 
 /// For each event of `these`, whether `others` lacks it, matching equal events one to one.
 fn unmatched(these: &[Event], others: &[Event]) -> Vec<bool> {
-    let mut counts: BTreeMap<&Event, usize> = BTreeMap::new();
-    for e in others {
-        *counts.entry(e).or_default() += 1;
-    }
+    let mut counts = crate::sorted::SortedMap::from_pairs_merging(
+        others.iter().map(|e| (e, 1usize)).collect(),
+        |n, one| *n += one,
+    );
     these
         .iter()
         .map(|e| match counts.get_mut(e) {

@@ -2,8 +2,6 @@
 //! verdict. The view only draws what this says; every span and mark points back to the event
 //! that made it.
 
-use std::collections::BTreeMap;
-
 use crate::monitor;
 use crate::trace::{rows_text, seconds, Event, HoldChange, ServiceOp, What};
 use crate::ui::links::{self, LaneIndex, Link};
@@ -302,7 +300,8 @@ impl Layout {
         let mut believed: Vec<Option<(Micros, usize)>> = vec![None; clients];
         let mut paused: Vec<Option<(Micros, usize)>> = vec![None; clients];
         let mut held: Vec<Vec<OpenHold>> = vec![Vec::new(); services];
-        let mut ended: HoldEnds = BTreeMap::new();
+        // When and why each hold ended, in trace order; made a map after the pass.
+        let mut ended: Vec<((u32, u64), (Micros, &'static str))> = Vec::new();
         let mut outages: Vec<Option<(Micros, usize)>> = vec![None; services];
         let mut partitions: Vec<Option<(Micros, usize)>> = vec![None; world.partitions.len()];
 
@@ -414,7 +413,7 @@ impl Layout {
                                     }
                                     _ => "handed to another service by a migration",
                                 };
-                                ended.insert((*service, token), (at, why));
+                                ended.push(((*service, token), (at, why)));
                                 lanes[l].spans.push(Span {
                                     from,
                                     to: at,
@@ -531,6 +530,9 @@ impl Layout {
             crate::sort::sort_by_key(&mut l.spans, |s| (s.from, s.to));
         }
 
+        // A later end of the same hold replaces an earlier one, as the pass met them.
+        let ended: HoldEnds = crate::sorted::SortedMap::from_pairs_merging(ended, |a, b| *a = b);
+
         // The overlaps the verdict counts: the first in detail, all of them in bands.
         let overlaps: Vec<Overlap> = analysis
             .overlaps
@@ -634,7 +636,7 @@ type OpenHold = (u32, u32, Micros, usize, String, u64);
 
 /// When and why each hold ended at its service, by (service, token): what an overlap's card
 /// needs to say that a service had already taken back a lock its client still believed in.
-type HoldEnds = BTreeMap<(u32, u64), (Micros, &'static str)>;
+type HoldEnds = crate::sorted::SortedMap<(u32, u64), (Micros, &'static str)>;
 
 /// Closes an open span into each of the given lanes (a pause or an outage shows both in its
 /// own lane and in the fault lane).
