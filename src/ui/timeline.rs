@@ -301,7 +301,7 @@ impl Layout {
         let mut paused: Vec<Option<(Micros, usize)>> = vec![None; clients];
         let mut held: Vec<Vec<OpenHold>> = vec![Vec::new(); services];
         // When and why each hold ended, in trace order; made a map after the pass.
-        let mut ended: Vec<((u32, u64), (Micros, &'static str))> = Vec::new();
+        let mut ended: Vec<HoldEnd> = Vec::new();
         let mut outages: Vec<Option<(Micros, usize)>> = vec![None; services];
         let mut partitions: Vec<Option<(Micros, usize)>> = vec![None; world.partitions.len()];
 
@@ -637,6 +637,8 @@ type OpenHold = (u32, u32, Micros, usize, String, u64);
 /// When and why each hold ended at its service, by (service, token): what an overlap's card
 /// needs to say that a service had already taken back a lock its client still believed in.
 type HoldEnds = crate::sorted::SortedMap<(u32, u64), (Micros, &'static str)>;
+/// One entry of [`HoldEnds`].
+type HoldEnd = ((u32, u64), (Micros, &'static str));
 
 /// Closes an open span into each of the given lanes (a pause or an outage shows both in its
 /// own lane and in the fault lane).
