@@ -69,8 +69,15 @@ impl Cx<'_> {
                         (0, Cut::Dropped)
                     } else {
                         // Only the sum matters (the arrival is the heal time plus the
-                        // latency), so ties may fall either way.
-                        heal.sort_unstable_by_key(|(end, latency)| end + latency);
+                        // latency), so ties may fall either way. An insertion sort of these
+                        // few paths, one per replica, links no sort of their own.
+                        for i in 1..heal.len() {
+                            let mut j = i;
+                            while j > 0 && heal[j - 1].0 + heal[j - 1].1 > heal[j].0 + heal[j].1 {
+                                heal.swap(j - 1, j);
+                                j -= 1;
+                            }
+                        }
                         let (end, latency) = heal[needed - 1];
                         (latency, Cut::DelayedUntil(end))
                     }
