@@ -480,171 +480,179 @@ fn empty(line: u32) -> Narration {
 }
 
 /// Reads a lesson in the compact form back: every claim, edit, control and scenario is
-/// parsed again, so a damaged file is refused with the reason rather than half read.
-pub fn from_wire(w: &WireLesson) -> Result<Loaded, String> {
+/// parsed again, so a damaged file is refused with the reason rather than half read. The
+/// compact form is consumed: its texts and narration move into the lesson rather than being
+/// copied (a copy of every narration type was code the lesson view carried for nothing).
+pub fn from_wire(w: WireLesson) -> Result<Loaded, String> {
     let mut steps = Vec::new();
     let mut texts = Vec::new();
-    for s in &w.steps {
-        let fail = |e: String| format!("step \"{}\": {e}", s.id);
-        let gate = match &s.gate {
+    for s in w.steps {
+        let id = s.id;
+        let fail = |e: String| format!("step \"{id}\": {e}");
+        let gate = match s.gate {
             None => None,
-            Some(g) => Some(Gate {
-                line: g.line,
-                prompt: g.prompt.clone(),
-                passed: g.passed.clone(),
-                when: parse_all(&g.when, "claim", |t| Claim::parse(t, g.line)).map_err(fail)?,
-                intended: parse_all(&g.intended, "edit", str::parse::<Edit>).map_err(fail)?,
-                messages: g
-                    .messages
-                    .iter()
-                    .map(|m| {
-                        Ok(GateMessage {
-                            line: m.line,
-                            when: parse_all(&m.when, "claim", |t| Claim::parse(t, m.line))?,
-                            given: parse_all(&m.given, "condition", Condition::parse)?,
-                            text: m.text.clone(),
-                        })
-                    })
-                    .collect::<Result<_, String>>()
-                    .map_err(fail)?,
-                misconceptions: g
-                    .misconceptions
-                    .iter()
-                    .map(read_misconception)
-                    .collect::<Result<_, String>>()
-                    .map_err(fail)?,
+            Some(g) => {
+                let when =
+                    parse_all(&g.when, "claim", |t| Claim::parse(t, g.line)).map_err(fail)?;
+                let intended = parse_all(&g.intended, "edit", str::parse::<Edit>).map_err(fail)?;
+                let mut messages = Vec::new();
+                for m in g.messages {
+                    messages.push(GateMessage {
+                        line: m.line,
+                        when: parse_all(&m.when, "claim", |t| Claim::parse(t, m.line))
+                            .map_err(fail)?,
+                        given: parse_all(&m.given, "condition", Condition::parse).map_err(fail)?,
+                        text: m.text,
+                    });
+                }
+                Some(Gate {
+                    line: g.line,
+                    prompt: g.prompt,
+                    passed: g.passed,
+                    when,
+                    intended,
+                    messages,
+                    misconceptions: misconceptions(&g.misconceptions).map_err(fail)?,
+                })
+            }
+        };
+        // The rest is read in the order the fields were always read, so that a damaged file
+        // is refused for the same first fault.
+        let scenario = scenario(&s.scenario).map_err(fail)?;
+        let controls = parse_all(&s.controls, "control", str::parse::<Control>).map_err(fail)?;
+        let lanes = parse_all(&s.lanes, "lane", str::parse::<LaneRef>).map_err(fail)?;
+        let mut cues = Vec::new();
+        let mut cue_texts = Vec::new();
+        for c in s.cues {
+            cues.push(Cue {
+                line: c.line,
+                text: c.text,
+                when: c.when,
+                given: parse_all(&c.given, "condition", Condition::parse).map_err(fail)?,
+            });
+            cue_texts.push(c.blocks);
+        }
+        let claims = parse_all(&s.claims, "claim", |t| Claim::parse(t, s.line)).map_err(fail)?;
+        let recording = match s.recording {
+            None => None,
+            Some(r) => Some(super::StepRecording {
+                run: std::sync::Arc::new(
+                    crate::recording::Recording::parse(&r.document.to_string())
+                        .map_err(|e| fail(format!("recording \"{}\": {e}", r.file)))?,
+                ),
+                file: r.file,
             }),
         };
-        steps.push(Step {
-            id: s.id.clone(),
-            title: s.title.clone(),
-            line: s.line,
-            setup: setup(&s.file),
-            scenario: scenario(&s.scenario).map_err(fail)?,
-            controls: parse_all(&s.controls, "control", str::parse::<Control>).map_err(fail)?,
-            highlight: Highlight {
-                lanes: parse_all(&s.lanes, "lane", str::parse::<LaneRef>).map_err(fail)?,
-                events: s.events.clone(),
-                overlaps: s.overlaps,
-            },
-            assumptions: s.assumptions.clone(),
-            narration: empty(s.line),
-            cues: s
-                .cues
-                .iter()
-                .map(|c| {
-                    Ok(Cue {
-                        line: c.line,
-                        text: c.text.clone(),
-                        when: c.when.clone(),
-                        given: parse_all(&c.given, "condition", Condition::parse)?,
-                    })
-                })
-                .collect::<Result<_, String>>()
-                .map_err(fail)?,
-            claims: parse_all(&s.claims, "claim", |t| Claim::parse(t, s.line)).map_err(fail)?,
-            gate,
-            recording: match &s.recording {
-                None => None,
-                Some(r) => Some(super::StepRecording {
-                    file: r.file.clone(),
-                    run: std::sync::Arc::new(
-                        crate::recording::Recording::parse(&r.document.to_string())
-                            .map_err(|e| fail(format!("recording \"{}\": {e}", r.file)))?,
-                    ),
-                }),
-            },
-            sweep: match &s.sweep {
-                None => None,
-                Some(sw) => Some(StepSweep {
+        let (sweep, points, plot) = match s.sweep {
+            None => (None, Vec::new(), None),
+            Some(sw) => (
+                Some(StepSweep {
                     line: sw.line,
                     param: crate::sweep::Param::from_name(&sw.param)
                         .ok_or_else(|| fail(format!("unknown sweep param \"{}\"", sw.param)))?,
-                    values: sw.values.clone(),
+                    values: sw.values,
                     seeds: sw.seeds,
-                    caption: sw.caption.clone(),
+                    caption: sw.caption,
                 }),
-            },
-            prediction: match &s.prediction {
-                None => None,
-                Some(p) => Some(Prediction {
+                sw.points,
+                sw.plot,
+            ),
+        };
+        let prediction = match s.prediction {
+            None => None,
+            Some(p) => {
+                let mut choices = Vec::new();
+                for (text, claim) in p.choices {
+                    let claim = Claim::parse(&claim, p.line)
+                        .map_err(|e| fail(format!("claim \"{claim}\": {e}")))?;
+                    choices.push(PredictionChoice { text, claim });
+                }
+                Some(Prediction {
                     line: p.line,
-                    question: p.question.clone(),
-                    choices: p
-                        .choices
-                        .iter()
-                        .map(|(text, claim)| {
-                            Ok(PredictionChoice {
-                                text: text.clone(),
-                                claim: Claim::parse(claim, p.line)
-                                    .map_err(|e| format!("claim \"{claim}\": {e}"))?,
-                            })
-                        })
-                        .collect::<Result<_, String>>()
-                        .map_err(fail)?,
-                    why: p.why.clone(),
-                }),
+                    question: p.question,
+                    choices,
+                    why: p.why,
+                })
+            }
+        };
+        steps.push(Step {
+            title: s.title,
+            line: s.line,
+            setup: setup(&s.file),
+            scenario,
+            controls,
+            highlight: Highlight {
+                lanes,
+                events: s.events,
+                overlaps: s.overlaps,
             },
+            assumptions: s.assumptions,
+            narration: empty(s.line),
+            cues,
+            claims,
+            gate,
+            recording,
+            sweep,
+            prediction,
+            id,
         });
         texts.push(StepText {
-            narration: s.narration.clone(),
-            cues: s.cues.iter().map(|c| c.blocks.clone()).collect(),
-            sweep: s
-                .sweep
-                .as_ref()
-                .map(|sw| sw.points.clone())
-                .unwrap_or_default(),
-            sweep_plot: s.sweep.as_ref().and_then(|sw| sw.plot.clone()),
+            narration: s.narration,
+            cues: cue_texts,
+            sweep: points,
+            sweep_plot: plot,
         });
     }
     let mut exercises = Vec::new();
-    for e in &w.exercises {
-        let fail = |x: String| format!("exercise \"{}\": {x}", e.id);
+    let mut exercise_texts = Vec::new();
+    for e in w.exercises {
+        let id = e.id;
+        let fail = |x: String| format!("exercise \"{id}\": {x}");
         let edits = |items: &[String]| parse_all(items, "edit", str::parse::<Edit>).map_err(fail);
-        let misconceptions = e
-            .misconceptions
-            .iter()
-            .map(read_misconception)
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(fail)?;
+        let misconceptions = misconceptions(&e.misconceptions).map_err(fail)?;
+        let scenario = scenario(&e.scenario).map_err(fail)?;
+        let controls = parse_all(&e.controls, "control", str::parse::<Control>).map_err(fail)?;
+        let check = parse_all(&e.check, "claim", |t| Claim::parse(t, e.line)).map_err(fail)?;
+        let solution = edits(&e.solution)?;
+        let mut alternatives = Vec::new();
+        for a in &e.alternatives {
+            alternatives.push(edits(a)?);
+        }
         exercises.push(Exercise {
-            id: e.id.clone(),
-            title: e.title.clone(),
+            title: e.title,
             line: e.line,
-            goal: e.goal.clone(),
+            goal: e.goal,
             narration: empty(e.line),
             setup: setup(&e.file),
-            scenario: scenario(&e.scenario).map_err(fail)?,
-            controls: parse_all(&e.controls, "control", str::parse::<Control>).map_err(fail)?,
-            seeds: e.seeds.clone(),
-            check: parse_all(&e.check, "claim", |t| Claim::parse(t, e.line)).map_err(fail)?,
-            hints: e.hints.clone(),
-            solution: edits(&e.solution)?,
-            alternatives: e
-                .alternatives
-                .iter()
-                .map(|a| edits(a))
-                .collect::<Result<_, _>>()?,
-            explanation: e.explanation.clone(),
-            success: e.success.clone(),
+            scenario,
+            controls,
+            seeds: e.seeds,
+            check,
+            hints: e.hints,
+            solution,
+            alternatives,
+            explanation: e.explanation,
+            success: e.success,
             misconceptions,
+            id,
         });
+        exercise_texts.push(e.narration);
     }
     Ok(Loaded {
         lesson: Lesson {
-            id: w.id.clone(),
-            title: w.title.clone(),
+            id: w.id,
+            title: w.title,
             order: w.order,
-            claims: w.claims.clone(),
-            summary: w.summary.clone(),
+            claims: w.claims,
+            summary: w.summary,
             intro: empty(1),
             steps,
             exercises,
         },
-        intro: w.intro.clone(),
+        intro: w.intro,
         steps: texts,
-        exercises: w.exercises.iter().map(|e| e.narration.clone()).collect(),
-        rich: std::sync::Arc::new(w.rich.iter().cloned().collect()),
+        exercises: exercise_texts,
+        rich: std::sync::Arc::new(w.rich.into_iter().collect()),
     })
 }
 
@@ -668,7 +676,8 @@ pub fn read_index(json: &str) -> Result<Vec<String>, String> {
 /// Reads one lesson's file of the shipped course.
 pub fn read_lesson_file(json: &str) -> Result<Loaded, String> {
     let w = read::lesson_file(&course_file(json)?)?;
-    from_wire(&w).map_err(|e| format!("lesson \"{}\": {e}", w.id))
+    let id = w.id.clone();
+    from_wire(w).map_err(|e| format!("lesson \"{id}\": {e}"))
 }
 
 /// Reads the shipped course from its files, by name ([`course_files`]): the index, then each
@@ -705,11 +714,15 @@ fn wire_misconception(m: &Misconception) -> WireMisconception {
     }
 }
 
-fn read_misconception(m: &WireMisconception) -> Result<Misconception, String> {
-    Ok(Misconception {
-        line: m.line,
-        when: parse_all(&m.when, "condition", Condition::parse)?,
-        hint: m.hint.clone(),
-        example: parse_all(&m.example, "edit", str::parse::<Edit>)?,
-    })
+fn misconceptions(items: &[WireMisconception]) -> Result<Vec<Misconception>, String> {
+    let mut out = Vec::new();
+    for m in items {
+        out.push(Misconception {
+            line: m.line,
+            when: parse_all(&m.when, "condition", Condition::parse)?,
+            hint: m.hint.clone(),
+            example: parse_all(&m.example, "edit", str::parse::<Edit>)?,
+        });
+    }
+    Ok(out)
 }

@@ -985,7 +985,7 @@ impl OpenedFile {
     /// The lesson, read from its compact form.
     pub fn read(&self) -> Result<Loaded, String> {
         let w = crate::lesson::wire::lesson_of(&self.lesson)?;
-        crate::lesson::wire::from_wire(&w)
+        crate::lesson::wire::from_wire(w)
     }
 
     /// The lesson's title, for saying it was opened.

@@ -38,7 +38,7 @@ fn open(text: &str) -> App {
     let parsed = lesson::parse(text).expect("the lesson reads");
     let checked = lesson::check(&parsed);
     assert!(checked.errors.is_empty(), "{:?}", checked.errors);
-    let loaded = wire::from_wire(&wire::to_wire(&parsed)).expect("the compact form reads back");
+    let loaded = wire::from_wire(wire::to_wire(&parsed)).expect("the compact form reads back");
     let course = Arc::new(Course::new(Vec::new(), vec![loaded]));
     App::open("01-two-services.toml").reduce(Action::Lesson(LessonAction::Open {
         course,
@@ -161,7 +161,7 @@ fn a_steps_sweep_is_computed_into_the_compact_form() {
         .run(&parsed.steps[0].scenario)
         .expect("runs");
     assert_eq!(points, &direct);
-    let loaded = wire::from_wire(&w).expect("reads back");
+    let loaded = wire::from_wire(w.clone()).expect("reads back");
     assert_eq!(&loaded.steps[0].sweep, points);
     let unknown = sweep.replace("pause_ms", "weather");
     let found = problems(&lesson("Watch the balance.", &unknown));
@@ -200,7 +200,7 @@ fn narration_over_sixty_words_is_noted_and_over_ninety_refused() {
 fn predictions_and_gate_misconceptions_survive_the_compact_form() {
     let text = lesson("Watch the balance.", &format!("{PREDICT}\n{GATE}"));
     let parsed = lesson::parse(&text).expect("reads");
-    let back = wire::from_wire(&wire::to_wire(&parsed)).expect("reads back");
+    let back = wire::from_wire(wire::to_wire(&parsed)).expect("reads back");
     let (a, b) = (&parsed.steps[0], &back.lesson.steps[0]);
     let (pa, pb) = (
         a.prediction.as_ref().unwrap(),
