@@ -73,7 +73,8 @@ export const VIEWS = [
     // small maps and sets were sorted vectors (src/sorted.rs).
     budgetKB: 395,
     // A step's plot is a file of the course, or is drawn by the `plot` bundle.
-    mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor', 'plotters::', 'lockstep::plot::'],
+    // The lesson view writes no scenario text: "Open in sandbox" hands over the run.
+    mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor', 'plotters::', 'lockstep::plot::', 'lockstep::scenario::canonical::'],
     mustNotCarry: [SHIPPED_TOML],
   },
 ];

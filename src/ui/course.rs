@@ -766,6 +766,29 @@ impl App {
     }
 }
 
+impl App {
+    /// What a lesson leaves for the sandbox when the learner takes their scenario there: the
+    /// step's shipped file as the source (the blank scenario for any other), and the run
+    /// alone, whose text the sandbox writes when it restores it ([`App::restore_with`]).
+    pub fn for_sandbox(&self) -> super::Saved {
+        let file = self
+            .lesson
+            .as_ref()
+            .map(|r| match (r.step(), r.exercise()) {
+                (Some(s), _) => s.setup.file.clone(),
+                (_, Some(e)) => e.setup.file.clone(),
+                _ => String::new(),
+            });
+        super::Saved {
+            source: file
+                .filter(|f| super::is_source(f))
+                .unwrap_or_else(|| super::BLANK.to_string()),
+            text: self.text.clone(),
+            ran: Some(self.ran()),
+        }
+    }
+}
+
 /// Seeds in words: a run of consecutive seeds as `0..6`, others listed.
 pub fn seeds_text(seeds: &[u64]) -> String {
     let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);

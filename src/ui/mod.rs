@@ -158,9 +158,10 @@ impl Codec {
         name: "SANDBOX",
     };
 
-    /// The lesson view's codec: no editor, so no text to read, but the learner's scenario is
-    /// written as the sandbox's text when they take it there; shipped scenarios and links are
-    /// read as JSON. The lesson view's bundle then links no TOML reader.
+    /// The lesson view's codec: no editor, so no text to read or write; the learner's scenario
+    /// goes to the sandbox as its run, whose text the sandbox writes ([`App::restore_with`]).
+    /// Shipped scenarios and links are read as JSON. The lesson view's bundle then links no
+    /// TOML reader or writer.
     pub const LESSON: Codec = Codec {
         read: |_| {
             Err(unread(
@@ -168,7 +169,7 @@ impl Codec {
             ))
         },
         deferred: false,
-        write: Scenario::to_toml_string,
+        write: |_| String::new(),
         source: source_from_json,
         text: |_| None,
         json: Scenario::from_json_str,
@@ -925,7 +926,16 @@ impl App {
             return App::open_with(codec, DEFAULT_SOURCE);
         };
         match Saved::from_json(stored) {
-            Ok(saved) => {
+            Ok(mut saved) => {
+                // A view without an editor (a lesson) hands its run over with no text, as it
+                // writes none: the text is then this codec's writing of that run. An empty
+                // text the user left has a run of another text, so it is not mistaken for one.
+                if saved.text.is_empty() {
+                    let handed = saved.ran.as_ref().filter(|r| r.valid_text.is_none());
+                    if let Some(s) = handed.and_then(|r| (codec.json)(&r.json).ok()) {
+                        saved.text = (codec.write)(&s);
+                    }
+                }
                 let mut app = App::open_with(codec, &saved.source);
                 if saved.text == app.text {
                     return app;

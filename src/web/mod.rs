@@ -1410,23 +1410,11 @@ fn lesson_page(p: &LessonPageProps) -> Html {
     }
 }
 
-/// Puts the lesson's current scenario in the sandbox: the shipped file it started from (so
-/// Reset goes back there), with the learner's scenario as the editor's text. The sandbox reads
-/// it from local storage when it opens, as after a reload.
+/// Puts the lesson's current scenario in the sandbox ([`ui::App::for_sandbox`]): the shipped
+/// file it started from (so Reset goes back there), with the learner's run, whose text the
+/// sandbox writes. The sandbox reads it from local storage when it opens, as after a reload.
 fn open_in_sandbox(app: &ui::App) {
-    let file = app.lesson.as_ref().map(|r| match (r.step(), r.exercise()) {
-        (Some(s), _) => s.setup.file.clone(),
-        (_, Some(e)) => e.setup.file.clone(),
-        _ => String::new(),
-    });
-    let source = file
-        .filter(|f| ui::is_source(f))
-        .unwrap_or_else(|| ui::BLANK.to_string());
-    save(&ui::Saved {
-        source,
-        text: app.text.clone(),
-        ran: Some(app.ran()),
-    });
+    save(&app.for_sandbox());
 }
 
 /// The playback keys, shared by the sandbox and the lesson view.

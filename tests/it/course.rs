@@ -1260,3 +1260,32 @@ fn kept_progress_reads_back_whole_and_damaged_progress_counts_as_none() {
         );
     }
 }
+
+/// "Open in sandbox" takes the learner's scenario as its run alone (the lesson view writes no
+/// scenario text): the sandbox's bundle and the whole app each open it with that run and their
+/// own text of it, with the step's shipped file as the source (so Reset goes back there).
+#[test]
+fn a_learners_scenario_opens_in_the_sandbox_as_it_was() {
+    use lockstep::ui::Codec;
+    let c = course();
+    let app = open(&c, "fencing", "two-sources-one-table").reduce(protocol("online", "single:new"));
+    let handed = app.for_sandbox();
+    assert_eq!(handed.text, "", "the lesson view writes no text");
+    assert!(lockstep::ui::is_source(&handed.source), "{}", handed.source);
+    let stored = serde_json::to_string(&handed).unwrap();
+    for codec in [Codec::SANDBOX, Codec::FULL] {
+        let back = App::restore_with(codec, Some(&stored));
+        assert!(!back.reading, "{codec:?}: nothing waits for a reader");
+        assert_eq!(back.scenario, app.scenario, "{codec:?}");
+        assert_eq!(back.outcome.digest, app.outcome.digest, "{codec:?}");
+        assert_eq!(back.text, app.scenario.to_toml_string(), "{codec:?}");
+        assert!(back.errors.is_empty() && back.notice.is_none(), "{codec:?}");
+    }
+    // An editor the user emptied keeps its empty text and waits for the reader's errors.
+    let emptied = App::open("05-fencing.toml").reduce(Action::Edit(String::new()));
+    let back = App::restore_with(
+        Codec::SANDBOX,
+        Some(&serde_json::to_string(&emptied.saved()).unwrap()),
+    );
+    assert_eq!(back.text, "");
+}
