@@ -9,7 +9,7 @@
 mod canonical;
 mod json;
 
-use crate::sorted::SortedSet;
+use crate::sorted::repeated;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -850,9 +850,9 @@ impl Validator {
     }
 
     fn unique<'a>(&mut self, kind: &str, names: impl Iterator<Item = &'a str>) {
-        let mut seen = SortedSet::new();
-        for name in names {
-            if !seen.insert(name) {
+        let names: Vec<&str> = names.collect();
+        for (name, again) in names.iter().zip(repeated(&names)) {
+            if again {
                 self.error(
                     format!("{kind} \"{name}\""),
                     format!("there is more than one {kind} named \"{name}\""),
@@ -1078,7 +1078,15 @@ impl Validator {
                 ),
                 _ => {}
             }
-            let mut owned = SortedSet::new();
+            // Each existing row given to a service, in order, and whether it was given before.
+            let given: Vec<&str> = res
+                .partition
+                .iter()
+                .flat_map(|share| &share.rows)
+                .filter(|row| res.rows.contains(row))
+                .map(String::as_str)
+                .collect();
+            let mut again = repeated(&given).into_iter();
             for share in &res.partition {
                 if service(&share.service).is_none() {
                     self.error(
@@ -1095,7 +1103,7 @@ impl Validator {
                             &loc,
                             format!("partition names row \"{row}\", which does not exist"),
                         );
-                    } else if !owned.insert(row.as_str()) {
+                    } else if again.next() == Some(true) {
                         self.error(
                             &loc,
                             format!("partition gives row \"{row}\" to more than one service"),
@@ -1152,9 +1160,8 @@ impl Validator {
                         1,
                         limits::SERVICES_MAX,
                     );
-                    let mut seen = SortedSet::new();
-                    for x in services {
-                        if !seen.insert(x.as_str()) {
+                    for (x, again) in services.iter().zip(repeated(services)) {
+                        if again {
                             self.error(&loc, format!("protocol lists service \"{x}\" twice"));
                         }
                         services_named.push(x);
@@ -1235,12 +1242,19 @@ impl Validator {
             if p.groups.len() < 2 {
                 self.error(&loc, "a partition needs at least two groups of regions");
             }
-            let mut seen = SortedSet::new();
+            let named: Vec<&str> = p
+                .groups
+                .iter()
+                .flatten()
+                .filter(|r| region(r))
+                .map(String::as_str)
+                .collect();
+            let mut again = repeated(&named).into_iter();
             for g in &p.groups {
                 for r in g {
                     if !region(r) {
                         self.error(&loc, format!("region \"{r}\" does not exist"));
-                    } else if !seen.insert(r.as_str()) {
+                    } else if again.next() == Some(true) {
                         self.error(&loc, format!("region \"{r}\" is in more than one group"));
                     }
                 }

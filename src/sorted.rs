@@ -2,14 +2,15 @@
 //!
 //! The standard library's `BTreeMap` and `BTreeSet` compile their node code (search, insertion,
 //! removal with rebalancing, iteration, dropping, cloning) once per key and value type, a few
-//! kilobytes each, and the page's bundles used some twenty such types: about a sixth of each
-//! first download. The maps and sets here hold a handful of names, rows or services each, so
-//! a sorted vector serves as well, and its code per type is a binary search and a vector's
-//! insertion. They iterate, compare, hash and serialize as the standard ones do (in key order,
-//! a map as a JSON object), so a value's text and digest do not depend on which is used.
+//! kilobytes each, and the page's bundles used some twenty such types: 17 KB of the embed's
+//! gzip. The maps and sets here mostly hold a handful of names, rows or services, so a sorted
+//! vector serves as well, and its code per type is a binary search and a vector's insertion.
+//! They iterate, compare, hash and serialize as the standard ones do (in key order, a map as a
+//! JSON object), so a value's text and digest do not depend on which is used.
 //!
-//! Insertion moves the later entries: a map that grows with a run's length (the agenda's
-//! leases, one entry per event) keeps a `BTreeMap`.
+//! Inserting one entry moves the later ones: a map that grows with a run's length is built
+//! from all its pairs at once ([`SortedMap::from_pairs_merging`], one sort), and one that is
+//! also emptied as the run goes (the agenda's index of leases) keeps a `BTreeMap`.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -172,15 +173,11 @@ impl<K: Ord, V> SortedMap<K, V> {
     }
 }
 
-/// Built by inserting the pairs in order: a later value replaces an earlier one of the same
-/// key, as with `collect` into a `BTreeMap`.
+/// A later value replaces an earlier one of the same key, as with `collect` into a `BTreeMap`;
+/// built with one sort, so however many pairs there are.
 impl<K: Ord, V> FromIterator<(K, V)> for SortedMap<K, V> {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(pairs: I) -> Self {
-        let mut out = SortedMap::new();
-        for (k, v) in pairs {
-            out.insert(k, v);
-        }
-        out
+        SortedMap::from_pairs_merging(pairs.into_iter().collect(), |a, b| *a = b)
     }
 }
 
@@ -322,16 +319,32 @@ impl<T: Ord> SortedSet<T> {
     }
 }
 
-/// Built by inserting the items in order: of equal items the first is kept, as with `collect`
-/// into a `BTreeSet`.
+/// Of equal items the first is kept, as with `collect` into a `BTreeSet`; built with one
+/// (stable) sort, so however many items there are.
 impl<T: Ord> FromIterator<T> for SortedSet<T> {
     fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
-        let mut out = SortedSet::new();
-        for item in items {
-            out.insert(item);
-        }
-        out
+        let mut items: Vec<T> = items.into_iter().collect();
+        crate::sort::sort(&mut items);
+        items.dedup();
+        SortedSet { items }
     }
+}
+
+/// For each item, whether an equal one came before it: what inserting them one by one into a
+/// set would refuse, found with one sort where a sorted vector would move its entries for each
+/// insertion. A scenario's lists are checked this way before their lengths are known to be
+/// within the limits.
+pub fn repeated<T: Ord>(items: &[T]) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    // Stable: equal items keep the order they came in, so the first of each is not marked.
+    crate::sort::sort_by(&mut order, |a, b| items[*a].cmp(&items[*b]));
+    let mut out = vec![false; items.len()];
+    for pair in order.windows(2) {
+        if items[pair[0]] == items[pair[1]] {
+            out[pair[1]] = true;
+        }
+    }
+    out
 }
 
 impl<T: Ord> Extend<T> for SortedSet<T> {
@@ -423,6 +436,16 @@ mod tests {
             let replaced = SortedMap::from_pairs_merging(pairs, |a, b| *a = b);
             assert!(replaced.iter().eq(last.iter()));
             assert!(c.iter().eq(d.iter()));
+            let items: Vec<u32> = (0..30).map(|_| next() % 12).collect();
+            let mut seen = BTreeSet::new();
+            let refused: Vec<bool> = items.iter().map(|x| !seen.insert(*x)).collect();
+            assert_eq!(repeated(&items), refused);
+            assert!(items
+                .iter()
+                .copied()
+                .collect::<SortedSet<u32>>()
+                .iter()
+                .eq(seen.iter()));
             assert_eq!(
                 serde_json::to_string(&a).unwrap(),
                 serde_json::to_string(&b).unwrap()

@@ -79,7 +79,9 @@ impl<'de> Visitor<'de> for JsonVisitor {
         let mut members: Vec<(String, Json)> = Vec::new();
         // The names seen, in a set: an object of a hundred thousand names (a megabyte of text)
         // is checked in n log n steps, not n squared.
-        let mut seen = crate::sorted::SortedSet::new();
+        // A B-tree, not a sorted vector (`crate::sorted`): the names come one at a time and
+        // may be very many, and the first repeated one is refused where it stands.
+        let mut seen = std::collections::BTreeSet::new();
         while let Some(key) = map.next_key::<String>()? {
             if !seen.insert(key.clone()) {
                 return Err(de::Error::custom(format_args!("duplicate field `{key}`")));

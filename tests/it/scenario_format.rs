@@ -1738,3 +1738,25 @@ fn the_json_reader_reads_as_the_derived_reader_does() {
         "{refused} of {compared}"
     );
 }
+
+/// A scenario's lists are checked for repeated names before their lengths are known to be
+/// within the limits, so a text of very many names (here 100,000 regions in under a mebibyte,
+/// each named once and one named again at the end) is checked with one sort: it is refused for
+/// its length and for the repeat, and the check ends.
+#[test]
+fn very_many_names_are_checked_for_repeats_with_one_sort() {
+    let regions: Vec<String> = (0..100_000).rev().map(|i| format!("\"r{i}\"")).collect();
+    let text = format!(
+        r#"{{"name":"x","duration_ms":1000,"regions":[{},"r7"],"services":[],"resources":[],"clients":[]}}"#,
+        regions.join(",")
+    );
+    assert!(text.len() < lockstep::scenario::limits::TEXT_BYTES_MAX);
+    let errors = Scenario::from_json_str(&text)
+        .expect_err("too many regions")
+        .to_string();
+    assert!(errors.contains("regions"), "{errors}");
+    assert!(
+        errors.contains("more than one region named \"r7\""),
+        "{errors}"
+    );
+}
