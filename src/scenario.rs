@@ -9,7 +9,7 @@
 mod canonical;
 mod json;
 
-use crate::sorted::repeated;
+use crate::sorted::SortedSet;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -803,6 +803,12 @@ fn line_column(text: &str, offset: usize) -> String {
     format!("line {line}, column {column}")
 }
 
+/// The longest list that is checked for repeated names. A set of names is a sorted vector
+/// (`crate::sorted`), whose insertions cost its length each; a longer list is refused for its
+/// length anyway (every limit is far below this), so its repeats go unsaid rather than taking
+/// the square of its length.
+const REPEATS_CHECKED_MAX: usize = 1024;
+
 #[derive(Default)]
 struct Validator {
     errors: Vec<ScenarioError>,
@@ -849,10 +855,13 @@ impl Validator {
         }
     }
 
-    fn unique<'a>(&mut self, kind: &str, names: impl Iterator<Item = &'a str>) {
-        let names: Vec<&str> = names.collect();
-        for (name, again) in names.iter().zip(repeated(&names)) {
-            if again {
+    fn unique<'a>(&mut self, kind: &str, names: impl ExactSizeIterator<Item = &'a str>) {
+        if names.len() > REPEATS_CHECKED_MAX {
+            return;
+        }
+        let mut seen = SortedSet::new();
+        for name in names {
+            if !seen.insert(name) {
                 self.error(
                     format!("{kind} \"{name}\""),
                     format!("there is more than one {kind} named \"{name}\""),
@@ -1078,15 +1087,8 @@ impl Validator {
                 ),
                 _ => {}
             }
-            // Each existing row given to a service, in order, and whether it was given before.
-            let given: Vec<&str> = res
-                .partition
-                .iter()
-                .flat_map(|share| &share.rows)
-                .filter(|row| res.rows.contains(row))
-                .map(String::as_str)
-                .collect();
-            let mut again = repeated(&given).into_iter();
+            let mut owned = SortedSet::new();
+            let given: usize = res.partition.iter().map(|share| share.rows.len()).sum();
             for share in &res.partition {
                 if service(&share.service).is_none() {
                     self.error(
@@ -1103,7 +1105,7 @@ impl Validator {
                             &loc,
                             format!("partition names row \"{row}\", which does not exist"),
                         );
-                    } else if again.next() == Some(true) {
+                    } else if given <= REPEATS_CHECKED_MAX && !owned.insert(row.as_str()) {
                         self.error(
                             &loc,
                             format!("partition gives row \"{row}\" to more than one service"),
@@ -1160,8 +1162,10 @@ impl Validator {
                         1,
                         limits::SERVICES_MAX,
                     );
-                    for (x, again) in services.iter().zip(repeated(services)) {
-                        if again {
+                    let mut seen = SortedSet::new();
+                    let check = services.len() <= REPEATS_CHECKED_MAX;
+                    for x in services {
+                        if check && !seen.insert(x.as_str()) {
                             self.error(&loc, format!("protocol lists service \"{x}\" twice"));
                         }
                         services_named.push(x);
@@ -1242,19 +1246,13 @@ impl Validator {
             if p.groups.len() < 2 {
                 self.error(&loc, "a partition needs at least two groups of regions");
             }
-            let named: Vec<&str> = p
-                .groups
-                .iter()
-                .flatten()
-                .filter(|r| region(r))
-                .map(String::as_str)
-                .collect();
-            let mut again = repeated(&named).into_iter();
+            let mut seen = SortedSet::new();
+            let check = p.groups.iter().map(Vec::len).sum::<usize>() <= REPEATS_CHECKED_MAX;
             for g in &p.groups {
                 for r in g {
                     if !region(r) {
                         self.error(&loc, format!("region \"{r}\" does not exist"));
-                    } else if again.next() == Some(true) {
+                    } else if check && !seen.insert(r.as_str()) {
                         self.error(&loc, format!("region \"{r}\" is in more than one group"));
                     }
                 }

@@ -173,11 +173,17 @@ impl<K: Ord, V> SortedMap<K, V> {
     }
 }
 
-/// A later value replaces an earlier one of the same key, as with `collect` into a `BTreeMap`;
-/// built with one sort, so however many pairs there are.
+/// Built by inserting the pairs in order: a later value replaces an earlier one of the same
+/// key, as with `collect` into a `BTreeMap`. Each insertion costs at most the map's length, so
+/// this is for maps that stay small however many pairs come; a map as long as its input is
+/// built with [`SortedMap::from_pairs_merging`].
 impl<K: Ord, V> FromIterator<(K, V)> for SortedMap<K, V> {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(pairs: I) -> Self {
-        SortedMap::from_pairs_merging(pairs.into_iter().collect(), |a, b| *a = b)
+        let mut out = SortedMap::new();
+        for (k, v) in pairs {
+            out.insert(k, v);
+        }
+        out
     }
 }
 
@@ -319,14 +325,16 @@ impl<T: Ord> SortedSet<T> {
     }
 }
 
-/// Of equal items the first is kept, as with `collect` into a `BTreeSet`; built with one
-/// (stable) sort, so however many items there are.
+/// Built by inserting the items in order: of equal items the first is kept, as with `collect`
+/// into a `BTreeSet`. As for a map, this is for sets that stay small (the services among a
+/// run's overlaps, say); whether a long list repeats an item is [`repeated`]'s to say.
 impl<T: Ord> FromIterator<T> for SortedSet<T> {
     fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
-        let mut items: Vec<T> = items.into_iter().collect();
-        crate::sort::sort(&mut items);
-        items.dedup();
-        SortedSet { items }
+        let mut out = SortedSet::new();
+        for item in items {
+            out.insert(item);
+        }
+        out
     }
 }
 

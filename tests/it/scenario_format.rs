@@ -1740,11 +1740,13 @@ fn the_json_reader_reads_as_the_derived_reader_does() {
 }
 
 /// A scenario's lists are checked for repeated names before their lengths are known to be
-/// within the limits, so a text of very many names (here 100,000 regions in under a mebibyte,
-/// each named once and one named again at the end) is checked with one sort: it is refused for
-/// its length and for the repeat, and the check ends.
+/// within the limits. A list far longer than any limit allows (here 100,000 regions in under a
+/// mebibyte, the last named twice) is refused for its length and not searched for repeats
+/// (which a set of names, a sorted vector, would take the square of its length to do); a
+/// repeat in a list of any allowed length is still named. So is a member named twice in an
+/// object of 90,000 members, found with one sort.
 #[test]
-fn very_many_names_are_checked_for_repeats_with_one_sort() {
+fn very_many_names_are_refused_for_their_number_without_a_square_search() {
     let regions: Vec<String> = (0..100_000).rev().map(|i| format!("\"r{i}\"")).collect();
     let text = format!(
         r#"{{"name":"x","duration_ms":1000,"regions":[{},"r7"],"services":[],"resources":[],"clients":[]}}"#,
@@ -1755,8 +1757,19 @@ fn very_many_names_are_checked_for_repeats_with_one_sort() {
         .expect_err("too many regions")
         .to_string();
     assert!(errors.contains("regions"), "{errors}");
+    assert!(!errors.contains("more than one region"), "{errors}");
+    let twice = r#"{"name":"x","duration_ms":1000,"regions":["a","b","a"],"services":[],"resources":[],"clients":[]}"#;
+    let errors = Scenario::from_json_str(twice)
+        .expect_err("a repeat")
+        .to_string();
     assert!(
-        errors.contains("more than one region named \"r7\""),
+        errors.contains("more than one region named \"a\""),
+        "{errors}"
+    );
+    let members: String = (0..90_000).rev().map(|i| format!(r#""k{i}":0,"#)).collect();
+    let errors = Scenario::from_json_str(&format!(r#"{{{members}"k89999":1}}"#)).unwrap_err();
+    assert!(
+        errors.to_string().contains("duplicate field `k89999`"),
         "{errors}"
     );
 }
