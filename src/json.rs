@@ -72,11 +72,10 @@ impl<'a> Obj<'a> {
     /// A member that names one of a closed set of words.
     pub fn word<T: Copy>(&self, name: &str, words: &[(&str, T)]) -> Result<T, String> {
         let w = self.str(name)?;
-        words
-            .iter()
-            .find(|(x, _)| *x == w)
-            .map(|(_, t)| *t)
-            .ok_or_else(|| format!("\"{name}\" is \"{w}\", which is not one of its words"))
+        match words.iter().position(|(x, _)| *x == w) {
+            Some(i) => Ok(words[i].1),
+            None => Err(not_a_word(name, w)),
+        }
     }
     /// Refuses a member other than the named ones, so that a misspelt member is an error
     /// rather than silently missing.
@@ -143,6 +142,13 @@ pub fn list_of<'a, T>(
         .enumerate()
         .map(|(i, v)| read(v).map_err(|e| format!("\"{name}\" item {}: {e}", i + 1)))
         .collect()
+}
+
+/// The error of a member whose word is not one of its set's; out of line, as [`Obj::word`] is
+/// compiled for each set.
+#[inline(never)]
+fn not_a_word(name: &str, w: &str) -> String {
+    format!("\"{name}\" is \"{w}\", which is not one of its words")
 }
 
 /// A list.

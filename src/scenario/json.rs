@@ -274,30 +274,36 @@ fn strings(path: &[Step], v: &Json) -> Read<Vec<String>> {
 
 /// A word of a closed set, as serde reads a unit-only enum from a string.
 fn word<T: Copy>(path: &[Step], v: &Json, words: &[(&str, T)]) -> Read<T> {
+    let names: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
+    word_at(path, v, &names).map(|i| words[i].1)
+}
+
+/// Which of `names` the value is, as serde reads a unit variant; not generic, so the reading
+/// is compiled once for every closed set of words.
+#[inline(never)]
+fn word_at(path: &[Step], v: &Json, names: &[&str]) -> Read<usize> {
     match v {
-        Json::Text(s) => match words.iter().find(|(w, _)| w == s) {
-            Some((_, t)) => Ok(*t),
-            None => {
-                let names: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
-                fault(path, format!("unknown variant `{s}`, {}", one_of(&names)))
-            }
+        Json::Text(s) => match names.iter().position(|w| w == s) {
+            Some(i) => Ok(i),
+            None => fault(path, format!("unknown variant `{s}`, {}", one_of(names))),
         },
         // serde_json also reads an enum from an object of one member, named after the variant,
         // and refuses anything else at its first byte.
         Json::Object(members) if !members.is_empty() => {
             let (k, value) = &members[0];
-            let names: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
             if names.contains(&k.as_str()) {
                 let at = with(path, Step::Member(k.clone()));
                 match value {
-                    Json::Null if members.len() == 1 => word(path, &Json::Text(k.clone()), words),
+                    Json::Null if members.len() == 1 => {
+                        word_at(path, &Json::Text(k.clone()), names)
+                    }
                     Json::Null => fault_at(path, "expected `}`".into(), At::Start),
                     _ => invalid_type(&at, value, "unit"),
                 }
             } else {
                 fault_at(
                     &with(path, Step::Member(k.clone())),
-                    format!("unknown variant `{k}`, {}", one_of(&names)),
+                    format!("unknown variant `{k}`, {}", one_of(names)),
                     At::Name,
                 )
             }
