@@ -319,6 +319,11 @@ export const tests = [
       await ctx.page.waitForSelector('#editor');
       await until(async () => (await ctx.text('#verdict-headline')) === headline, 'the sandbox to run the same scenario');
       assert(ctx.page.url().endsWith('#/sandbox'), `the address: ${ctx.page.url()}`);
+      // The lesson hands over the run alone; the sandbox writes its text, which the editor shows
+      // and the toggles agree with.
+      assertEqual(await ctx.page.$eval('#protocol-online', (s) => s.value), 'single:old', 'the learner\'s choice in the sandbox');
+      const text = await ctx.page.$eval('#editor', (e) => e.value);
+      assert(text.includes('name = "online"') && text.includes('service = "old"'), `the editor's text: ${text.slice(0, 400)}`);
     },
   },
   {
