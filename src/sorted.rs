@@ -155,21 +155,8 @@ impl<K: Ord, V> SortedMap<K, V> {
         self.entries.iter().map(|(_, v)| v)
     }
 
-    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut V> + ExactSizeIterator {
-        self.entries.iter_mut().map(|(_, v)| v)
-    }
-
     pub fn into_keys(self) -> impl DoubleEndedIterator<Item = K> + ExactSizeIterator {
         self.entries.into_iter().map(|(k, _)| k)
-    }
-
-    pub fn into_values(self) -> impl DoubleEndedIterator<Item = V> + ExactSizeIterator {
-        self.entries.into_iter().map(|(_, v)| v)
-    }
-
-    /// Keeps the entries for which `keep` is true.
-    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
-        self.entries.retain_mut(|(k, v)| keep(k, v));
     }
 }
 
@@ -302,26 +289,9 @@ impl<T: Ord> SortedSet<T> {
         self.items.iter()
     }
 
-    pub fn first(&self) -> Option<&T> {
-        self.items.first()
-    }
-
-    pub fn last(&self) -> Option<&T> {
-        self.items.last()
-    }
-
     /// The items of this set that `other` lacks, in order.
     pub fn difference<'a>(&'a self, other: &'a SortedSet<T>) -> impl Iterator<Item = &'a T> {
         self.items.iter().filter(move |x| !other.contains(*x))
-    }
-
-    /// The items of this set that `other` has too, in order.
-    pub fn intersection<'a>(&'a self, other: &'a SortedSet<T>) -> impl Iterator<Item = &'a T> {
-        self.items.iter().filter(move |x| other.contains(*x))
-    }
-
-    pub fn is_subset(&self, other: &SortedSet<T>) -> bool {
-        self.items.iter().all(|x| other.contains(x))
     }
 }
 
@@ -353,14 +323,6 @@ pub fn repeated<T: Ord>(items: &[T]) -> Vec<bool> {
         }
     }
     out
-}
-
-impl<T: Ord> Extend<T> for SortedSet<T> {
-    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
-        for item in items {
-            self.insert(item);
-        }
-    }
 }
 
 impl<T: Ord, const N: usize> From<[T; N]> for SortedSet<T> {
