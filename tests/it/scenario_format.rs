@@ -1773,3 +1773,38 @@ fn very_many_names_are_refused_for_their_number_without_a_square_search() {
         "{errors}"
     );
 }
+
+/// Every name a scenario refers to (a region, service, resource or row) is looked up in an
+/// index of its list made with one sort, so a text far past the limits whose every entry refers
+/// to a long list is checked in n log n steps: here 40,000 regions named again in a partition's
+/// groups, and 40,000 rows named again in a resource's partition. Each is refused for its
+/// length, and a reference to a name the list lacks is still found.
+#[test]
+fn references_in_a_text_far_past_the_limits_are_looked_up_in_an_index() {
+    let names: Vec<String> = (0..40_000).map(|i| format!("\"s{i}\"")).collect();
+    let names = names.join(",");
+    let groups = format!(
+        r#"{{"name":"x","duration_ms":1000,"regions":[{names}],"partitions":[{{"start_ms":0,"duration_ms":10,"groups":[[{names}],[{names},"nowhere"]]}}],"services":[],"resources":[],"clients":[]}}"#
+    );
+    let errors = Scenario::from_json_str(&groups).unwrap_err().to_string();
+    assert!(
+        errors.contains("regions: 40000 given, 1 to 8 allowed"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("region \"nowhere\" does not exist"),
+        "{errors}"
+    );
+    let rows = format!(
+        r#"{{"name":"x","duration_ms":1000,"regions":["a"],"services":[{{"name":"s","replicas":["a"],"protects":["r"]}}],"resources":[{{"name":"r","rows":[{names}],"partition":[{{"service":"s","rows":[{names},"nope"]}}]}}],"clients":[]}}"#
+    );
+    let errors = Scenario::from_json_str(&rows).unwrap_err().to_string();
+    assert!(
+        errors.contains("rows: 40000 given, 1 to 32 allowed"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("partition names row \"nope\", which does not exist"),
+        "{errors}"
+    );
+}
