@@ -652,7 +652,11 @@ pub fn from_wire(w: WireLesson) -> Result<Loaded, String> {
         intro: w.intro,
         steps: texts,
         exercises: exercise_texts,
-        rich: std::sync::Arc::new(w.rich.into_iter().collect()),
+        // One sort, not an insertion per text: a lesson opened by link may hold very many.
+        rich: std::sync::Arc::new(crate::sorted::SortedMap::from_pairs_merging(
+            w.rich,
+            |a, b| *a = b,
+        )),
     })
 }
 
