@@ -384,7 +384,7 @@ pub(super) fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> O
 }
 
 /// A set of eight-bit masks, as a 256-bit set: building one per critical section is then free
-/// of allocation. It iterates in ascending order, like a `SortedSet<u8>`.
+/// of allocation. It iterates in ascending order, like a `BTreeSet<u8>`.
 #[derive(Clone, Copy, Default)]
 struct MaskSet([u64; 4]);
 
