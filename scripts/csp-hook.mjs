@@ -5,6 +5,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 const dir = process.env.TRUNK_STAGING_DIR;
 if (!dir) {
@@ -27,6 +29,57 @@ if (count !== 1) {
   process.exit(1);
 }
 fs.writeFileSync(file, out);
+
+// The bundles a reader lands on are split in two (src/bin/split.rs): what their first view runs,
+// fetched before it, and the rest, fetched once the view is up. What a first view runs is the
+// profile that scripts/split-profile.mjs records in a browser and scripts/split/NAME.txt keeps;
+// wasm-opt keeps these bundles' function names (-g in index.html) for the profile to name
+// them, and the split writes both halves without them. A copy with names stays in
+// target/split/ for the next profile. A bundle without a profile is written whole.
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SPLIT = ['app', 'course'];
+const glue = fs.readFileSync(path.join(ROOT, 'scripts', 'split-glue.js'), 'utf8');
+let splitter;
+for (const name of SPLIT) {
+  const wasm = path.join(dir, `${name}_bg.wasm`);
+  const js = path.join(dir, `${name}.js`);
+  if (!fs.existsSync(wasm) || !fs.existsSync(js)) continue;
+  if (!splitter) splitter = buildSplitter();
+  const named = path.join(ROOT, 'target', 'split', `${name}_bg.wasm`);
+  fs.mkdirSync(path.dirname(named), { recursive: true });
+  fs.copyFileSync(wasm, named);
+  const profile = path.join(ROOT, 'scripts', 'split', `${name}.txt`);
+  let rest = '';
+  if (fs.existsSync(profile)) {
+    rest = `${name}_rest.wasm`;
+    run(splitter, ['split', named, profile, wasm, path.join(dir, rest)]);
+  } else {
+    console.warn(`csp-hook: ${path.relative(ROOT, profile)} is missing: ${name}_bg.wasm is not split (node scripts/split-profile.mjs records it)`);
+    run(splitter, ['strip', named, wasm]);
+  }
+  fs.appendFileSync(js, glue.replaceAll('__SPLIT_SECONDARY__', JSON.stringify(rest)));
+}
+
+/** Builds lockstep-split natively, outside the site's wasm settings (scripts/site-env.sh). */
+function buildSplitter() {
+  const env = { ...process.env };
+  for (const k of ['CARGO_TARGET_DIR', 'CARGO_UNSTABLE_BUILD_STD', 'RUSTC_BOOTSTRAP', 'CARGO_BUILD_TARGET']) delete env[k];
+  const targetDir = path.join(ROOT, 'target');
+  const built = spawnSync('cargo', ['build', '--quiet', '--bin', 'lockstep-split', '--target-dir', targetDir], { cwd: ROOT, env, stdio: 'inherit' });
+  if (built.status !== 0) {
+    console.error('csp-hook: could not build lockstep-split');
+    process.exit(1);
+  }
+  return path.join(targetDir, 'debug', 'lockstep-split');
+}
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`csp-hook: ${path.basename(cmd)} ${args[0]} failed`);
+    process.exit(1);
+  }
+}
 
 // The offline copy: the service worker (static/sw.js) caches every file of the build when the
 // page is first visited, so the whole site (the workers started on demand included) loads

@@ -1,0 +1,64 @@
+
+// The rest of this bundle's code (src/bin/split.rs). scripts/csp-hook.mjs appends this to the
+// bundle's wasm-bindgen script and names the secondary module below. The primary's moved
+// functions are placeholders in its function table; the first call of one loads the rest at
+// once if `splitRest` has not already brought it, and from then on every call goes straight
+// to the real function. Loading at once blocks the page for a moment, so the loader calls
+// `splitRest` as soon as the view is up and a reader rarely meets it.
+const __splitUrl = __SPLIT_SECONDARY__ ? new URL(__SPLIT_SECONDARY__, import.meta.url) : undefined;
+let __splitModule;
+let __splitLoaded = false;
+let __splitImports;
+const __splitState = (globalThis.__lockstepSplit = globalThis.__lockstepSplit || { syncLoads: 0, loaded: false });
+function __splitInstantiate(module) {
+  if (__splitLoaded) return;
+  new WebAssembly.Instance(module, { ...__splitImports, __split_primary: wasm });
+  __splitLoaded = true;
+  __splitState.loaded = true;
+}
+function __splitNow() {
+  if (__splitLoaded) return;
+  if (!__splitModule) {
+    // A synchronous request can only return text in a page: read it as bytes.
+    const x = new XMLHttpRequest();
+    x.open('GET', __splitUrl, false);
+    x.overrideMimeType('text/plain; charset=x-user-defined');
+    x.send();
+    if (x.status !== 200) throw new Error(`the rest of the page's code could not be loaded (${x.status})`);
+    const t = x.responseText;
+    const b = new Uint8Array(t.length);
+    for (let i = 0; i < t.length; i++) b[i] = t.charCodeAt(i) & 255;
+    __splitModule = new WebAssembly.Module(b);
+  }
+  __splitState.syncLoads += 1;
+  __splitInstantiate(__splitModule);
+}
+{
+  const base = __wbg_get_imports;
+  __wbg_get_imports = function () {
+    const imports = base();
+    __splitImports = imports;
+    imports.__split_placeholder = new Proxy({}, {
+      get: (_, slot) => function (...args) {
+        __splitNow();
+        return wasm.__split_table.get(Number(slot))(...args);
+      },
+    });
+    // What an instrumented build reports (scripts/split-profile.mjs): each function's first run.
+    imports.__split_profile = {
+      hit: (f) => {
+        (__splitState.hits = __splitState.hits || new Set()).add(f);
+      },
+    };
+    return imports;
+  };
+}
+/** Fetches and starts the rest of the bundle's code, once; the loader calls it when the view is up. */
+export async function splitRest() {
+  if (__splitLoaded || !__splitUrl) return;
+  const response = await fetch(__splitUrl);
+  if (!response.ok) throw new Error(`the rest of the page's code could not be loaded (${response.status})`);
+  const module = await WebAssembly.compile(await response.arrayBuffer());
+  __splitModule = __splitModule || module;
+  __splitInstantiate(__splitModule);
+}
