@@ -38,12 +38,24 @@ fs.writeFileSync(file, out);
 // target/split/ for the next profile. A bundle without a profile is written whole.
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SPLIT = ['app', 'course'];
-const glue = fs.readFileSync(path.join(ROOT, 'scripts', 'split-glue.js'), 'utf8');
+// The glue's comments are for its readers here, not for every page load.
+const glue = fs
+  .readFileSync(path.join(ROOT, 'scripts', 'split-glue.js'), 'utf8')
+  .split('\n')
+  .filter((line) => !/^\s*\/\//.test(line))
+  .join('\n');
+// A development build (`trunk serve`) is neither optimized nor named as the profile is: it is
+// written whole.
+const release = process.env.TRUNK_PROFILE === 'release';
 let splitter;
 for (const name of SPLIT) {
   const wasm = path.join(dir, `${name}_bg.wasm`);
   const js = path.join(dir, `${name}.js`);
   if (!fs.existsSync(wasm) || !fs.existsSync(js)) continue;
+  if (!release) {
+    fs.appendFileSync(js, glue.replaceAll('__SPLIT_SECONDARY__', '""'));
+    continue;
+  }
   if (!splitter) splitter = buildSplitter();
   const named = path.join(ROOT, 'target', 'split', `${name}_bg.wasm`);
   fs.mkdirSync(path.dirname(named), { recursive: true });

@@ -16,6 +16,19 @@ function __splitInstantiate(module) {
   __splitLoaded = true;
   __splitState.loaded = true;
 }
+// The page cannot go on without the code it called: it says so where the reader looks, and a
+// reload (the work is saved as it changes) starts again.
+function __splitFailed(why) {
+  if (typeof document !== 'undefined' && document.body && !document.getElementById('split-failed')) {
+    const note = document.createElement('p');
+    note.id = 'split-failed';
+    note.className = 'site-updated';
+    note.setAttribute('role', 'alert');
+    note.textContent = `Part of this page's code could not be loaded (${why}). Reload the page to go on.`;
+    document.body.prepend(note);
+  }
+  return new Error(`the rest of the page's code could not be loaded (${why})`);
+}
 function __splitNow() {
   if (__splitLoaded) return;
   if (!__splitModule) {
@@ -23,8 +36,12 @@ function __splitNow() {
     const x = new XMLHttpRequest();
     x.open('GET', __splitUrl, false);
     x.overrideMimeType('text/plain; charset=x-user-defined');
-    x.send();
-    if (x.status !== 200) throw new Error(`the rest of the page's code could not be loaded (${x.status})`);
+    try {
+      x.send();
+    } catch (e) {
+      throw __splitFailed(e && e.name === 'NetworkError' ? 'the network is out of reach' : String(e));
+    }
+    if (x.status !== 200) throw __splitFailed(`status ${x.status}`);
     const t = x.responseText;
     const b = new Uint8Array(t.length);
     for (let i = 0; i < t.length; i++) b[i] = t.charCodeAt(i) & 255;

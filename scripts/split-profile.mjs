@@ -7,8 +7,9 @@
 // Needs a release build of the site (its hook leaves each split bundle with its function names
 // in target/split/) and target/debug/lockstep and target/debug/lockstep-split. Each bundle is
 // instrumented (every function reports its first run), served in place of the split one, and
-// opened at every address a reader can land on: for the sandbox its own address, a shipped
-// scenario's link and a link carrying its own scenario; for the lessons the list, every step
+// opened at every address a reader can land on: for the sandbox its own address, the link of
+// every shipped scenario (each runs code of its own: partitions, pauses, migrations) and a link
+// carrying its own scenario; for the lessons the list, every step
 // and every exercise of every lesson, each on a first visit and on a return (with what the first
 // saved in the browser). What ran until the view was ready and the page was
 // quiet is the profile. A function missing from it is only slower the first time it runs,
@@ -55,7 +56,11 @@ function lessonAddresses() {
 }
 
 const BUNDLES = {
-  app: () => ['#/sandbox', '#/run?v=1&b=05-fencing.toml', '#/run?v=1&b=08-staggered-migration.toml', customLink()],
+  app: () => [
+    '#/sandbox',
+    ...fs.readdirSync(path.join(ROOT, 'lessons', 'scenarios')).filter((f) => f.endsWith('.toml')).sort().map((f) => `#/run?v=1&b=${f}`),
+    customLink(),
+  ],
   course: lessonAddresses,
 };
 

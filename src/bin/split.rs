@@ -89,28 +89,6 @@ mod native {
         std::fs::write(path, m.emit_wasm()).map_err(|e| format!("{path}: {e}"))
     }
 
-    /// A function's name without what changes from build to build: the hash that Rust's
-    /// legacy mangling ends with (`17h` and sixteen hex digits) and the `.N` that wasm-opt
-    /// gives a copy. Two instances of one generic function share the result, so a profile
-    /// keeps both: it errs towards a larger primary, never a slower first view.
-    pub fn normal(name: &str) -> String {
-        let mut s = name;
-        if let Some(dot) = s.rfind('.') {
-            let tail = &s[dot + 1..];
-            if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) {
-                s = &s[..dot];
-            }
-        }
-        let b = s.as_bytes();
-        if b.len() > 21 && s.ends_with('E') {
-            let h = &s[s.len() - 20..s.len() - 1];
-            if h.starts_with("17h") && h[3..].bytes().all(|c| c.is_ascii_hexdigit()) {
-                return format!("{}E", &s[..s.len() - 20]);
-            }
-        }
-        s.to_string()
-    }
-
     /// Every function first reports its own index (its index in IN) to `__split_profile.hit`.
     /// A call per function call is slow, but a profile is recorded once, by a script.
     fn instrument(input: &str, output: &str) -> Result<()> {
@@ -139,7 +117,10 @@ mod native {
         write(&mut m, output)
     }
 
-    /// Prints the profile (sorted normal names, one a line) of the function indices in HITS.
+    /// Prints the profile of the function indices in HITS: their names, sorted, one a line.
+    /// A name is the whole mangled one, hash included: the hash names one instance of a
+    /// generic function and stays the same while the function and the toolchain do, so a
+    /// profile outlives most edits; a function it no longer names moves to the secondary.
     fn names(input: &str, hits: &str) -> Result<()> {
         let m = read(input, true)?;
         let text = std::fs::read_to_string(hits).map_err(|e| format!("{hits}: {e}"))?;
@@ -197,9 +178,11 @@ mod native {
 
     impl VisitorMut for Redirect<'_> {
         fn start_instr_seq_mut(&mut self, seq: &mut InstrSeq) {
-            if !seq.instrs.iter().any(
-                |(i, _)| matches!(i, Instr::Call(c) if self.slot.contains_key(&c.func)),
-            ) {
+            if !seq
+                .instrs
+                .iter()
+                .any(|(i, _)| matches!(i, Instr::Call(c) if self.slot.contains_key(&c.func)))
+            {
                 return;
             }
             let old = std::mem::take(&mut seq.instrs);
@@ -233,7 +216,7 @@ mod native {
         r
     }
 
-    fn split(input: &str, profile: &str, out1: &str, out2: &str) -> Result<()> {
+    pub fn split(input: &str, profile: &str, out1: &str, out2: &str) -> Result<()> {
         let text = std::fs::read_to_string(profile).map_err(|e| format!("{profile}: {e}"))?;
         let wanted: HashSet<&str> = text
             .lines()
@@ -275,9 +258,13 @@ mod native {
         let mut table = None;
         for e in p.elements.iter() {
             match (&e.kind, &e.items) {
-                (ElementKind::Active { table: t, offset }, ElementItems::Functions(_))
-                    if matches!(offset, ConstExpr::Value(Value::I32(_))) =>
-                {
+                (
+                    ElementKind::Active {
+                        table: t,
+                        offset: ConstExpr::Value(Value::I32(_)),
+                    },
+                    ElementItems::Functions(_),
+                ) => {
                     if table.is_some_and(|x| x != *t) {
                         return Err("functions fill two tables; one is expected".into());
                     }
@@ -435,10 +422,13 @@ mod native {
             let is_local = matches!(s.funcs.get(*id).kind, FunctionKind::Local(_));
             if is_local && !moved_index.contains(&id.index()) {
                 let t = s.funcs.get(*id).ty();
-                let import = s
-                    .imports
-                    .add(PRIMARY, &format!("f{}", id.index()), ImportKind::Function(*id));
-                s.funcs.get_mut(*id).kind = FunctionKind::Import(ImportedFunction { import, ty: t });
+                let import = s.imports.add(
+                    PRIMARY,
+                    &format!("f{}", id.index()),
+                    ImportKind::Function(*id),
+                );
+                s.funcs.get_mut(*id).kind =
+                    FunctionKind::Import(ImportedFunction { import, ty: t });
             }
         }
         let exports: Vec<_> = s.exports.iter().map(|e| e.id()).collect();
@@ -457,9 +447,11 @@ mod native {
         let memories: Vec<_> = s.memories.iter().map(|m| m.id()).collect();
         for id in memories {
             if s.memories.get(id).import.is_none() {
-                let import = s
-                    .imports
-                    .add(PRIMARY, &format!("memory{}", id.index()), ImportKind::Memory(id));
+                let import = s.imports.add(
+                    PRIMARY,
+                    &format!("memory{}", id.index()),
+                    ImportKind::Memory(id),
+                );
                 let mem = s.memories.get_mut(id);
                 mem.import = Some(import);
                 mem.data_segments.clear();
@@ -468,9 +460,11 @@ mod native {
         let tables: Vec<_> = s.tables.iter().map(|t| t.id()).collect();
         for id in tables {
             if s.tables.get(id).import.is_none() {
-                let import = s
-                    .imports
-                    .add(PRIMARY, &format!("table{}", id.index()), ImportKind::Table(id));
+                let import = s.imports.add(
+                    PRIMARY,
+                    &format!("table{}", id.index()),
+                    ImportKind::Table(id),
+                );
                 let t = s.tables.get_mut(id);
                 t.import = Some(import);
                 t.init = None;
@@ -486,9 +480,11 @@ mod native {
         let globals: Vec<_> = s.globals.iter().map(|g| g.id()).collect();
         for id in globals {
             if matches!(s.globals.get(id).kind, GlobalKind::Local(_)) {
-                let import = s
-                    .imports
-                    .add(PRIMARY, &format!("global{}", id.index()), ImportKind::Global(id));
+                let import = s.imports.add(
+                    PRIMARY,
+                    &format!("global{}", id.index()),
+                    ImportKind::Global(id),
+                );
                 s.globals.get_mut(id).kind = GlobalKind::Import(import);
             }
         }
@@ -526,10 +522,17 @@ mod native {
         walrus::passes::gc::run(&mut s);
 
         // The primary exports what the secondary imports.
-        let p_funcs: HashMap<usize, FunctionId> = p.funcs.iter().map(|f| (f.id().index(), f.id())).collect();
-        let p_globals: HashMap<usize, _> = p.globals.iter().map(|g| (g.id().index(), g.id())).collect();
-        let p_tables: HashMap<usize, _> = p.tables.iter().map(|t| (t.id().index(), t.id())).collect();
-        let p_memories: HashMap<usize, _> = p.memories.iter().map(|m| (m.id().index(), m.id())).collect();
+        let p_funcs: HashMap<usize, FunctionId> =
+            p.funcs.iter().map(|f| (f.id().index(), f.id())).collect();
+        let p_globals: HashMap<usize, _> =
+            p.globals.iter().map(|g| (g.id().index(), g.id())).collect();
+        let p_tables: HashMap<usize, _> =
+            p.tables.iter().map(|t| (t.id().index(), t.id())).collect();
+        let p_memories: HashMap<usize, _> = p
+            .memories
+            .iter()
+            .map(|m| (m.id().index(), m.id()))
+            .collect();
         let wanted_exports: Vec<(String, ImportKind)> = s
             .imports
             .iter()
@@ -572,5 +575,170 @@ mod native {
             slots.len()
         );
         Ok(())
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::native::{split, PLACEHOLDER, PRIMARY, TABLE_EXPORT};
+    use walrus::ir::{BinaryOp, MemArg, StoreKind, Value};
+    use walrus::{
+        ConstExpr, ElementItems, ElementKind, FunctionBuilder, Module, ModuleConfig, RefType,
+        ValType,
+    };
+
+    /// A module shaped like a bundle: a memory, a mutable global, a function table, and
+    /// `main(x) = a(x) + table[1](x)`, where `a(x) = helper(b(x)) + 1`, `b(x)` stores x at
+    /// address 16 and returns `2x + counter`, and `helper(x) = x + 100`.
+    fn bundle() -> Vec<u8> {
+        let mut m = Module::with_config(ModuleConfig::new());
+        let memory = m.memories.add_local(false, false, 1, None, None);
+        m.exports.add("memory", memory);
+        let counter =
+            m.globals
+                .add_local(ValType::I32, true, false, ConstExpr::Value(Value::I32(7)));
+        let table = m.tables.add_local(false, 2, Some(2), RefType::FUNCREF);
+        let unary = m.types.add(&[ValType::I32], &[ValType::I32]);
+
+        let one = |m: &mut Module,
+                   name: &str,
+                   body: &dyn Fn(&mut walrus::InstrSeqBuilder, walrus::LocalId)| {
+            let mut f = FunctionBuilder::new(&mut m.types, &[ValType::I32], &[ValType::I32]);
+            f.name(name.to_string());
+            let x = m.locals.add(ValType::I32);
+            body(&mut f.func_body(), x);
+            f.finish(vec![x], &mut m.funcs)
+        };
+        let helper = one(&mut m, "helper", &|b, x| {
+            b.local_get(x).i32_const(100).binop(BinaryOp::I32Add);
+        });
+        let mem_arg = MemArg {
+            align: 4,
+            offset: 0,
+        };
+        let b_fn = one(&mut m, "b", &|b, x| {
+            b.i32_const(16)
+                .local_get(x)
+                .store(memory, StoreKind::I32 { atomic: false }, mem_arg)
+                .local_get(x)
+                .i32_const(2)
+                .binop(BinaryOp::I32Mul)
+                .global_get(counter)
+                .binop(BinaryOp::I32Add);
+        });
+        let a_fn = one(&mut m, "a", &|b, x| {
+            b.local_get(x)
+                .call(b_fn)
+                .call(helper)
+                .i32_const(1)
+                .binop(BinaryOp::I32Add);
+        });
+        let main = one(&mut m, "main", &|b, x| {
+            b.local_get(x)
+                .call(a_fn)
+                .local_get(x)
+                .i32_const(1)
+                .call_indirect(unary, table)
+                .binop(BinaryOp::I32Add);
+        });
+        m.exports.add("main", main);
+        let seg = m.elements.add(
+            ElementKind::Active {
+                table,
+                offset: ConstExpr::Value(Value::I32(1)),
+            },
+            ElementItems::Functions(vec![b_fn]),
+        );
+        m.tables.get_mut(table).elem_segments.insert(seg);
+        m.emit_wasm()
+    }
+
+    /// Runs `main(5)` twice in Node.js, answering placeholders as the page's glue does, and
+    /// prints the results, how often the secondary was loaded and the word at address 16.
+    fn run_in_node(primary: &std::path::Path, secondary: Option<&std::path::Path>) -> String {
+        let script = format!(
+            r#"const fs = require('fs');
+let inst, loaded = false, loads = 0;
+const rest = {secondary};
+const imports = {{ {PLACEHOLDER}: new Proxy({{}}, {{ get: (_, slot) => (...a) => {{
+  if (!loaded) {{ loads++; new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(rest)), {{ {PRIMARY}: inst.exports }}); loaded = true; }}
+  return inst.exports.{TABLE_EXPORT}.get(Number(slot))(...a);
+}} }}) }};
+inst = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync({primary:?})), imports);
+const r1 = inst.exports.main(5), r2 = inst.exports.main(5);
+console.log([r1, r2, loads, new Int32Array(inst.exports.memory.buffer)[4]].join(' '));"#,
+            secondary = secondary.map_or("null".to_string(), |s| format!("{s:?}")),
+        );
+        let out = std::process::Command::new("node")
+            .arg("-e")
+            .arg(script)
+            .output()
+            .expect("node runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn a_split_module_computes_what_the_whole_one_does_and_loads_the_rest_once() {
+        let dir = std::env::temp_dir().join(format!("lockstep-split-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let whole = dir.join("whole.wasm");
+        std::fs::write(&whole, bundle()).unwrap();
+        let profile = dir.join("profile.txt");
+        std::fs::write(&profile, "# kept\nmain\nhelper\n").unwrap();
+        let (p, s) = (dir.join("primary.wasm"), dir.join("secondary.wasm"));
+        let path = |x: &std::path::Path| x.to_str().unwrap().to_string();
+        split(&path(&whole), &path(&profile), &path(&p), &path(&s)).unwrap();
+
+        // Both halves are valid modules (walrus validates what it reads), and the moved
+        // functions live only in the secondary.
+        let primary = ModuleConfig::new()
+            .parse(&std::fs::read(&p).unwrap())
+            .unwrap();
+        let secondary = ModuleConfig::new()
+            .parse(&std::fs::read(&s).unwrap())
+            .unwrap();
+        assert_eq!(
+            primary.funcs.iter_local().count(),
+            2,
+            "main and helper stay"
+        );
+        assert_eq!(secondary.funcs.iter_local().count(), 2, "a and b move");
+        let placeholders = primary
+            .imports
+            .iter()
+            .filter(|i| i.module == PLACEHOLDER)
+            .count();
+        assert_eq!(placeholders, 2, "b's slot and a new one for a");
+        assert!(secondary.imports.iter().any(|i| i.module == PRIMARY));
+
+        // 5 → b: 17 (and 5 at address 16) → helper: 117 → a: 118; plus table[1](5) = 17.
+        assert_eq!(run_in_node(&whole, None), "135 135 0 5");
+        assert_eq!(run_in_node(&p, Some(&s)), "135 135 1 5");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_profile_that_keeps_everything_is_refused() {
+        let dir = std::env::temp_dir().join(format!("lockstep-split-all-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let whole = dir.join("whole.wasm");
+        std::fs::write(&whole, bundle()).unwrap();
+        let profile = dir.join("profile.txt");
+        std::fs::write(&profile, "main\nhelper\na\nb\n").unwrap();
+        let out = |n: &str| dir.join(n).to_str().unwrap().to_string();
+        let err = split(
+            &out("whole.wasm"),
+            &out("profile.txt"),
+            &out("p.wasm"),
+            &out("s.wasm"),
+        )
+        .unwrap_err();
+        assert!(err.contains("nothing to split"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
