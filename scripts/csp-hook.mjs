@@ -37,7 +37,7 @@ fs.writeFileSync(file, out);
 // them, and the split writes both halves without them. A copy with names stays in
 // target/split/ for the next profile. A bundle without a profile is written whole.
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SPLIT = ['app', 'course'];
+const SPLIT = ['app', 'course', 'embed'];
 // The glue's comments are for its readers here, not for every page load.
 const glue = fs
   .readFileSync(path.join(ROOT, 'scripts', 'split-glue.js'), 'utf8')

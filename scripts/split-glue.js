@@ -57,6 +57,7 @@ function __splitNow() {
     __splitImports = imports;
     imports.__split_placeholder = new Proxy({}, {
       get: (_, slot) => function (...args) {
+        if (!__splitLoaded) __splitState.firstSlot = Number(slot);
         __splitNow();
         return wasm.__split_table.get(Number(slot))(...args);
       },

@@ -9,9 +9,9 @@
 // instrumented (every function reports its first run), served in place of the split one, and
 // opened at every address a reader can land on: for the sandbox its own address, the link of
 // every shipped scenario (each runs code of its own: partitions, pauses, migrations) and a link
-// carrying its own scenario; for the lessons the list, every step
+// carrying its own scenario; for the embed the same, bare and with every control listed; for the lessons the list, every step
 // and every exercise of every lesson, each on a first visit and on a return (with what the first
-// saved in the browser). What ran until the view was ready and the page was
+// saved in the browser), on a wide screen and on a phone's. What ran until the view was ready and the page was
 // quiet is the profile. A function missing from it is only slower the first time it runs,
 // so the profile needs recording again when the code changes much; scripts/bundles.mjs's
 // budgets say when. With --check, nothing is written and the run fails if a view ran a
@@ -55,19 +55,45 @@ function lessonAddresses() {
   return out;
 }
 
+/** The controls an embed of a shipped scenario can list: every one its edits name. */
+function controlsOf(file) {
+  const names = execFileSync(CLI, ['names', file], { encoding: 'utf8' });
+  const edits = names.split('edits the controls can make')[1] || '';
+  const controls = new Set();
+  for (const line of edits.split('\n').slice(1)) {
+    const words = line.trim().split(/\s+/);
+    if (words.length < 2) continue;
+    // `fencing orders …`, `protocol batch …`, `outage old …` name what they change; `pause on`,
+    // `migration on`, `seed N` do not.
+    controls.add(['fencing', 'protocol', 'outage'].includes(words[0]) ? `${words[0]} ${words[1]}` : words[0]);
+  }
+  return [...controls].join(',');
+}
+
+function shipped() {
+  const dir = path.join(ROOT, 'lessons', 'scenarios');
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.toml')).sort().map((f) => [f, path.join(dir, f)]);
+}
+
 const BUNDLES = {
   app: () => [
     '#/sandbox',
-    ...fs.readdirSync(path.join(ROOT, 'lessons', 'scenarios')).filter((f) => f.endsWith('.toml')).sort().map((f) => `#/run?v=1&b=${f}`),
+    ...shipped().map(([f]) => `#/run?v=1&b=${f}`),
     customLink(),
   ],
   course: lessonAddresses,
+  // An embed of every shipped scenario, bare and with every control it can list, and one
+  // carrying its own scenario.
+  embed: () => [
+    ...shipped().flatMap(([f, file]) => [`#/embed?v=1&b=${f}`, `#/embed?v=1&b=${f}&controls=${encodeURIComponent(controlsOf(file))}`]),
+    customLink().replace('#/run?', '#/embed?'),
+  ],
 };
 
 async function profile(browser, baseURL, addresses) {
   const hits = new Set();
-  for (const address of addresses) {
-    const context = await browser.newContext({ serviceWorkers: 'block' });
+  const one = async ([address, look]) => {
+    const context = await browser.newContext({ serviceWorkers: 'block', ...look });
     const page = await context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -75,15 +101,35 @@ async function profile(browser, baseURL, addresses) {
     for (const visit of [() => page.goto(`${baseURL}${address}`), () => page.reload()]) {
       await visit();
       await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });
+      // Work that follows the view (other lessons fetched, a value freed once a fetch is
+      // done) counts too: the e2e test waits a second after the network is quiet.
       await page.waitForLoadState('networkidle');
-      await page.waitForTimeout(500);
+      await page.waitForTimeout(2000);
+      // A closure the page no longer holds is freed when the browser collects it, at a time of
+      // its own choosing: collect now, so that what freeing runs is in the profile too.
+      for (let i = 0; i < 2; i++) {
+        await page.evaluate(() => globalThis.gc && globalThis.gc());
+        await page.waitForTimeout(200);
+      }
+      // Each visit's own: a reload starts the page's state, and its report, anew.
+      const seen = await page.evaluate(() => [...(globalThis.__lockstepSplit && globalThis.__lockstepSplit.hits || [])]);
+      if (seen.length === 0) throw new Error(`${address}: no function reported its run (is the bundle instrumented?)`);
+      seen.forEach((f) => hits.add(f));
     }
-    const seen = await page.evaluate(() => [...(globalThis.__lockstepSplit && globalThis.__lockstepSplit.hits || [])]);
-    if (seen.length === 0) throw new Error(`${address}: no function reported its run (is the bundle instrumented?)`);
     if (errors.length) throw new Error(`${address}: ${errors.join('; ')}`);
-    seen.forEach((f) => hits.add(f));
     await context.close();
-  }
+  };
+  // A few pages at a time: the waits, not the work, take most of the time.
+  // Two readers: a wide light screen that asks for less motion, and a phone in the dark.
+  // Each runs code of its own (what resizing draws again, what playback animates).
+  const looks = [
+    { viewport: { width: 1280, height: 900 }, colorScheme: 'light', reducedMotion: 'reduce' },
+    { viewport: { width: 390, height: 844 }, colorScheme: 'dark', reducedMotion: 'no-preference' },
+  ];
+  const queue = addresses.flatMap((a) => looks.map((look) => [a, look]));
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (queue.length) await one(queue.shift());
+  }));
   return hits;
 }
 
@@ -91,7 +137,7 @@ async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-split-'));
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--js-flags=--expose-gc'],
   });
   let missing = 0;
   try {

@@ -33,8 +33,8 @@ fn main() {
 mod native {
     use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
     use walrus::ir::{
-        dfs_in_order, dfs_pre_order_mut, Call, CallIndirect, Const, Instr, InstrLocId, InstrSeq,
-        Value, Visitor, VisitorMut,
+        dfs_in_order, dfs_pre_order_mut, Call, CallIndirect, Const, GlobalGet, IfElse, Instr,
+        InstrLocId, InstrSeq, UnaryOp, Unop, Value, Visitor, VisitorMut,
     };
     use walrus::{
         ConstExpr, ElementItems, ElementKind, ExportItem, FunctionId, FunctionKind, GlobalKind,
@@ -89,29 +89,46 @@ mod native {
         std::fs::write(path, m.emit_wasm()).map_err(|e| format!("{path}: {e}"))
     }
 
-    /// Every function first reports its own index (its index in IN) to `__split_profile.hit`.
-    /// A call per function call is slow, but a profile is recorded once, by a script.
+    /// Every function reports its own index (its index in IN) to `__split_profile.hit` the
+    /// first time it runs, and never again: a flag of its own (a global) says it has. A report
+    /// at every call would slow the page enough to change the order in which its work
+    /// interleaves, and with it what runs.
     fn instrument(input: &str, output: &str) -> Result<()> {
         let mut m = read(input, true)?;
         let ty = m.types.add(&[ValType::I32], &[]);
         let (hit, _) = m.add_import_func(PROFILE, "hit", ty);
         let ids: Vec<FunctionId> = m.funcs.iter_local().map(|(id, _)| id).collect();
         for id in ids {
+            let index = i32::try_from(id.index()).map_err(|_| "too many functions")?;
+            let seen =
+                m.globals
+                    .add_local(ValType::I32, true, false, ConstExpr::Value(Value::I32(0)));
             if let FunctionKind::Local(f) = &mut m.funcs.get_mut(id).kind {
+                let report = f
+                    .builder_mut()
+                    .dangling_instr_seq(None)
+                    .i32_const(1)
+                    .global_set(seen)
+                    .i32_const(index)
+                    .call(hit)
+                    .id();
+                let nothing = f.builder_mut().dangling_instr_seq(None).id();
                 let entry = f.entry_block();
+                let at = InstrLocId::default();
+                let prologue = [
+                    Instr::GlobalGet(GlobalGet { global: seen }),
+                    Instr::Unop(Unop {
+                        op: UnaryOp::I32Eqz,
+                    }),
+                    Instr::IfElse(IfElse {
+                        consequent: report,
+                        alternative: nothing,
+                    }),
+                ];
                 let seq = f.block_mut(entry);
-                let index = i32::try_from(id.index()).map_err(|_| "too many functions")?;
-                seq.instrs.insert(
-                    0,
-                    (
-                        Instr::Const(Const {
-                            value: Value::I32(index),
-                        }),
-                        InstrLocId::default(),
-                    ),
-                );
-                seq.instrs
-                    .insert(1, (Instr::Call(Call { func: hit }), InstrLocId::default()));
+                for (i, instr) in prologue.into_iter().enumerate() {
+                    seq.instrs.insert(i, (instr, at));
+                }
             }
         }
         write(&mut m, output)
