@@ -234,7 +234,8 @@ export const tests = [
     async run(ctx) {
       const fetched = watchBundles(ctx);
       await ctx.open('#/lessons/two-orders/one-service');
-      await ctx.need('#verdict-headline');
+      // The lesson view is ready before its lesson's file has arrived; the step follows it.
+      await ctx.page.waitForSelector('#verdict-headline');
       assertEqual(JSON.stringify(fetched), '["course"]', 'a lesson step fetched only the lesson bundle');
       // The sandbox is the sandbox's bundle, and the facilitator's view the studio's.
       await ctx.page.click('#nav-sandbox');
