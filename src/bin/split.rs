@@ -302,19 +302,21 @@ mod native {
             }
         }
         let table = table.ok_or("no function table to call the moved functions through")?;
-        let mut called_from_kept = BTreeSet::new();
-        for (id, f) in p.funcs.iter_local() {
-            let r = refs(f);
-            keep.extend(r.ref_funcs);
+        // Each body is read once.
+        let bodies: Vec<(FunctionId, Refs)> =
+            p.funcs.iter_local().map(|(id, f)| (id, refs(f))).collect();
+        for (id, r) in &bodies {
+            keep.extend(r.ref_funcs.iter().copied());
             if r.segments {
-                keep.insert(id);
+                keep.insert(*id);
             }
             // A tail call cannot go through a placeholder that returns to JavaScript.
-            keep.extend(r.tail_calls);
+            keep.extend(r.tail_calls.iter().copied());
         }
-        for (id, f) in p.funcs.iter_local() {
-            if keep.contains(&id) {
-                called_from_kept.extend(refs(f).calls);
+        let mut called_from_kept = BTreeSet::new();
+        for (id, r) in &bodies {
+            if keep.contains(id) {
+                called_from_kept.extend(r.calls.iter().copied());
             }
         }
         let moved: BTreeSet<FunctionId> = p
