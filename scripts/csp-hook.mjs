@@ -110,6 +110,10 @@ const walk = (sub) => {
     else if (rel !== 'sw.js') files.push(rel);
   }
 };
+// Steps' pictures (course/*.run.svg) stand in for a step while its simulator comes over the
+// network. The offline copy has the simulator at hand, so it does not keep them: a step opened
+// offline is drawn live at once.
+const offline = (f) => !f.endsWith('.run.svg');
 walk('');
 files.sort();
 const version = crypto.createHash('sha256');
@@ -117,7 +121,7 @@ for (const f of files) version.update(f).update('\0').update(fs.readFileSync(pat
 const template = fs.readFileSync(sw, 'utf8');
 const filled = template
   .replace(/^const VERSION = .*;$/m, `const VERSION = '${version.digest('hex').slice(0, 16)}';`)
-  .replace(/^const FILES = .*;$/m, `const FILES = ${JSON.stringify(files.map((f) => `./${f}`))};`);
+  .replace(/^const FILES = .*;$/m, `const FILES = ${JSON.stringify(files.filter(offline).map((f) => `./${f}`))};`);
 if (filled === template) {
   console.error('csp-hook: sw.js has no VERSION and FILES lines to fill in');
   process.exit(1);

@@ -766,6 +766,28 @@ impl App {
     }
 }
 
+/// The file name of a step's picture beside the course's files: see [`step_pictures`].
+pub fn step_picture_name(lesson: &str, step: &str) -> String {
+    format!("{lesson}.{step}.run.svg")
+}
+
+/// Each step's run as the step opens it, pictured as the timeline's SVG export draws it (the
+/// headline above the lanes, the legend below), one file a step of every lesson of `course`.
+/// The page shows a step's picture, beside its narration, while the step's simulator loads
+/// (`static/lesson-preview.js`): what a reader sees first is the run the simulator then shows.
+/// The pictures carry no scenario text, which the step's file already holds.
+pub fn step_pictures(course: &Arc<Course>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (index, cl) in course.lessons.iter().enumerate() {
+        for (k, step) in cl.lesson.steps.iter().enumerate() {
+            let app = App::at_lesson(Arc::clone(course), index, Place::Step(k));
+            let svg = super::svg::timeline_svg(&app.scenario.name, &app.outcome, "", None);
+            out.push((step_picture_name(&cl.lesson.id, &step.id), svg));
+        }
+    }
+    out
+}
+
 impl App {
     /// What a lesson leaves for the sandbox when the learner takes their scenario there: the
     /// step's shipped file as the source (the blank scenario for any other), and the run

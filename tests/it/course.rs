@@ -7,7 +7,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use lockstep::lesson::{self, code, wire};
-use lockstep::ui::course::{neighbour, places, Course, LessonAction, Place, Progress};
+use lockstep::ui::course::{
+    neighbour, places, step_picture_name, step_pictures, Course, LessonAction, Place, Progress,
+};
 use lockstep::ui::route::{is_id, Route, Section};
 use lockstep::ui::toggles::Toggle;
 use lockstep::ui::{Action, App};
@@ -41,7 +43,9 @@ fn the_shipped_course_files_are_the_lessons_in_compact_form() {
     // The page fetches these files instead of parsing Markdown. Regenerate them after changing
     // a lesson with: UPDATE_EXPECT=1 cargo test --test it course
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static/course");
-    let files = wire::course_files(&lesson::builtin::lessons());
+    let mut files = wire::course_files(&lesson::builtin::lessons());
+    // Each step's picture of its run, shown while the step's simulator loads.
+    files.extend(step_pictures(&course()));
     if std::env::var_os("UPDATE_EXPECT").is_some() {
         std::fs::create_dir_all(&dir).unwrap();
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -74,6 +78,42 @@ fn the_shipped_course_files_are_the_lessons_in_compact_form() {
     let largest = lessons.clone().map(|(_, t)| t.len()).max().unwrap();
     let whole: usize = lessons.map(|(_, t)| t.len()).sum();
     assert!(largest * 4 < whole, "{largest} of {whole} bytes");
+}
+
+/// While a step's simulator loads, the page shows the step's picture beside its narration
+/// (`static/lesson-preview.js`): for every step of every shipped lesson it is the run the step
+/// then opens with, through the page's own way in, to the headline, seed and event count, and
+/// it carries no scenario text (the step's file has it).
+#[test]
+fn each_steps_picture_is_the_run_the_step_opens_with() {
+    let course = course();
+    let pictures = step_pictures(&course);
+    let mut steps = 0;
+    for cl in &course.lessons {
+        for step in &cl.lesson.steps {
+            steps += 1;
+            let app = open(&course, &cl.lesson.id, &step.id);
+            let name = step_picture_name(&cl.lesson.id, &step.id);
+            let svg = pictures
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, svg)| svg)
+                .unwrap_or_else(|| panic!("no picture {name}"));
+            let desc = format!(
+                r#"<desc id="ls-desc">{} Seed {}, {} events.</desc>"#,
+                lockstep::ui::svg::xml_escape(&app.outcome.headline),
+                app.outcome.seed,
+                app.outcome.events.len()
+            );
+            assert!(svg.contains(&desc), "{name} does not say {desc}");
+            assert!(
+                svg.contains(r#"<metadata id="lockstep-run"></metadata>"#),
+                "{name} carries a scenario"
+            );
+        }
+    }
+    assert!(steps > 40, "{steps} steps");
+    assert_eq!(pictures.len(), steps, "a picture a step, no more");
 }
 
 /// A step's sweep shows one plot however the lesson reached the page: the request the lesson

@@ -1,0 +1,197 @@
+// A lesson step as the course drew it, shown while the step's simulator loads: the step's
+// title, narration and a picture of its run (course/LESSON.STEP.run.svg, drawn by the engine
+// when the course's files were written; ui::course::step_pictures). A reader on a slow line
+// reads the step from a few small files and plays it once the simulator has arrived.
+//
+// The picture is the run the live step opens with, so it is shown only where the live step
+// will show that run: a shipped lesson's step, not a step whose goal the learner met before
+// (the live step resumes their own run), and not while a lesson from the folder beside the
+// site or one the learner opened might replace a shipped one. It shows no control: nothing on
+// it acts on the run before the simulator can answer (its links go to other addresses, which
+// drop it). The live view takes its place as soon as it draws anything but a loading note.
+
+/** The compact form's version this preview reads (src/lesson/wire.rs). */
+const WIRE_VERSION = 3;
+const PROGRESS_KEY = 'lockstep.progress.v1';
+const OPENED_KEY = 'lockstep.lessons.v1';
+const DISPLAY_KEY = 'lockstep.display';
+
+function stored(key) {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the live step would show a run of the learner's own rather than the step's. */
+function resumes(lesson, step) {
+  try {
+    const progress = JSON.parse(stored(PROGRESS_KEY) || 'null');
+    const edits = progress && progress.lessons && progress.lessons[lesson] && progress.lessons[lesson].gate_edits;
+    return Boolean(edits && Object.prototype.hasOwnProperty.call(edits, step));
+  } catch {
+    // Unreadable progress counts as none in the page too.
+    return false;
+  }
+}
+
+function el(tag, className, ...children) {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  e.append(...children);
+  return e;
+}
+
+function inlines(items) {
+  return (items || []).map(inline);
+}
+
+function inline(i) {
+  if (i === 'line_break') return document.createElement('br');
+  if ('text' in i) return document.createTextNode(i.text);
+  if ('code' in i) return el('code', '', i.code);
+  if ('emphasis' in i) return el('em', '', ...inlines(i.emphasis));
+  if ('strong' in i) return el('strong', '', ...inlines(i.strong));
+  // A link is shown as its words: the preview has nothing to follow.
+  if ('link' in i) return el('span', '', ...inlines(i.link.content));
+  return document.createTextNode('');
+}
+
+function blocks(list) {
+  return (list || []).map(block);
+}
+
+function block(b) {
+  if (b === 'rule') return document.createElement('hr');
+  if ('paragraph' in b) return el('p', '', ...inlines(b.paragraph));
+  if ('heading' in b) return el(`h${Math.min(6, Math.max(3, b.heading.level + 2))}`, '', ...inlines(b.heading.content));
+  if ('list' in b) {
+    const list = el(b.list.start == null ? 'ul' : 'ol', '', ...b.list.items.map((item) => el('li', '', ...blocks(item))));
+    if (b.list.start != null) list.setAttribute('start', String(b.list.start));
+    return list;
+  }
+  if ('quote' in b) return el('blockquote', '', ...blocks(b.quote));
+  if ('code' in b) return el('pre', '', el('code', '', b.code));
+  return document.createTextNode('');
+}
+
+/** A short text with its Markdown shown, as the lesson's file rendered it. */
+function rich(lesson, text) {
+  const found = (lesson.rich || []).find(([t]) => t === text);
+  return found ? inlines(found[1]) : [document.createTextNode(text)];
+}
+
+/** The words of where a step is, as the live view says them (ui::course::place_words). */
+function where(lesson, k) {
+  const steps = lesson.steps.length;
+  const exercises = (lesson.exercises || []).length;
+  const then = exercises === 1 ? '1 exercise' : `${exercises} exercises`;
+  return exercises > 0 ? `Step ${k + 1} of ${steps} (then ${then})` : `Step ${k + 1} of ${steps}`;
+}
+
+async function fetched(url, as) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: ${response.status}`);
+  return as === 'json' ? response.json() : response.text();
+}
+
+/**
+ * Shows the step `stepId` of the shipped lesson `lessonId` (its first step when null) while the
+ * simulator loads; `at` makes a file's address. Resolves to whether it is shown.
+ */
+export async function show(lessonId, stepId, at) {
+  const hash = location.hash;
+  // Offline, the offline copy has the simulator at hand and no picture.
+  if (!navigator.onLine || stored(OPENED_KEY)) return false;
+  const [file, folder] = await Promise.all([
+    fetched(at(`./course/${lessonId}.json`), 'json'),
+    fetched(at('./lessons/index.json'), 'json').catch(() => ({ lessons: [] })),
+  ]);
+  if (Array.isArray(folder.lessons) && folder.lessons.length > 0) return false;
+  const lesson = file && file.version === WIRE_VERSION ? file.lesson : null;
+  if (!lesson || lesson.id !== lessonId) return false;
+  const k = stepId == null ? 0 : lesson.steps.findIndex((s) => s.id === stepId);
+  const step = lesson.steps[k];
+  if (!step || resumes(lessonId, step.id)) return false;
+  const svg = new DOMParser().parseFromString(await fetched(at(`./course/${lessonId}.${step.id}.run.svg`)), 'image/svg+xml').documentElement;
+  if (svg.nodeName !== 'svg') return false;
+  // The address may have changed while the files came: the live view shows that one.
+  if (location.hash !== hash) return false;
+
+  const link = (href, words) => {
+    const a = el('a', '', words);
+    a.href = href;
+    return a;
+  };
+  const text = el('section', 'lesson-text');
+  text.append(
+    el('p', 'crumbs', link('#/lessons', 'Lessons'), ' › ', link(`#/lessons/${lesson.id}`, lesson.title)),
+    el('p', 'where', where(lesson, k)),
+    el('h2', '', step.title),
+  );
+  const narration = el('div', 'preview-narration');
+  if (k === 0 && lesson.intro && lesson.intro.length) narration.append(el('div', 'intro', ...blocks(lesson.intro)));
+  if (step.assumptions && step.assumptions.length) {
+    const p = el('p', 'assumptions', el('strong', '', 'Assuming '));
+    step.assumptions.forEach((a, i) => p.append(i > 0 ? '; ' : '', ...rich(lesson, a)));
+    p.append('.');
+    narration.append(p);
+  }
+  narration.append(el('div', 'narration', ...blocks(step.narration)));
+  if (step.prediction) {
+    narration.append(el('section', 'predict', el('h3', '', 'Before you play it'), el('p', '', ...rich(lesson, step.prediction.question))));
+  }
+  text.append(narration);
+
+  const picture = document.importNode(svg, true);
+  picture.removeAttribute('width');
+  picture.removeAttribute('height');
+  picture.setAttribute('class', 'preview-picture');
+  const stage = el('section', 'stage lesson-run', picture,
+    el('p', 'hint', 'The run as the course drew it. Its controls, playback and details come with the simulator.'));
+  stage.setAttribute('aria-label', 'The run');
+
+  // The page's header as the live view draws it (web::header), so that nothing moves when the
+  // live view takes over.
+  const nav = el('ul', '', ...[['#/lessons', 'Lessons'], ['#/sandbox', 'Sandbox'], ['#/facilitator', 'Facilitator']].map(([href, label]) => {
+    const a = link(href, label);
+    if (label === 'Lessons') a.setAttribute('aria-current', 'page');
+    return el('li', '', a);
+  }));
+  const views = el('nav', 'views', nav);
+  views.setAttribute('aria-label', 'Views');
+  const header = el('header', 'top', el('h1', '', 'Lockstep'), el('p', 'tagline', 'Two lock services, each correct, do not make one lock.'), views);
+  const main = el('main', 'lesson-page', text, stage);
+  const preview = el('div', 'preview', header, main);
+  preview.id = 'preview';
+  preview.setAttribute('aria-busy', 'true');
+  const root = document.documentElement;
+  // The reader's theme and presenter mode, as the live view sets them (web::display), so that
+  // the page does not change its look when the live view takes over.
+  const display = (stored(DISPLAY_KEY) || '').split(/\s+/);
+  if (display[0] === 'light' || display[0] === 'dark') root.dataset.theme = display[0];
+  if (display.includes('presenter')) root.dataset.presenter = 'true';
+  root.dataset.preview = 'shown';
+  document.body.append(preview);
+
+  // The live view takes the preview's place once it draws a view of its own; another address
+  // drops it at once.
+  const done = () => {
+    preview.remove();
+    delete root.dataset.preview;
+    watch.disconnect();
+    removeEventListener('hashchange', done);
+  };
+  const live = () => {
+    const m = document.querySelector('#course-app > main');
+    return Boolean(m && !m.querySelector(':scope > .loading'));
+  };
+  const watch = new MutationObserver(() => {
+    if (live()) done();
+  });
+  watch.observe(document.body, { childList: true, subtree: true });
+  addEventListener('hashchange', done);
+  if (live()) done();
+  return true;
+}
