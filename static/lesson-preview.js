@@ -1,12 +1,12 @@
-// A lesson step as the course drew it, shown while the step's simulator loads: the step's
-// title, narration and a picture of its run (course/LESSON.STEP.run.svg, drawn by the engine
-// when the course's files were written; ui::course::step_pictures). A reader on a slow line
-// reads the step from a few small files and plays it once the simulator has arrived.
+// A place of a lesson (a step or an exercise) as the course drew it, shown while its simulator
+// loads: its title, narration and a picture of its run (course/LESSON.PLACE.run.svg, drawn by
+// the engine when the course's files were written; ui::course::place_pictures). A reader on a
+// slow line reads the step from a few small files and plays it once the simulator has arrived.
 //
-// The picture is the run the live step opens with, so it is shown only where the live step
-// will show that run: a shipped lesson's step, not a step whose goal the learner met before
-// (the live step resumes their own run), and not while a lesson from the folder beside the
-// site or one the learner opened might replace a shipped one. It shows no control: nothing on
+// The picture is the run the live place opens with, so it is shown only where the live place
+// will show that run: a shipped lesson's place, not a step whose goal the learner met before
+// or an exercise they changed (the live place resumes their own run), and not while a lesson
+// from the folder beside the site or one the learner opened might replace a shipped one. It shows no control: nothing on
 // it acts on the run before the simulator can answer (its links go to other addresses, which
 // drop it). The live view takes its place as soon as it draws anything but a loading note.
 
@@ -24,14 +24,28 @@ function stored(key) {
   }
 }
 
-/** Whether the live step would show a run of the learner's own rather than the step's. */
-function resumes(lesson, step) {
+/**
+ * Whether the live place would show a run of the learner's own rather than its own: a step
+ * whose goal they met, an exercise they changed (ui::course::LessonProgress).
+ */
+function resumes(lesson, place, exercise) {
   try {
     const progress = JSON.parse(stored(PROGRESS_KEY) || 'null');
-    const edits = progress && progress.lessons && progress.lessons[lesson] && progress.lessons[lesson].gate_edits;
-    return Boolean(edits && Object.prototype.hasOwnProperty.call(edits, step));
+    const mine = progress && progress.lessons && progress.lessons[lesson];
+    const edits = mine && mine[exercise ? 'exercise_edits' : 'gate_edits'];
+    return Boolean(edits && Object.prototype.hasOwnProperty.call(edits, place));
   } catch {
     // Unreadable progress counts as none in the page too.
+    return false;
+  }
+}
+
+/** Whether the learner opened a lesson file with this id, which replaces the shipped lesson. */
+function replaced(lesson) {
+  try {
+    const opened = JSON.parse(stored(OPENED_KEY) || 'null');
+    return Boolean(opened && Array.isArray(opened.files) && opened.files.some((f) => f && f.id === lesson));
+  } catch {
     return false;
   }
 }
@@ -82,12 +96,25 @@ function rich(lesson, text) {
   return found ? inlines(found[1]) : [document.createTextNode(text)];
 }
 
-/** The words of where a step is, as the live view says them (ui::course::place_words). */
-function where(lesson, k) {
+/** The words of where a place is, as the live view says them (ui::course::place_words). */
+function where(lesson, place) {
   const steps = lesson.steps.length;
   const exercises = (lesson.exercises || []).length;
-  const then = exercises === 1 ? '1 exercise' : `${exercises} exercises`;
-  return exercises > 0 ? `Step ${k + 1} of ${steps} (then ${then})` : `Step ${k + 1} of ${steps}`;
+  const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+  if (!place.exercise) {
+    return exercises > 0 ? `Step ${place.k + 1} of ${steps} (then ${plural(exercises, 'exercise', 'exercises')})` : `Step ${place.k + 1} of ${steps}`;
+  }
+  return steps > 0 ? `Exercise ${place.k + 1} of ${exercises} (after ${plural(steps, 'step', 'steps')})` : `Exercise ${place.k + 1} of ${exercises}`;
+}
+
+/** The place an address names: a step or an exercise by its id, or the lesson's first place. */
+function placeOf(lesson, id) {
+  const exercises = lesson.exercises || [];
+  if (id == null) return lesson.steps.length ? { k: 0, exercise: false } : exercises.length ? { k: 0, exercise: true } : null;
+  const s = lesson.steps.findIndex((x) => x.id === id);
+  if (s >= 0) return { k: s, exercise: false };
+  const e = exercises.findIndex((x) => x.id === id);
+  return e >= 0 ? { k: e, exercise: true } : null;
 }
 
 async function fetched(url, as) {
@@ -97,13 +124,16 @@ async function fetched(url, as) {
 }
 
 /**
- * Shows the step `stepId` of the shipped lesson `lessonId` (its first step when null) while the
- * simulator loads; `at` makes a file's address. Resolves to whether it is shown.
+ * Shows the place `placeId` (a step or an exercise; the first place when null) of the shipped
+ * lesson `lessonId` while the simulator loads; `at` makes a file's address. Resolves to whether
+ * it is shown.
  */
-export async function show(lessonId, stepId, at) {
+export async function show(lessonId, placeId, at) {
   const hash = location.hash;
-  // Offline, the offline copy has the simulator at hand and no picture.
-  if (!navigator.onLine || stored(OPENED_KEY)) return false;
+  // A page drawn from the offline copy (static/sw.js) has the simulator at hand, and the copy
+  // keeps no picture: it is drawn live at once, network or not.
+  const copy = 'serviceWorker' in navigator && navigator.serviceWorker.controller;
+  if (copy || !navigator.onLine || replaced(lessonId)) return false;
   const [file, folder] = await Promise.all([
     fetched(at(`./course/${lessonId}.json`), 'json'),
     fetched(at('./lessons/index.json'), 'json').catch(() => ({ lessons: [] })),
@@ -111,10 +141,11 @@ export async function show(lessonId, stepId, at) {
   if (Array.isArray(folder.lessons) && folder.lessons.length > 0) return false;
   const lesson = file && file.version === WIRE_VERSION ? file.lesson : null;
   if (!lesson || lesson.id !== lessonId) return false;
-  const k = stepId == null ? 0 : lesson.steps.findIndex((s) => s.id === stepId);
-  const step = lesson.steps[k];
-  if (!step || resumes(lessonId, step.id)) return false;
-  const svg = new DOMParser().parseFromString(await fetched(at(`./course/${lessonId}.${step.id}.run.svg`)), 'image/svg+xml').documentElement;
+  const place = placeOf(lesson, placeId);
+  if (!place) return false;
+  const it = place.exercise ? lesson.exercises[place.k] : lesson.steps[place.k];
+  if (resumes(lessonId, it.id, place.exercise)) return false;
+  const svg = new DOMParser().parseFromString(await fetched(at(`./course/${lessonId}.${it.id}.run.svg`)), 'image/svg+xml').documentElement;
   if (svg.nodeName !== 'svg') return false;
   // The address may have changed while the files came: the live view shows that one.
   if (location.hash !== hash) return false;
@@ -126,21 +157,27 @@ export async function show(lessonId, stepId, at) {
   };
   const text = el('section', 'lesson-text');
   text.append(
-    el('p', 'crumbs', link('#/lessons', 'Lessons'), ' › ', link(`#/lessons/${lesson.id}`, lesson.title)),
-    el('p', 'where', where(lesson, k)),
-    el('h2', '', step.title),
+    el('p', 'crumbs', link('#/lessons', 'Lessons'), ' \u203a ', link(`#/lessons/${lesson.id}`, lesson.title)),
+    el('p', 'where', where(lesson, place)),
+    el('h2', '', it.title),
   );
   const narration = el('div', 'preview-narration');
-  if (k === 0 && lesson.intro && lesson.intro.length) narration.append(el('div', 'intro', ...blocks(lesson.intro)));
-  if (step.assumptions && step.assumptions.length) {
-    const p = el('p', 'assumptions', el('strong', '', 'Assuming '));
-    step.assumptions.forEach((a, i) => p.append(i > 0 ? '; ' : '', ...rich(lesson, a)));
-    p.append('.');
-    narration.append(p);
-  }
-  narration.append(el('div', 'narration', ...blocks(step.narration)));
-  if (step.prediction) {
-    narration.append(el('section', 'predict', el('h3', '', 'Before you play it'), el('p', '', ...rich(lesson, step.prediction.question))));
+  const first = place.k === 0 && (!place.exercise || lesson.steps.length === 0);
+  if (first && lesson.intro && lesson.intro.length) narration.append(el('div', 'intro', ...blocks(lesson.intro)));
+  if (place.exercise) {
+    // The goal and its narration; the checks, hints and the learner's name come live.
+    narration.append(el('section', 'exercise', el('h3', '', 'Goal'), el('p', 'goal', ...rich(lesson, it.goal)), el('div', 'narration', ...blocks(it.narration))));
+  } else {
+    if (it.assumptions && it.assumptions.length) {
+      const p = el('p', 'assumptions', el('strong', '', 'Assuming '));
+      it.assumptions.forEach((a, i) => p.append(i > 0 ? '; ' : '', ...rich(lesson, a)));
+      p.append('.');
+      narration.append(p);
+    }
+    narration.append(el('div', 'narration', ...blocks(it.narration)));
+    if (it.prediction) {
+      narration.append(el('section', 'predict', el('h3', '', 'Before you play it'), el('p', '', ...rich(lesson, it.prediction.question))));
+    }
   }
   text.append(narration);
 

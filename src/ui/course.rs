@@ -766,23 +766,26 @@ impl App {
     }
 }
 
-/// The file name of a step's picture beside the course's files: see [`step_pictures`].
-pub fn step_picture_name(lesson: &str, step: &str) -> String {
-    format!("{lesson}.{step}.run.svg")
+/// The file name of a place's picture beside the course's files: see [`place_pictures`].
+pub fn place_picture_name(lesson: &str, place: &str) -> String {
+    format!("{lesson}.{place}.run.svg")
 }
 
-/// Each step's run as the step opens it, pictured as the timeline's SVG export draws it (the
-/// headline above the lanes, the legend below), one file a step of every lesson of `course`.
-/// The page shows a step's picture, beside its narration, while the step's simulator loads
-/// (`static/lesson-preview.js`): what a reader sees first is the run the simulator then shows.
-/// The pictures carry no scenario text, which the step's file already holds.
-pub fn step_pictures(course: &Arc<Course>) -> Vec<(String, String)> {
+/// Each place's run as the place opens it (every step and exercise of every lesson of
+/// `course`), pictured as the timeline's SVG export draws it: the headline above the lanes,
+/// the legend below. The page shows a place's picture, beside its narration, while the place's
+/// simulator loads (`static/lesson-preview.js`), so what a reader sees first is the run the
+/// simulator then shows. The pictures carry no scenario text, which the lesson's file holds.
+pub fn place_pictures(course: &Arc<Course>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (index, cl) in course.lessons.iter().enumerate() {
-        for (k, step) in cl.lesson.steps.iter().enumerate() {
-            let app = App::at_lesson(Arc::clone(course), index, Place::Step(k));
+        for place in places(&cl.lesson) {
+            let app = App::at_lesson(Arc::clone(course), index, place);
             let svg = super::svg::timeline_svg(&app.scenario.name, &app.outcome, "", None);
-            out.push((step_picture_name(&cl.lesson.id, &step.id), svg));
+            out.push((
+                place_picture_name(&cl.lesson.id, place_id(&cl.lesson, place)),
+                svg,
+            ));
         }
     }
     out

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use lockstep::lesson::{self, code, wire};
 use lockstep::ui::course::{
-    neighbour, places, step_picture_name, step_pictures, Course, LessonAction, Place, Progress,
+    neighbour, place_picture_name, place_pictures, places, Course, LessonAction, Place, Progress,
 };
 use lockstep::ui::route::{is_id, Route, Section};
 use lockstep::ui::toggles::Toggle;
@@ -44,8 +44,8 @@ fn the_shipped_course_files_are_the_lessons_in_compact_form() {
     // a lesson with: UPDATE_EXPECT=1 cargo test --test it course
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static/course");
     let mut files = wire::course_files(&lesson::builtin::lessons());
-    // Each step's picture of its run, shown while the step's simulator loads.
-    files.extend(step_pictures(&course()));
+    // Each step's and exercise's picture of its run, shown while its simulator loads.
+    files.extend(place_pictures(&course()));
     if std::env::var_os("UPDATE_EXPECT").is_some() {
         std::fs::create_dir_all(&dir).unwrap();
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -80,20 +80,21 @@ fn the_shipped_course_files_are_the_lessons_in_compact_form() {
     assert!(largest * 4 < whole, "{largest} of {whole} bytes");
 }
 
-/// While a step's simulator loads, the page shows the step's picture beside its narration
-/// (`static/lesson-preview.js`): for every step of every shipped lesson it is the run the step
-/// then opens with, through the page's own way in, to the headline, seed and event count, and
-/// it carries no scenario text (the step's file has it).
+/// While a place's simulator loads, the page shows the place's picture beside its narration
+/// (`static/lesson-preview.js`): for every step and exercise of every shipped lesson it is the
+/// run the place then opens with, through the page's own way in, to the headline, seed and
+/// event count, and it carries no scenario text (the lesson's file has it).
 #[test]
-fn each_steps_picture_is_the_run_the_step_opens_with() {
+fn each_places_picture_is_the_run_the_place_opens_with() {
     let course = course();
-    let pictures = step_pictures(&course);
-    let mut steps = 0;
+    let pictures = place_pictures(&course);
+    let mut count = 0;
     for cl in &course.lessons {
-        for step in &cl.lesson.steps {
-            steps += 1;
-            let app = open(&course, &cl.lesson.id, &step.id);
-            let name = step_picture_name(&cl.lesson.id, &step.id);
+        let ids = cl.lesson.steps.iter().map(|s| &s.id);
+        for id in ids.chain(cl.lesson.exercises.iter().map(|e| &e.id)) {
+            count += 1;
+            let app = open(&course, &cl.lesson.id, id);
+            let name = place_picture_name(&cl.lesson.id, id);
             let svg = pictures
                 .iter()
                 .find(|(n, _)| *n == name)
@@ -112,8 +113,8 @@ fn each_steps_picture_is_the_run_the_step_opens_with() {
             );
         }
     }
-    assert!(steps > 40, "{steps} steps");
-    assert_eq!(pictures.len(), steps, "a picture a step, no more");
+    assert!(count > 50, "{count} places");
+    assert_eq!(pictures.len(), count, "a picture a place, no more");
 }
 
 /// A step's sweep shows one plot however the lesson reached the page: the request the lesson

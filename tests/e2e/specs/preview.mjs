@@ -1,8 +1,8 @@
-// A lesson step is first drawn from the course's files (static/lesson-preview.js): its title,
-// narration and a picture of its run, before the course's bundle is even asked for. The live
-// view then takes its place with the same step and the same run. Where the live step would show
-// another run (the learner's own, a lesson that replaces a shipped one) or no step at all (an
-// exercise), there is no picture.
+// A lesson's step or exercise is first drawn from the course's files (static/lesson-preview.js):
+// its title, narration and a picture of its run, before the course's bundle is even asked for.
+// The live view then takes its place with the same words and the same run. Where the live place
+// would show another run (the learner's own, a lesson that replaces a shipped one) or no place
+// at all, there is no picture.
 import fs from 'node:fs';
 import path from 'node:path';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
@@ -39,62 +39,75 @@ async function liveStep(ctx, place) {
 
 export const tests = [
   {
-    name: 'preview::a_step_is_read_from_the_courses_files_before_its_simulator_arrives',
+    // A step, the lesson's address alone (its first step, with the lesson's introduction) and
+    // an exercise.
+    name: 'preview::a_place_is_read_from_the_courses_files_before_its_simulator_arrives',
     serviceWorkers: 'block',
     async run(ctx) {
-      const lesson = lessonFile('two-orders');
-      const step = lesson.steps.find((s) => s.id === 'two-services');
-      const fetched = [];
-      ctx.page.on('request', (r) => fetched.push(new URL(r.url()).pathname.split('/').pop()));
-      const held = await holdBundle(ctx.page);
-      await ctx.page.goto(`${ctx.baseURL}#/lessons/two-orders/two-services`, { waitUntil: 'domcontentloaded' });
-      assertEqual(await held.seen, true, 'the step was on the page before the bundle was asked for');
-      const before = [...fetched];
-      assert(!before.some((f) => f.endsWith('.wasm')), `no bundle before the step shows: ${before.join(' ')}`);
-      for (const f of ['two-orders.json', 'two-orders.two-services.run.svg']) assert(before.includes(f), `${f} in ${before.join(' ')}`);
-      const shown = await ctx.page.evaluate(() => {
-        const p = document.getElementById('preview');
-        return {
-          title: p.querySelector('h2').textContent,
-          where: p.querySelector('.where').textContent,
-          narration: p.querySelector('.narration').textContent,
-          picture: p.querySelector('svg desc').textContent,
-          visible: getComputedStyle(p).display !== 'none' && p.getBoundingClientRect().height > 300,
-          controls: p.querySelectorAll('button, input, select').length,
+      const places = [
+        { address: '#/lessons/two-orders/two-services', lesson: 'two-orders', place: 'two-services', words: 'Now the scenario as it ships.' },
+        { address: '#/lessons/lock-in-both', lesson: 'lock-in-both', place: 'both-at-once' },
+        { address: '#/lessons/fencing/two-sources-one-table', lesson: 'fencing', place: 'two-sources-one-table', exercise: true },
+      ];
+      for (const p of places) {
+        const lesson = lessonFile(p.lesson);
+        const it = [...lesson.steps, ...lesson.exercises].find((x) => x.id === p.place);
+        const page = await ctx.context.newPage();
+        const fetched = [];
+        page.on('request', (r) => fetched.push(new URL(r.url()).pathname.split('/').pop()));
+        const held = await holdBundle(page);
+        await page.goto(`${ctx.baseURL}${p.address}`, { waitUntil: 'domcontentloaded' });
+        assertEqual(await held.seen, true, `${p.address}: the place was on the page before the bundle was asked for`);
+        const before = [...fetched];
+        assert(!before.some((f) => f.endsWith('.wasm')), `${p.address}: no bundle before the place shows: ${before.join(' ')}`);
+        for (const f of [`${p.lesson}.json`, `${p.lesson}.${p.place}.run.svg`]) assert(before.includes(f), `${p.address}: ${f} in ${before.join(' ')}`);
+        const words = (root) => {
+          const t = (s) => root.querySelector(s)?.textContent.replace(/\s+/g, ' ').trim() ?? null;
+          return { title: t('h2'), where: t('.where'), crumbs: t('.crumbs'), intro: t('.intro'), narration: t('.narration'), goal: t('.goal') };
         };
-      });
-      assertEqual(shown.title, step.title, 'the step\'s title');
-      assert(shown.narration.includes('Now the scenario as it ships.'), `the narration: ${shown.narration}`);
-      assert(shown.visible, 'the preview is on screen');
-      assertEqual(shown.controls, 0, 'no control before the simulator can answer');
+        const shown = await page.evaluate((words) => {
+          const p = document.getElementById('preview');
+          const box = p.getBoundingClientRect();
+          return {
+            words: new Function(`return (${words})`)()(p),
+            picture: p.querySelector('svg desc').textContent,
+            visible: getComputedStyle(p).display !== 'none' && box.height > 300,
+            controls: p.querySelectorAll('button, input, select, textarea').length,
+          };
+        }, words.toString());
+        assertEqual(shown.words.title, it.title, `${p.address}: the place's title`);
+        if (p.words) assert(shown.words.narration.includes(p.words), `${p.address}: the narration: ${shown.words.narration}`);
+        assert(shown.visible, `${p.address}: the preview is on screen`);
+        assertEqual(shown.controls, 0, `${p.address}: no control before the simulator can answer`);
 
-      held.release();
-      await liveStep(ctx, 'two-services');
-      const live = await ctx.page.evaluate(() => ({
-        preview: Boolean(document.getElementById('preview')),
-        attr: document.documentElement.dataset.preview ?? null,
-        title: document.getElementById('view-title').textContent,
-        where: document.getElementById('place-of').textContent,
-        narration: document.querySelector('#narration .narration').textContent,
-        width: document.querySelector('#timeline canvas, canvas#timeline')?.getAttribute('width'),
-      }));
-      assert(!live.preview && live.attr === null, 'the live view took the preview\'s place');
-      assertEqual(live.title, step.title, 'the live step is the previewed one');
-      assertEqual(shown.where, live.where, 'where the step is, in the same words');
-      assertEqual(shown.narration, live.narration, 'the same narration');
-      const headline = await ctx.text('#verdict-headline');
-      assert(shown.picture.startsWith(`${headline} Seed 1, `), `the picture's run is the live run: "${shown.picture}" against "${headline}"`);
+        held.release();
+        await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+        await page.waitForSelector(`#view-title[data-place="${p.place}"]`, { timeout: 20000 });
+        const live = await page.evaluate((words) => ({
+          preview: Boolean(document.getElementById('preview')),
+          attr: document.documentElement.dataset.preview ?? null,
+          words: new Function(`return (${words})`)()(document.querySelector('#course-app main')),
+          headline: document.getElementById('verdict-headline').textContent,
+          width: document.querySelector('canvas')?.getAttribute('width'),
+        }), words.toString());
+        assert(!live.preview && live.attr === null, `${p.address}: the live view took the preview's place`);
+        // The same words as the live place: title, where it is, the way back, the
+        // introduction, the narration and the goal.
+        assertEqual(JSON.stringify(shown.words), JSON.stringify(live.words), `${p.address}: the preview's words are the live place's`);
+        assert(shown.picture.startsWith(`${live.headline} Seed `), `${p.address}: the picture's run is the live run: "${shown.picture}" against "${live.headline}"`);
 
-      // Laid out while hidden, the live view measured its timeline as it is shown: the same
-      // width as on a page that had no preview.
-      const page = await ctx.context.newPage();
-      await page.route('**/lesson-preview.js', (route) => route.abort());
-      await page.goto(`${ctx.baseURL}#/lessons/two-orders/two-services`);
-      await page.waitForSelector('#view-title[data-place="two-services"]', { timeout: 20000 });
-      const width = await page.evaluate(() => document.querySelector('#timeline canvas, canvas#timeline')?.getAttribute('width'));
-      await page.close();
-      assert(width, 'the timeline has a width');
-      assertEqual(live.width, width, 'the timeline\'s width with and without the preview');
+        // Laid out while hidden, the live view measured its timeline as it is shown: the same
+        // width as on a page that had no preview.
+        const plain = await ctx.context.newPage();
+        await plain.route('**/lesson-preview.js', (route) => route.abort());
+        await plain.goto(`${ctx.baseURL}${p.address}`);
+        await plain.waitForSelector(`#view-title[data-place="${p.place}"]`, { timeout: 20000 });
+        const width = await plain.evaluate(() => document.querySelector('canvas')?.getAttribute('width'));
+        await plain.close();
+        await page.close();
+        assert(width, 'the timeline has a width');
+        assertEqual(live.width, width, `${p.address}: the timeline's width with and without the preview`);
+      }
     },
   },
   {
@@ -104,10 +117,16 @@ export const tests = [
     serviceWorkers: 'block',
     async run(ctx) {
       const progress = JSON.stringify({ lessons: { regions: { seen: ['partition'], gates: ['partition'], gate_edits: { partition: [] }, solved: {} } } });
+      const changed = JSON.stringify({ lessons: { fencing: { seen: ['two-sources-one-table'], gates: [], solved: {}, exercise_edits: { 'two-sources-one-table': ['protocol online single:old'] } } } });
+      // The learner's own copy of a shipped lesson, with a step of another title.
+      const copy = lessonFile('regions');
+      copy.steps[0].title = 'Cut apart, as opened';
+      const opened = JSON.stringify({ files: [{ id: 'regions', text: 'the lesson file as opened', lesson: copy }] });
       const cases = [
-        { why: 'an exercise', address: '#/lessons/fencing/two-sources-one-table', place: 'two-sources-one-table' },
+        { why: 'an exercise the learner changed (their own run)', address: '#/lessons/fencing/two-sources-one-table', place: 'two-sources-one-table', store: ['lockstep.progress.v1', changed] },
         { why: 'a step whose goal the learner met (their own run)', address: '#/lessons/regions/partition', place: 'partition', store: ['lockstep.progress.v1', progress] },
-        { why: 'lessons the learner opened, which may replace a shipped one', address: '#/lessons/regions/partition', place: 'partition', store: ['lockstep.lessons.v1', '{"files":[]}'] },
+        { why: 'a place the lesson does not have', address: '#/lessons/regions/nowhere', selector: '#main' },
+        { why: 'a lesson the learner opened, which replaces the shipped one', address: '#/lessons/regions/partition', place: 'partition', store: ['lockstep.lessons.v1', opened], title: 'Cut apart, as opened' },
         { why: 'a folder of lessons beside the site', address: '#/lessons/regions/partition', place: 'partition', folder: true },
       ];
       for (const c of cases) {
@@ -126,17 +145,18 @@ export const tests = [
         await page.goto(`${ctx.baseURL}${c.address}`, { waitUntil: 'domcontentloaded' });
         assertEqual(await held.seen, false, `${c.why}: no picture`);
         held.release();
-        await page.waitForSelector(`#view-title[data-place="${c.place}"]`, { timeout: 20000 });
+        await page.waitForSelector(c.selector ?? `#view-title[data-place="${c.place}"]`, { timeout: 20000 });
         assertEqual(await page.evaluate(() => document.documentElement.dataset.preview ?? null), null, `${c.why}: nothing left of a preview`);
+        if (c.title) assertEqual(await page.textContent('#view-title'), c.title, `${c.why}: the live place is the learner's copy`);
         assertEqual(errors.join('; '), '', `${c.why}: no page error`);
         await context.close();
       }
     },
   },
   {
-    // Offline, the simulator is at hand: the offline copy keeps no picture, and a step opens
-    // live at once.
-    name: 'preview::the_offline_copy_opens_a_step_live_without_its_picture',
+    // A page drawn from the offline copy has the simulator at hand: the copy keeps no picture,
+    // and a step opens live at once, with the network on or off.
+    name: 'preview::a_page_from_the_offline_copy_opens_a_step_live_at_once',
     async run(ctx) {
       await ctx.open('#/lessons/regions/partition');
       await ctx.page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
@@ -151,15 +171,24 @@ export const tests = [
         return names;
       });
       assert(kept.some((n) => n.endsWith('/course/regions.json')), 'the lessons are kept');
-      assert(!kept.some((n) => n.endsWith('.run.svg')), 'no step picture is kept');
-      await ctx.context.setOffline(true);
-      try {
-        await ctx.page.goto(`${ctx.baseURL}#/lessons/two-orders/two-services`);
-        await ctx.reload();
-        await liveStep(ctx, 'two-services');
-        assert(!(await ctx.exists('#preview')), 'no preview offline');
-      } finally {
-        await ctx.context.setOffline(false);
+      assert(!kept.some((n) => n.endsWith('.run.svg')), 'no picture is kept');
+      // Whether a preview was ever put on the page, from its first script on.
+      await ctx.page.addInitScript(() => {
+        new MutationObserver(() => {
+          if (document.getElementById('preview')) document.documentElement.dataset.sawPreview = 'true';
+        }).observe(document, { childList: true, subtree: true });
+      });
+      for (const offline of [false, true]) {
+        await ctx.context.setOffline(offline);
+        try {
+          await ctx.page.goto(`${ctx.baseURL}#/lessons/two-orders/two-services`);
+          await ctx.reload();
+          await liveStep(ctx, 'two-services');
+          assert(await ctx.page.evaluate(() => Boolean(navigator.serviceWorker.controller)), 'the page is drawn from the offline copy');
+          assertEqual(await ctx.page.evaluate(() => document.documentElement.dataset.sawPreview ?? null), null, `no preview (${offline ? 'offline' : 'online'})`);
+        } finally {
+          await ctx.context.setOffline(false);
+        }
       }
     },
   },
