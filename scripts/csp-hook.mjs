@@ -72,6 +72,15 @@ for (const name of SPLIT) {
   fs.appendFileSync(js, glue.replaceAll('__SPLIT_SECONDARY__', JSON.stringify(rest)));
 }
 
+// The lesson preview (static/lesson-preview.js) is fetched before a lesson's first view, so it
+// is sent minified; its comments are for its readers here.
+const preview = path.join(dir, 'lesson-preview.js');
+if (fs.existsSync(preview)) {
+  const { transformSync } = await import('esbuild');
+  const { code } = transformSync(fs.readFileSync(preview, 'utf8'), { minify: true, format: 'esm', target: 'es2020' });
+  fs.writeFileSync(preview, code);
+}
+
 /** Builds lockstep-split natively, outside the site's wasm settings (scripts/site-env.sh). */
 function buildSplitter() {
   const env = { ...process.env };

@@ -117,10 +117,18 @@ function placeOf(lesson, id) {
   return e >= 0 ? { k: e, exercise: true } : null;
 }
 
-async function fetched(url, as) {
+/**
+ * The texts of the course's files fetched here, under the names the live view asks for them
+ * by (web::fetch_text takes each once): the index and the lesson's file are not brought twice.
+ */
+const kept = (globalThis.__lockstepFetched ??= {});
+
+async function fetched(url, as, keep) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: ${response.status}`);
-  return as === 'json' ? response.json() : response.text();
+  const text = await response.text();
+  if (keep) kept[keep] = text;
+  return as === 'json' ? JSON.parse(text) : text;
 }
 
 /**
@@ -130,15 +138,17 @@ async function fetched(url, as) {
  */
 export async function show(lessonId, placeId, at) {
   const hash = location.hash;
-  // A page drawn from the offline copy (static/sw.js) has the simulator at hand, and the copy
-  // keeps no picture: it is drawn live at once, network or not.
-  const copy = 'serviceWorker' in navigator && navigator.serviceWorker.controller;
-  if (copy || !navigator.onLine || replaced(lessonId)) return false;
-  const [file, folder] = await Promise.all([
-    fetched(at(`./course/${lessonId}.json`), 'json'),
+  // Offline, the simulator is at hand or nowhere, and the picture is not (the offline copy
+  // keeps none).
+  if (!navigator.onLine || replaced(lessonId)) return false;
+  const [index, folder] = await Promise.all([
+    fetched(at('./course/index.json'), 'json', 'course/index.json'),
     fetched(at('./lessons/index.json'), 'json').catch(() => ({ lessons: [] })),
   ]);
   if (Array.isArray(folder.lessons) && folder.lessons.length > 0) return false;
+  // A lesson that is not a shipped one (from a pack, or opened) has no file here.
+  if (!Array.isArray(index.lessons) || !index.lessons.includes(lessonId)) return false;
+  const file = await fetched(at(`./course/${lessonId}.json`), 'json', `course/${lessonId}.json`);
   const lesson = file && file.version === WIRE_VERSION ? file.lesson : null;
   if (!lesson || lesson.id !== lessonId) return false;
   const place = placeOf(lesson, placeId);

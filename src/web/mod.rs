@@ -643,9 +643,25 @@ async fn fetch_lesson(url: &str) -> Result<String, ui::reach::Fetch> {
     Ok(text)
 }
 
-/// Fetches a text file next to the page.
+/// Fetches a text file next to the page. A lesson's preview (`static/lesson-preview.js`)
+/// fetches the course's index and its lesson's file before this bundle is asked for, and leaves
+/// their texts under their names here: each is taken from there once, so that a slow line does
+/// not bring them twice.
 async fn fetch_text(url: &str) -> Result<String, String> {
+    if let Some(text) = handed_over(url) {
+        return Ok(text);
+    }
     response_text(url, gloo::utils::window().fetch_with_str(url)).await
+}
+
+/// The text the lesson preview left for `url`, taken out of its keeping.
+fn handed_over(url: &str) -> Option<String> {
+    let kept = js_sys::Reflect::get(&js_sys::global(), &"__lockstepFetched".into()).ok()?;
+    let kept: js_sys::Object = kept.dyn_into().ok()?;
+    let key = wasm_bindgen::JsValue::from_str(url);
+    let text = js_sys::Reflect::get(&kept, &key).ok()?.as_string()?;
+    let _ = js_sys::Reflect::delete_property(&kept, &key);
+    Some(text)
 }
 
 /// The text of a request already sent to `url`.
