@@ -13,6 +13,8 @@
 //     loaded on demand (the course's, the lesson checker's);
 // (e) navigation to the embed view -> its headline and timeline painted, median of 5;
 // (f) a sweep of 10,000 runs of a shipped scenario in the lab's worker;
+// (h) a lesson step opened by its link: navigation to the step to read (its preview, drawn from
+//     the course's files) and to the live step, on the local server and on a throttled line;
 // (g) moving from one lesson step to the next through its link, for every step of every shipped
 //     lesson: from the address changing to the new step painted (its title set, two frames).
 //     The target (100 ms) is for the step with the largest scenario (the most events), moved to
@@ -186,6 +188,33 @@ async function sweepTime(browser, url) {
   const longest = await page.evaluate(() => Math.max(0, ...window.__long));
   await context.close();
   return { ms: t1 - t0, longest };
+}
+
+/**
+ * A lesson step opened by its link in a fresh browser: the time from navigation to its preview
+ * (the step to read, with the picture of its run) and to the live step (its title drawn by the
+ * course's bundle), each by performance.now() in the page, median of LOADS. With `line`, the
+ * network is throttled to that many bits a second down and `rtt` ms of latency.
+ */
+async function lessonToRead(browser, url, line, rtt) {
+  const rows = [];
+  for (let i = 0; i < LOADS; i++) {
+    const context = await browser.newContext({ serviceWorkers: 'block' });
+    const page = await context.newPage();
+    if (line) {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: rtt, downloadThroughput: line / 8, uploadThroughput: line / 16 });
+    }
+    await page.goto(`${url}#/lessons/two-orders/two-services`, { waitUntil: 'commit' });
+    await page.waitForSelector('#preview', { state: 'attached', timeout: 120000 });
+    const preview = await page.evaluate(() => performance.now());
+    await page.waitForSelector('#view-title[data-place="two-services"]', { timeout: 120000 });
+    const live = await page.evaluate(() => performance.now());
+    rows.push([preview, live]);
+    await context.close();
+  }
+  return rows;
 }
 
 async function waitReady(page) {
@@ -395,6 +424,15 @@ async function main() {
       report(`(e) embed view: navigation -> headline and timeline painted, median of ${LOADS}`, ms(m), `<= ${TARGET.embedMs} ms`, m <= TARGET.embedMs, `[${t.map((x) => x.toFixed(0)).join(', ')}]`);
     } catch (e) {
       report('(e) embed view -> painted', 'error', `<= ${TARGET.embedMs} ms`, false, e.message.split('\n')[0]);
+    }
+    for (const [words, line, rtt] of [['local', 0, 0], ['1.5 Mbit/s, 150 ms', 1.5e6, 150]]) {
+      try {
+        const t = await lessonToRead(browser, server.url, line, rtt);
+        const [preview, live] = [median(t.map((x) => x[0])), median(t.map((x) => x[1]))];
+        report(`(h) a lesson step's link (${words}): the step to read, median of ${LOADS}`, ms(preview), 'n/a', null, `then live at ${ms(live)}`);
+      } catch (e) {
+        report(`(h) a lesson step's link (${words})`, 'error', 'n/a', null, e.message.split('\n')[0]);
+      }
     }
     try {
       const { ms: t, longest } = await sweepTime(browser, server.url);
