@@ -220,6 +220,8 @@ export async function show(lessonId, placeId, at) {
   if (display[0] === 'light' || display[0] === 'dark') root.dataset.theme = display[0];
   if (display.includes('presenter')) root.dataset.presenter = 'true';
   root.dataset.preview = 'shown';
+  // The tab's title as the live place sets it.
+  document.title = `${it.title} \u00b7 ${lesson.title} \u00b7 Lockstep`;
   document.body.append(preview);
 
   // The live view takes the preview's place once it draws a view of its own; another address

@@ -71,6 +71,7 @@ export const tests = [
           return {
             words: new Function(`return (${words})`)()(p),
             picture: p.querySelector('svg desc').textContent,
+            tab: document.title,
             visible: getComputedStyle(p).display !== 'none' && box.height > 300,
             controls: p.querySelectorAll('button, input, select, textarea').length,
           };
@@ -88,12 +89,14 @@ export const tests = [
           attr: document.documentElement.dataset.preview ?? null,
           words: new Function(`return (${words})`)()(document.querySelector('#course-app main')),
           headline: document.getElementById('verdict-headline').textContent,
+          tab: document.title,
           width: document.querySelector('canvas')?.getAttribute('width'),
         }), words.toString());
         assert(!live.preview && live.attr === null, `${p.address}: the live view took the preview's place`);
         // The same words as the live place: title, where it is, the way back, the
         // introduction, the narration and the goal.
         assertEqual(JSON.stringify(shown.words), JSON.stringify(live.words), `${p.address}: the preview's words are the live place's`);
+        assertEqual(shown.tab, live.tab, `${p.address}: the tab's title`);
         assert(shown.picture.startsWith(`${live.headline} Seed `), `${p.address}: the picture's run is the live run: "${shown.picture}" against "${live.headline}"`);
 
         // Laid out while hidden, the live view measured its timeline as it is shown: the same
