@@ -208,7 +208,13 @@ export async function show(lessonId, placeId, at) {
   }));
   const views = el('nav', 'views', nav);
   views.setAttribute('aria-label', 'Views');
-  const header = el('header', 'top', el('h1', '', 'Lockstep'), el('p', 'tagline', 'Two lock services, each correct, do not make one lock.'), views);
+  // The theme list and the presenter switch (web::display) take their room, unseen and out of
+  // reach, until the live header brings them.
+  const select = el('select', '', ...['Follow the system', 'Light', 'Dark'].map((w) => el('option', '', w)));
+  const display = el('div', 'display-controls', el('label', '', 'Theme'), select, el('button', '', 'Presenter mode'));
+  display.setAttribute('aria-hidden', 'true');
+  display.inert = true;
+  const header = el('header', 'top', el('h1', '', 'Lockstep'), el('p', 'tagline', 'Two lock services, each correct, do not make one lock.'), views, display);
   const main = el('main', 'lesson-page', text, stage);
   const preview = el('div', 'preview', header, main);
   preview.id = 'preview';
@@ -216,9 +222,9 @@ export async function show(lessonId, placeId, at) {
   const root = document.documentElement;
   // The reader's theme and presenter mode, as the live view sets them (web::display), so that
   // the page does not change its look when the live view takes over.
-  const display = (stored(DISPLAY_KEY) || '').split(/\s+/);
-  if (display[0] === 'light' || display[0] === 'dark') root.dataset.theme = display[0];
-  if (display.includes('presenter')) root.dataset.presenter = 'true';
+  const look = (stored(DISPLAY_KEY) || '').split(/\s+/);
+  if (look[0] === 'light' || look[0] === 'dark') root.dataset.theme = look[0];
+  if (look.includes('presenter')) root.dataset.presenter = 'true';
   root.dataset.preview = 'shown';
   // The tab's title as the live place sets it.
   document.title = `${it.title} \u00b7 ${lesson.title} \u00b7 Lockstep`;

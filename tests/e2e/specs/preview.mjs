@@ -72,8 +72,10 @@ export const tests = [
             words: new Function(`return (${words})`)()(p),
             picture: p.querySelector('svg desc').textContent,
             tab: document.title,
+            top: p.querySelector('h2').getBoundingClientRect().top,
+            header: [...p.querySelectorAll('header h1, header .tagline, header nav a')].map((e) => `${e.textContent}${e.getAttribute('href') ?? ''}${e.getAttribute('aria-current') ?? ''}`),
             visible: getComputedStyle(p).display !== 'none' && box.height > 300,
-            controls: p.querySelectorAll('button, input, select, textarea').length,
+            controls: [...p.querySelectorAll('button, input, select, textarea')].filter((e) => getComputedStyle(e).visibility !== 'hidden' && !e.closest('[inert]')).length,
           };
         }, words.toString());
         assertEqual(shown.words.title, it.title, `${p.address}: the place's title`);
@@ -90,6 +92,8 @@ export const tests = [
           words: new Function(`return (${words})`)()(document.querySelector('#course-app main')),
           headline: document.getElementById('verdict-headline').textContent,
           tab: document.title,
+          top: document.getElementById('view-title').getBoundingClientRect().top,
+          header: [...document.querySelectorAll('#course-app header h1, #course-app header .tagline, #course-app header nav a')].map((e) => `${e.textContent}${e.getAttribute('href') ?? ''}${e.getAttribute('aria-current') ?? ''}`),
           width: document.querySelector('canvas')?.getAttribute('width'),
         }), words.toString());
         assert(!live.preview && live.attr === null, `${p.address}: the live view took the preview's place`);
@@ -97,6 +101,9 @@ export const tests = [
         // introduction, the narration and the goal.
         assertEqual(JSON.stringify(shown.words), JSON.stringify(live.words), `${p.address}: the preview's words are the live place's`);
         assertEqual(shown.tab, live.tab, `${p.address}: the tab's title`);
+        assertEqual(JSON.stringify(shown.header), JSON.stringify(live.header), `${p.address}: the page's header`);
+        // What the reader is reading does not move when the live view takes over.
+        assertEqual(Math.round(shown.top), Math.round(live.top), `${p.address}: the title's place on the screen`);
         assert(shown.picture.startsWith(`${live.headline} Seed `), `${p.address}: the picture's run is the live run: "${shown.picture}" against "${live.headline}"`);
 
         // Laid out while hidden, the live view measured its timeline as it is shown: the same
