@@ -1,5 +1,6 @@
 // The site's offline copy. On the first visit it caches every file of the build (the bundles,
-// the workers started on demand, the lessons, the style sheet) and the folder of lessons served
+// the workers started on demand, the lessons, the style sheet; not the pictures a lesson's
+// place shows while its simulator loads, which a page drawn from here never needs) and the folder of lessons served
 // beside the site, so that a reload with the network off opens the same site: a workshop room
 // with bad Wi-Fi needs one good visit per browser.
 //
