@@ -218,7 +218,6 @@ export async function show(lessonId, placeId, at) {
   const main = el('main', 'lesson-page', text, stage);
   const preview = el('div', 'preview', header, main);
   preview.id = 'preview';
-  preview.setAttribute('aria-busy', 'true');
   const root = document.documentElement;
   // The reader's theme and presenter mode, as the live view sets them (web::display), so that
   // the page does not change its look when the live view takes over.

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { ROOT } from '../lib/cli.mjs';
+import { axe } from './a11y.mjs';
 
 /** A shipped lesson's compact form, as the page fetches it. */
 function lessonFile(id) {
@@ -82,6 +83,7 @@ export const tests = [
         if (p.words) assert(shown.words.narration.includes(p.words), `${p.address}: the narration: ${shown.words.narration}`);
         assert(shown.visible, `${p.address}: the preview is on screen`);
         assertEqual(shown.controls, 0, `${p.address}: no control before the simulator can answer`);
+        await axe({ page, note: (t) => ctx.note(t) }, `the preview of ${p.address}`);
 
         held.release();
         await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
