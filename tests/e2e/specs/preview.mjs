@@ -66,11 +66,12 @@ export const tests = [
           const t = (s) => root.querySelector(s)?.textContent.replace(/\s+/g, ' ').trim() ?? null;
           return { title: t('h2'), where: t('.where'), crumbs: t('.crumbs'), intro: t('.intro'), narration: t('.narration'), goal: t('.goal') };
         };
-        const shown = await page.evaluate((words) => {
+        // Read from each view by the same function (Playwright sends it to the page).
+        const shownWords = await page.$eval('#preview main', words);
+        const shown = await page.evaluate(() => {
           const p = document.getElementById('preview');
           const box = p.getBoundingClientRect();
           return {
-            words: new Function(`return (${words})`)()(p),
             picture: p.querySelector('svg desc').textContent,
             tab: document.title,
             top: p.querySelector('h2').getBoundingClientRect().top,
@@ -78,7 +79,8 @@ export const tests = [
             visible: getComputedStyle(p).display !== 'none' && box.height > 300,
             controls: [...p.querySelectorAll('button, input, select, textarea')].filter((e) => getComputedStyle(e).visibility !== 'hidden' && !e.closest('[inert]')).length,
           };
-        }, words.toString());
+        });
+        shown.words = shownWords;
         assertEqual(shown.words.title, it.title, `${p.address}: the place's title`);
         if (p.words) assert(shown.words.narration.includes(p.words), `${p.address}: the narration: ${shown.words.narration}`);
         assert(shown.visible, `${p.address}: the preview is on screen`);
@@ -88,16 +90,17 @@ export const tests = [
         held.release();
         await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
         await page.waitForSelector(`#view-title[data-place="${p.place}"]`, { timeout: 20000 });
-        const live = await page.evaluate((words) => ({
+        const liveWords = await page.$eval('#course-app main', words);
+        const live = await page.evaluate(() => ({
           preview: Boolean(document.getElementById('preview')),
           attr: document.documentElement.dataset.preview ?? null,
-          words: new Function(`return (${words})`)()(document.querySelector('#course-app main')),
           headline: document.getElementById('verdict-headline').textContent,
           tab: document.title,
           top: document.getElementById('view-title').getBoundingClientRect().top,
           header: [...document.querySelectorAll('#course-app header h1, #course-app header .tagline, #course-app header nav a')].map((e) => `${e.textContent}${e.getAttribute('href') ?? ''}${e.getAttribute('aria-current') ?? ''}`),
           width: document.querySelector('canvas')?.getAttribute('width'),
-        }), words.toString());
+        }));
+        live.words = liveWords;
         assert(!live.preview && live.attr === null, `${p.address}: the live view took the preview's place`);
         // The same words as the live place: title, where it is, the way back, the
         // introduction, the narration and the goal.
