@@ -198,7 +198,7 @@ function largestPicture(dist) {
   const dir = path.join(dist, 'course');
   if (!fs.existsSync(dir)) return undefined;
   const size = (f) => zlib.gzipSync(fs.readFileSync(path.join(dir, f)), { level: 9 }).length;
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.run.svg'));
+  const files = fs.readdirSync(dir).filter((f) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.run\.svg$/.test(f));
   files.sort((a, b) => size(b) - size(a));
   return files.length ? `course/${files[0]}` : undefined;
 }

@@ -122,7 +122,9 @@ const walk = (sub) => {
 // Steps' pictures (course/*.run.svg) stand in for a step while its simulator comes over the
 // network. The offline copy has the simulator at hand, so it does not keep them: a step opened
 // offline is drawn live at once.
-const offline = (f) => !f.endsWith('.run.svg');
+// A place's picture is course/LESSON.PLACE.run.svg; a step's sweep plot, course/LESSON.STEP.svg,
+// is kept even when the step's id is `run`.
+const offline = (f) => !/^course\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.run\.svg$/.test(f);
 walk('');
 files.sort();
 const version = crypto.createHash('sha256');

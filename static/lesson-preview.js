@@ -79,14 +79,22 @@ function blocks(list) {
 function block(b) {
   if (b === 'rule') return document.createElement('hr');
   if ('paragraph' in b) return el('p', '', ...inlines(b.paragraph));
-  if ('heading' in b) return el(`h${Math.min(6, Math.max(3, b.heading.level + 2))}`, '', ...inlines(b.heading.content));
+  if ('heading' in b) {
+    const n = Math.min(6, b.heading.level + 2);
+    return el(n >= 3 && n <= 5 ? `h${n}` : 'h6', '', ...inlines(b.heading.content));
+  }
   if ('list' in b) {
     const list = el(b.list.start == null ? 'ul' : 'ol', '', ...b.list.items.map((item) => el('li', '', ...blocks(item))));
     if (b.list.start != null) list.setAttribute('start', String(b.list.start));
     return list;
   }
   if ('quote' in b) return el('blockquote', '', ...blocks(b.quote));
-  if ('code' in b) return el('pre', '', el('code', '', b.code));
+  if ('code' in b) {
+    // Focusable, so that a long line can be scrolled from the keyboard.
+    const pre = el('pre', '', el('code', '', b.code));
+    pre.tabIndex = 0;
+    return pre;
+  }
   return document.createTextNode('');
 }
 
@@ -133,14 +141,15 @@ async function fetched(url, as, keep) {
 
 /**
  * Shows the place `placeId` (a step or an exercise; the first place when null) of the shipped
- * lesson `lessonId` while the simulator loads; `at` makes a file's address. Resolves to whether
- * it is shown.
+ * lesson `lessonId` while the simulator loads; `at` makes a file's address and `hash` is the
+ * address the loader read. Resolves to whether it is shown.
  */
-export async function show(lessonId, placeId, at) {
-  const hash = location.hash;
+export async function show(lessonId, placeId, at, hash) {
   // Offline, the simulator is at hand or nowhere, and the picture is not (the offline copy
   // keeps none).
   if (!navigator.onLine || replaced(lessonId)) return false;
+  // A place named by the address whose run is the learner's own needs no file to know it.
+  if (placeId != null && (resumes(lessonId, placeId, false) || resumes(lessonId, placeId, true))) return false;
   const [index, folder] = await Promise.all([
     fetched(at('./course/index.json'), 'json', 'course/index.json'),
     fetched(at('./lessons/index.json'), 'json').catch(() => ({ lessons: [] })),
@@ -155,8 +164,9 @@ export async function show(lessonId, placeId, at) {
   if (!place) return false;
   const it = place.exercise ? lesson.exercises[place.k] : lesson.steps[place.k];
   if (resumes(lessonId, it.id, place.exercise)) return false;
-  const svg = new DOMParser().parseFromString(await fetched(at(`./course/${lessonId}.${it.id}.run.svg`)), 'image/svg+xml').documentElement;
-  if (svg.nodeName !== 'svg') return false;
+  const doc = new DOMParser().parseFromString(await fetched(at(`./course/${lessonId}.${it.id}.run.svg`)), 'image/svg+xml');
+  const svg = doc.documentElement;
+  if (svg.nodeName !== 'svg' || doc.getElementsByTagName('parsererror').length > 0) return false;
   // The address may have changed while the files came: the live view shows that one.
   if (location.hash !== hash) return false;
 
@@ -232,7 +242,10 @@ export async function show(lessonId, placeId, at) {
   // The live view takes the preview's place once it draws a view of its own; another address
   // drops it at once.
   const done = () => {
+    // A reader on one of the preview's links goes on from the live place's title.
+    const focused = preview.contains(document.activeElement);
     preview.remove();
+    if (focused) document.getElementById('view-title')?.focus();
     delete root.dataset.preview;
     watch.disconnect();
     removeEventListener('hashchange', done);

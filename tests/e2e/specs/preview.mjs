@@ -64,7 +64,10 @@ export const tests = [
         for (const f of [`${p.lesson}.json`, `${p.lesson}.${p.place}.run.svg`]) assert(before.includes(f), `${p.address}: ${f} in ${before.join(' ')}`);
         const words = (root) => {
           const t = (s) => root.querySelector(s)?.textContent.replace(/\s+/g, ' ').trim() ?? null;
-          return { title: t('h2'), where: t('.where'), crumbs: t('.crumbs'), intro: t('.intro'), narration: t('.narration'), goal: t('.goal') };
+          return {
+            title: t('h2'), where: t('.where'), crumbs: t('.crumbs'), intro: t('.intro'), assumptions: t('.assumptions'),
+            narration: t('.narration'), prediction: t('.predict > p'), goal: t('.goal'),
+          };
         };
         // Read from each view by the same function (Playwright sends it to the page).
         const shownWords = await page.$eval('#preview main', words);
@@ -126,8 +129,8 @@ export const tests = [
     },
   },
   {
-    // Each case: the page asks for the bundle with no picture on it, and the live view draws
-    // the place.
+    // Each case: no picture is ever put on the page, and the live view draws the place. The
+    // first case, with nothing stored, is the control: the same address has its picture.
     name: 'preview::no_picture_where_the_live_step_would_show_another_run_or_no_step',
     serviceWorkers: 'block',
     async run(ctx) {
@@ -138,6 +141,7 @@ export const tests = [
       copy.steps[0].title = 'Cut apart, as opened';
       const opened = JSON.stringify({ files: [{ id: 'regions', text: 'the lesson file as opened', lesson: copy }] });
       const cases = [
+        { why: 'nothing stored (the control)', address: '#/lessons/regions/partition', place: 'partition', shown: true },
         { why: 'an exercise the learner changed (their own run)', address: '#/lessons/fencing/two-sources-one-table', place: 'two-sources-one-table', store: ['lockstep.progress.v1', changed] },
         { why: 'a step whose goal the learner met (their own run)', address: '#/lessons/regions/partition', place: 'partition', store: ['lockstep.progress.v1', progress] },
         { why: 'a place the lesson does not have', address: '#/lessons/regions/nowhere', selector: '#main' },
@@ -146,6 +150,12 @@ export const tests = [
       ];
       for (const c of cases) {
         const context = await ctx.context.browser().newContext({ serviceWorkers: 'block' });
+        // Whether a preview was ever put on the page, however briefly.
+        await context.addInitScript(() => {
+          new MutationObserver(() => {
+            if (document.getElementById('preview')) document.documentElement.dataset.sawPreview = 'true';
+          }).observe(document, { childList: true, subtree: true });
+        });
         const page = await context.newPage();
         const errors = [];
         page.on('pageerror', (e) => errors.push(e.message));
@@ -158,14 +168,45 @@ export const tests = [
         }
         const held = await holdBundle(page);
         await page.goto(`${ctx.baseURL}${c.address}`, { waitUntil: 'domcontentloaded' });
-        assertEqual(await held.seen, false, `${c.why}: no picture`);
+        assertEqual(await held.seen, Boolean(c.shown), `${c.why}: ${c.shown ? 'the picture' : 'no picture'} when the bundle is asked for`);
         held.release();
         await page.waitForSelector(c.selector ?? `#view-title[data-place="${c.place}"]`, { timeout: 20000 });
+        await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+        assertEqual(await page.evaluate(() => document.documentElement.dataset.sawPreview ?? null), c.shown ? 'true' : null, `${c.why}: ${c.shown ? 'a preview' : 'never a preview'}`);
         assertEqual(await page.evaluate(() => document.documentElement.dataset.preview ?? null), null, `${c.why}: nothing left of a preview`);
         if (c.title) assertEqual(await page.textContent('#view-title'), c.title, `${c.why}: the live place is the learner's copy`);
         assertEqual(errors.join('; '), '', `${c.why}: no page error`);
         await context.close();
       }
+    },
+  },
+  {
+    // The reader moves to another place while the preview's script is still coming: no
+    // preview of the place they left, and the live view draws the one they went to.
+    name: 'preview::an_address_changed_while_the_preview_loads_shows_no_stale_place',
+    serviceWorkers: 'block',
+    async run(ctx) {
+      await ctx.page.addInitScript(() => {
+        new MutationObserver(() => {
+          if (document.getElementById('preview')) document.documentElement.dataset.sawPreview = 'true';
+        }).observe(document, { childList: true, subtree: true });
+      });
+      let release;
+      const gate = new Promise((r) => (release = r));
+      let asked;
+      const requested = new Promise((r) => (asked = r));
+      await ctx.page.route('**/lesson-preview.js', async (route) => {
+        asked();
+        await gate;
+        await route.continue();
+      });
+      await ctx.page.goto(`${ctx.baseURL}#/lessons/fencing/stale-write`, { waitUntil: 'domcontentloaded' });
+      await requested;
+      await ctx.page.evaluate(() => { location.hash = '#/lessons/fencing/every-access'; });
+      release();
+      await ctx.page.waitForSelector('#view-title[data-place="every-access"]', { timeout: 20000 });
+      await ctx.waitReady();
+      assertEqual(await ctx.page.evaluate(() => document.documentElement.dataset.sawPreview ?? null), null, 'no preview of the place left behind');
     },
   },
   {
