@@ -183,30 +183,25 @@ function demangle(name) {
     .replaceAll('..', '::');
 }
 
-/** The largest lesson's file in `dist/course` (gzip -9), by its path in `dist`. */
-function largestLesson(dist) {
+/** The largest file of `dist/course` whose name passes `test` (gzip -9), by its path in `dist`. */
+function largestOf(dist, test) {
   const dir = path.join(dist, 'course');
   if (!fs.existsSync(dir)) return undefined;
   const size = (f) => zlib.gzipSync(fs.readFileSync(path.join(dir, f)), { level: 9 }).length;
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'index.json');
+  const files = fs.readdirSync(dir).filter(test);
   files.sort((a, b) => size(b) - size(a));
   return files.length ? `course/${files[0]}` : undefined;
 }
 
-/** The largest picture of a lesson's place in `dist/course` (gzip -9), by its path in `dist`. */
-function largestPicture(dist) {
-  const dir = path.join(dist, 'course');
-  if (!fs.existsSync(dir)) return undefined;
-  const size = (f) => zlib.gzipSync(fs.readFileSync(path.join(dir, f)), { level: 9 }).length;
-  const files = fs.readdirSync(dir).filter((f) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.run\.svg$/.test(f));
-  files.sort((a, b) => size(b) - size(a));
-  return files.length ? `course/${files[0]}` : undefined;
-}
+/** A lesson's file (not the index). */
+const LESSON_FILE = (f) => f.endsWith('.json') && f !== 'index.json';
+/** A place's picture, LESSON.PLACE.run.svg (not a step's sweep plot, LESSON.STEP.svg). */
+const PICTURE_FILE = (f) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.run\.svg$/.test(f);
 
 /** gzip -9 sizes of a view's first-load files in `dist`. */
 function firstLoad(dist, files) {
   const loader = fs.readdirSync(dist).find((f) => /^loader-[0-9a-f]+\.js$/.test(f));
-  const named = { loader, lesson: largestLesson(dist), picture: largestPicture(dist) };
+  const named = { loader, lesson: largestOf(dist, LESSON_FILE), picture: largestOf(dist, PICTURE_FILE) };
   let gz = 0;
   const parts = [];
   const missing = [];

@@ -38,6 +38,20 @@ async function liveStep(ctx, place) {
   await ctx.frames(2);
 }
 
+/** Marks, from a page's first script on, whether a preview was ever put on it, however briefly. */
+function watchPreview(target) {
+  return target.addInitScript(() => {
+    new MutationObserver(() => {
+      if (document.getElementById('preview')) document.documentElement.dataset.sawPreview = 'true';
+    }).observe(document, { childList: true, subtree: true });
+  });
+}
+
+/** 'true' if a page watched by watchPreview ever had a preview, else null. */
+function sawPreview(page) {
+  return page.evaluate(() => document.documentElement.dataset.sawPreview ?? null);
+}
+
 export const tests = [
   {
     // A step, the lesson's address alone (its first step, with the lesson's introduction) and
@@ -150,12 +164,7 @@ export const tests = [
       ];
       for (const c of cases) {
         const context = await ctx.context.browser().newContext({ serviceWorkers: 'block' });
-        // Whether a preview was ever put on the page, however briefly.
-        await context.addInitScript(() => {
-          new MutationObserver(() => {
-            if (document.getElementById('preview')) document.documentElement.dataset.sawPreview = 'true';
-          }).observe(document, { childList: true, subtree: true });
-        });
+        await watchPreview(context);
         const page = await context.newPage();
         const errors = [];
         page.on('pageerror', (e) => errors.push(e.message));
@@ -172,7 +181,7 @@ export const tests = [
         held.release();
         await page.waitForSelector(c.selector ?? `#view-title[data-place="${c.place}"]`, { timeout: 20000 });
         await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
-        assertEqual(await page.evaluate(() => document.documentElement.dataset.sawPreview ?? null), c.shown ? 'true' : null, `${c.why}: ${c.shown ? 'a preview' : 'never a preview'}`);
+        assertEqual(await sawPreview(page), c.shown ? 'true' : null, `${c.why}: ${c.shown ? 'a preview' : 'never a preview'}`);
         assertEqual(await page.evaluate(() => document.documentElement.dataset.preview ?? null), null, `${c.why}: nothing left of a preview`);
         if (c.title) assertEqual(await page.textContent('#view-title'), c.title, `${c.why}: the live place is the learner's copy`);
         assertEqual(errors.join('; '), '', `${c.why}: no page error`);
@@ -186,11 +195,7 @@ export const tests = [
     name: 'preview::an_address_changed_while_the_preview_loads_shows_no_stale_place',
     serviceWorkers: 'block',
     async run(ctx) {
-      await ctx.page.addInitScript(() => {
-        new MutationObserver(() => {
-          if (document.getElementById('preview')) document.documentElement.dataset.sawPreview = 'true';
-        }).observe(document, { childList: true, subtree: true });
-      });
+      await watchPreview(ctx.page);
       let release;
       const gate = new Promise((r) => (release = r));
       let asked;
@@ -206,7 +211,7 @@ export const tests = [
       release();
       await ctx.page.waitForSelector('#view-title[data-place="every-access"]', { timeout: 20000 });
       await ctx.waitReady();
-      assertEqual(await ctx.page.evaluate(() => document.documentElement.dataset.sawPreview ?? null), null, 'no preview of the place left behind');
+      assertEqual(await sawPreview(ctx.page), null, 'no preview of the place left behind');
     },
   },
   {
@@ -228,12 +233,7 @@ export const tests = [
       });
       assert(kept.some((n) => n.endsWith('/course/regions.json')), 'the lessons are kept');
       assert(!kept.some((n) => n.endsWith('.run.svg')), 'no picture is kept');
-      // Whether a preview was ever put on the page, from its first script on.
-      await ctx.page.addInitScript(() => {
-        new MutationObserver(() => {
-          if (document.getElementById('preview')) document.documentElement.dataset.sawPreview = 'true';
-        }).observe(document, { childList: true, subtree: true });
-      });
+      await watchPreview(ctx.page);
       for (const offline of [false, true]) {
         await ctx.context.setOffline(offline);
         try {
@@ -241,7 +241,7 @@ export const tests = [
           await ctx.reload();
           await liveStep(ctx, 'two-services');
           assert(await ctx.page.evaluate(() => Boolean(navigator.serviceWorker.controller)), 'the page is drawn from the offline copy');
-          assertEqual(await ctx.page.evaluate(() => document.documentElement.dataset.sawPreview ?? null), null, `no preview (${offline ? 'offline' : 'online'})`);
+          assertEqual(await sawPreview(ctx.page), null, `no preview (${offline ? 'offline' : 'online'})`);
         } finally {
           await ctx.context.setOffline(false);
         }
