@@ -98,10 +98,15 @@ function block(b) {
   return document.createTextNode('');
 }
 
-/** A short text with its Markdown shown, as the lesson's file rendered it. */
+/** A short text with its Markdown shown, as the lesson's file rendered it (lesson::narration::shown). */
 function rich(lesson, text) {
   const found = (lesson.rich || []).find(([t]) => t === text);
   return found ? inlines(found[1]) : [document.createTextNode(text)];
+}
+
+/** The same text as plain words, its code bare, for a place that holds no markup (lesson::narration::plain). */
+function plain(lesson, text) {
+  return rich(lesson, text).map((n) => n.textContent).join('');
 }
 
 /** The words of where a place is, as the live view says them (ui::course::place_words). */
@@ -164,22 +169,28 @@ export async function show(lessonId, placeId, at, hash) {
   if (!place) return false;
   const it = place.exercise ? lesson.exercises[place.k] : lesson.steps[place.k];
   if (resumes(lessonId, it.id, place.exercise)) return false;
-  const doc = new DOMParser().parseFromString(await fetched(at(`./course/${lessonId}.${it.id}.run.svg`)), 'image/svg+xml');
-  const svg = doc.documentElement;
-  if (svg.nodeName !== 'svg' || doc.getElementsByTagName('parsererror').length > 0) return false;
+  // A step that asks a prediction has no picture: its run is the answer, shown once the
+  // learner has committed (ui::course::place_pictures).
+  const asks = !place.exercise && Boolean(it.prediction);
+  let svg = null;
+  if (!asks) {
+    const doc = new DOMParser().parseFromString(await fetched(at(`./course/${lessonId}.${it.id}.run.svg`)), 'image/svg+xml');
+    svg = doc.documentElement;
+    if (svg.nodeName !== 'svg' || doc.getElementsByTagName('parsererror').length > 0) return false;
+  }
   // The address may have changed while the files came: the live view shows that one.
   if (location.hash !== hash) return false;
 
-  const link = (href, words) => {
-    const a = el('a', '', words);
+  const link = (href, ...words) => {
+    const a = el('a', '', ...words);
     a.href = href;
     return a;
   };
   const text = el('section', 'lesson-text');
   text.append(
-    el('p', 'crumbs', link('#/lessons', 'Lessons'), ' \u203a ', link(`#/lessons/${lesson.id}`, lesson.title)),
+    el('p', 'crumbs', link('#/lessons', 'Lessons'), ' \u203a ', link(`#/lessons/${lesson.id}`, ...rich(lesson, lesson.title))),
     el('p', 'where', where(lesson, place)),
-    el('h2', '', it.title),
+    el('h2', '', ...rich(lesson, it.title)),
   );
   const narration = el('div', 'preview-narration');
   const first = place.k === 0 && (!place.exercise || lesson.steps.length === 0);
@@ -201,12 +212,18 @@ export async function show(lessonId, placeId, at, hash) {
   }
   text.append(narration);
 
-  const picture = document.importNode(svg, true);
-  picture.removeAttribute('width');
-  picture.removeAttribute('height');
-  picture.setAttribute('class', 'preview-picture');
-  const stage = el('section', 'stage lesson-run', picture,
-    el('p', 'hint', 'The run as the course drew it. Its controls, playback and details come with the simulator.'));
+  let stage;
+  if (svg) {
+    const picture = document.importNode(svg, true);
+    picture.removeAttribute('width');
+    picture.removeAttribute('height');
+    picture.setAttribute('class', 'preview-picture');
+    stage = el('section', 'stage lesson-run', picture,
+      el('p', 'hint', 'The run as the course drew it. Its controls, playback and details come with the simulator.'));
+  } else {
+    stage = el('section', 'stage lesson-run',
+      el('p', 'hint watched', 'The run plays once you have answered the question beside it.'));
+  }
   stage.setAttribute('aria-label', 'The run');
 
   // The page's header as the live view draws it (web::header), so that nothing moves when the
@@ -236,7 +253,7 @@ export async function show(lessonId, placeId, at, hash) {
   if (look.includes('presenter')) root.dataset.presenter = 'true';
   root.dataset.preview = 'shown';
   // The tab's title as the live place sets it.
-  document.title = `${it.title} \u00b7 ${lesson.title} \u00b7 Lockstep`;
+  document.title = `${plain(lesson, it.title)} \u00b7 ${plain(lesson, lesson.title)} \u00b7 Lockstep`;
   document.body.append(preview);
 
   // The live view takes the preview's place once it draws a view of its own; another address

@@ -82,6 +82,8 @@ pub struct LessonOps {
     pub open: fn(Arc<Course>, usize, Place) -> App,
     pub follow_run: fn(&mut LessonRun, &Scenario, &Outcome),
     pub check: fn(&mut LessonRun, &Scenario),
+    /// Judges a committed prediction once its run has played: see [`LessonRun::reveal`].
+    pub reveal: fn(&mut LessonRun, &Scenario, &Outcome),
     /// Every lesson action ([`App::reduce`] hands them here), so that the embed's and the
     /// sandbox's bundles, which never make a course, link none of the lesson reducer.
     pub reduce: fn(&App, LessonAction) -> App,
@@ -97,6 +99,7 @@ static OPS: LessonOps = LessonOps {
     open: App::at_lesson,
     follow_run: LessonRun::follow_run,
     check: LessonRun::check,
+    reveal: LessonRun::reveal,
     reduce: App::do_lesson_action,
 };
 
@@ -291,8 +294,12 @@ impl Progress {
                 run.edits.iter().map(|e| e.to_string()).collect(),
             );
         }
-        if let (Some(k), true) = (run.predicted, run.revealed) {
-            entry.predictions.insert(id.clone(), run.right.contains(&k));
+        // A prediction counts once, as it was first judged: trying the step again later does
+        // not change what the learner predicted then.
+        if let Some(right) = run.judged.as_ref().and_then(|j| j.right) {
+            if !entry.predictions.contains_key(&id) {
+                entry.predictions.insert(id.clone(), right);
+            }
         }
         if let Place::Exercise(_) = run.place {
             if run.edits.is_empty() {
@@ -411,6 +418,15 @@ impl Progress {
     }
 }
 
+/// A prediction judged on the run it was made on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judged {
+    /// Whether the learner's choice was right (none: they chose to see the run instead).
+    pub right: Option<bool>,
+    /// What the page says: the choice, what the run showed, and why.
+    pub text: String,
+}
+
 /// The result of the learner's last Check in an exercise.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attempt {
@@ -449,11 +465,17 @@ pub struct LessonRun {
     pub attempt: Option<Attempt>,
     /// The choice the learner committed to for the step's prediction.
     pub predicted: Option<usize>,
-    /// Set once the playhead reached the end of the run after the learner predicted: the
-    /// answer is then shown, judged from the run.
+    /// Set when the learner chose to see the run without predicting ("Just show me").
+    pub skipped: bool,
+    /// Set once the playhead reached the end of the run after the learner predicted (or chose
+    /// to see it): the answer is then shown, judged from the run.
     pub revealed: bool,
-    /// The prediction's choices whose claims hold of the run shown.
+    /// The prediction's choices whose claims hold of the run shown; frozen once revealed.
     pub right: Vec<usize>,
+    /// What the page says of the prediction, made once, on the run the learner predicted and
+    /// watched: a change the learner makes afterwards (a "your turn" step) does not judge it
+    /// again.
+    pub judged: Option<Judged>,
     /// The learner's name, which completion codes carry (typed once; kept from place to place).
     pub name: String,
 }
@@ -547,7 +569,7 @@ impl LessonRun {
             let highlighted = highlighted_events(&step.highlight, &outcome.world, &outcome.events);
             let (gate, gate_text) = match &step.gate {
                 None => (None, String::new()),
-                Some(g) => gate_reading(g, scenario, &outcome.verdict),
+                Some(g) => gate_reading(g, scenario, &outcome.verdict, &self.texts().rich),
             };
             let right = step
                 .prediction
@@ -558,7 +580,9 @@ impl LessonRun {
             self.highlighted = Rc::new(highlighted);
             self.gate = gate;
             self.gate_text = gate_text;
-            self.right = right;
+            if !self.revealed {
+                self.right = right;
+            }
         }
         self.attempt = None;
     }
@@ -587,7 +611,7 @@ impl LessonRun {
                         .find(|c| c.text == f.claim)
                         .map_or_else(|| f.claim.clone(), |c| c.words());
                     format!(
-                        "Not yet: with seed {}, the goal needs {needs}, but the run shows {}.",
+                        "Not yet: with seed {}, the goal needs that {needs}, but {}.",
                         f.seed, f.actual
                     )
                 }
@@ -619,45 +643,111 @@ impl LessonRun {
             .then(|| e.completion_code(&self.name, &self.lesson().id, &edits))
     }
 
-    /// What the page says of the learner's prediction once the run has played: whether the
-    /// run shows the chosen answer, what it shows, and why.
-    pub fn prediction_text(&self, scenario: &Scenario, outcome: &Outcome) -> Option<String> {
-        let p = self.step()?.prediction.as_ref()?;
-        let k = self.predicted?;
-        let chosen = p.choices.get(k)?;
-        if !self.revealed {
-            return Some(format!(
-                "You said: {}. Play the run to its end to see whether it does.",
-                chosen.text
-            ));
+    /// Whether the step asks a prediction the learner has neither made nor skipped: until
+    /// then nothing of the run is shown and the playhead stays at the start.
+    pub fn awaiting_answer(&self) -> bool {
+        self.step().is_some_and(|s| s.prediction.is_some()) && !self.committed()
+    }
+
+    /// Whether the learner predicted or chose to see the run.
+    pub fn committed(&self) -> bool {
+        self.predicted.is_some() || self.skipped
+    }
+
+    /// Whether what would answer the step's prediction is kept from the page: until the run
+    /// has played to its end after the learner committed, only the run up to the playhead is
+    /// shown (nothing of it before the commit), and no verdict, figure, finding, plot or
+    /// feedback.
+    pub fn hides_run(&self) -> bool {
+        self.step().is_some_and(|s| s.prediction.is_some()) && !self.revealed
+    }
+
+    /// How far into the run the page may show it at playhead `t`: none when it shows it all.
+    pub fn shown_until(&self, t: Micros) -> Option<Micros> {
+        if !self.hides_run() {
+            None
+        } else if self.committed() {
+            Some(t)
+        } else {
+            Some(0)
         }
-        let shows = chosen.claim.check(scenario, &outcome.verdict).actual;
-        let verdict = if self.right.contains(&k) {
-            format!(
-                "Right: you said {}, and the run shows {shows}.",
-                chosen.text
-            )
-        } else {
-            let answer: Vec<&str> = self
-                .right
-                .iter()
-                .filter_map(|&r| p.choices.get(r).map(|c| c.text.as_str()))
-                .collect();
-            format!(
-                "Not this time: you said {}, but the run shows {shows}{}.",
-                chosen.text,
-                if answer.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (the answer: {})", answer.join(" / "))
-                }
-            )
+    }
+
+    /// Judges the committed prediction on the run that has just played, once: the answer
+    /// stays as it was judged whatever the learner changes afterwards.
+    pub fn reveal(&mut self, scenario: &Scenario, outcome: &Outcome) {
+        if self.revealed || !self.committed() {
+            return;
+        }
+        self.revealed = true;
+        let Some(p) = self.step().and_then(|s| s.prediction.as_ref()) else {
+            return;
         };
-        Some(if p.why.is_empty() {
-            verdict
+        let right = p.right(scenario, &outcome.verdict);
+        let answer: Vec<String> = right
+            .iter()
+            .filter_map(|&r| p.choices.get(r).map(|c| plain(&c.text)))
+            .collect();
+        let why = if p.why.is_empty() {
+            String::new()
         } else {
-            format!("{verdict} {}", p.why)
-        })
+            format!(" {}", plain(&p.why))
+        };
+        let judged = match self
+            .predicted
+            .and_then(|k| p.choices.get(k).map(|c| (k, c)))
+        {
+            Some((k, chosen)) => {
+                let shows = chosen.claim.check(scenario, &outcome.verdict).actual;
+                let said = plain(&chosen.text);
+                if right.contains(&k) {
+                    Judged {
+                        right: Some(true),
+                        text: format!("Right: you said {said}, and the run shows {shows}.{why}"),
+                    }
+                } else {
+                    Judged {
+                        right: Some(false),
+                        text: format!(
+                            "Not this time: you said {said}, but the run shows {shows}{}.{why}",
+                            if answer.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (the answer: {})", answer.join(" / "))
+                            }
+                        ),
+                    }
+                }
+            }
+            None => Judged {
+                right: None,
+                text: format!(
+                    "You watched without predicting. The answer: {}.{why}",
+                    answer.join(" / ")
+                ),
+            },
+        };
+        self.right = right;
+        self.judged = Some(judged);
+    }
+
+    /// What the page says of the learner's prediction: what they chose while the run plays,
+    /// and once it has played, the judgement made then.
+    pub fn prediction_text(&self) -> Option<String> {
+        let p = self.step()?.prediction.as_ref()?;
+        if let Some(j) = &self.judged {
+            return Some(j.text.clone());
+        }
+        match self.predicted.and_then(|k| p.choices.get(k)) {
+            Some(chosen) => Some(format!(
+                "You said: {}. Watch the run play to its end to see whether it does.",
+                plain(&chosen.text)
+            )),
+            None if self.skipped => {
+                Some("Watch the run play to its end: the answer follows.".to_string())
+            }
+            None => None,
+        }
     }
 
     /// The label of the next hint to reveal, e.g. "Hint 2 of 4", if any is left.
@@ -668,30 +758,34 @@ impl LessonRun {
 
 /// Whether a run meets a gate, and what to say: "Done: " and the message for the way it was
 /// met, or "Not yet: " and each condition the run does not show, with what it shows instead.
+/// The lesson's words in it are plain (`rich`: the lesson's rendered texts), since the sentence
+/// is shown as text.
 fn gate_reading(
     g: &crate::lesson::Gate,
     scenario: &Scenario,
     verdict: &crate::monitor::Verdict,
+    rich: &crate::lesson::narration::Rich,
 ) -> (Option<bool>, String) {
     let failed: Vec<String> = g
         .when
         .iter()
         .filter_map(|c| {
             let r = c.check(scenario, verdict);
-            (!r.holds).then(|| format!("{} (the run shows {})", c.words(), r.actual))
+            (!r.holds).then(|| format!("that {} (here, {})", c.words(), r.actual))
         })
         .collect();
+    let plain = |text: &str| crate::lesson::narration::plain(rich, text);
     if failed.is_empty() {
         (
             Some(true),
-            format!("Done: {}", g.message(scenario, verdict)),
+            format!("Done: {}", plain(g.message(scenario, verdict))),
         )
     } else if let Some(m) = g.misconception(scenario).map(|k| &g.misconceptions[k]) {
         (
             Some(false),
             format!(
                 "Not yet: {} (This needs {}.)",
-                m.hint,
+                plain(&m.hint),
                 failed.join("; and ")
             ),
         )
@@ -724,6 +818,8 @@ pub enum LessonAction {
     Restart,
     /// Commits to a choice of the step's prediction; the run plays from the start.
     Predict(usize),
+    /// Plays the run without a prediction ("Just show me"); it is not counted as one.
+    ShowMe,
     /// The learner's name, for completion codes: a code already made is made again with it.
     Name(String),
 }
@@ -741,7 +837,9 @@ impl App {
             gate_text: String::new(),
             edits: Vec::new(),
             predicted: None,
+            skipped: false,
             revealed: false,
+            judged: None,
             name: String::new(),
             right: Vec::new(),
             hints: 0,
@@ -766,6 +864,11 @@ impl App {
     }
 }
 
+/// Whether a place is a step that asks the learner to predict its run.
+pub fn asks_prediction(l: &Lesson, place: Place) -> bool {
+    matches!(place, Place::Step(k) if l.steps.get(k).is_some_and(|s| s.prediction.is_some()))
+}
+
 /// The file name of a place's picture beside the course's files: see [`place_pictures`].
 pub fn place_picture_name(lesson: &str, place: &str) -> String {
     format!("{lesson}.{place}.run.svg")
@@ -776,10 +879,15 @@ pub fn place_picture_name(lesson: &str, place: &str) -> String {
 /// the legend below. The page shows a place's picture, beside its narration, while the place's
 /// simulator loads (`static/lesson-preview.js`), so what a reader sees first is the run the
 /// simulator then shows. The pictures carry no scenario text, which the lesson's file holds.
+/// A step that asks a prediction has none: its run is the answer, and the page shows none of
+/// it before the learner commits (see [`LessonRun::hides_run`]).
 pub fn place_pictures(course: &Arc<Course>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (index, cl) in course.lessons.iter().enumerate() {
         for place in places(&cl.lesson) {
+            if asks_prediction(&cl.lesson, place) {
+                continue;
+            }
             let app = App::at_lesson(Arc::clone(course), index, place);
             let svg = super::svg::timeline_svg(&app.scenario.name, &app.outcome, "", None);
             out.push((
@@ -1036,13 +1144,14 @@ impl OpenedFile {
         crate::lesson::wire::from_wire(w)
     }
 
-    /// The lesson's title, for saying it was opened.
+    /// The lesson's title, for saying it was opened (as words: the sentence is text).
     pub fn title(&self) -> String {
-        self.lesson
-            .get("title")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or(&self.id)
-            .to_string()
+        plain(
+            self.lesson
+                .get("title")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or(&self.id),
+        )
     }
 }
 
@@ -1353,7 +1462,7 @@ impl Shelf {
                 let (loaded, file) = *checked;
                 next.open_status = OpenStatus::Opened {
                     id: loaded.lesson.id.clone(),
-                    title: loaded.lesson.title.clone(),
+                    title: crate::lesson::narration::plain(&loaded.rich, &loaded.lesson.title),
                 };
                 next.opened = next.opened.with(file);
                 return next.with_course();
@@ -1378,4 +1487,13 @@ impl Shelf {
         }
         next
     }
+}
+
+/// A short Markdown text (a choice, a title) as plain words: code spans and emphasis lose
+/// their marks, since the sentence it goes into is shown as text.
+pub fn plain(markdown: &str) -> String {
+    markdown
+        .chars()
+        .filter(|c| !matches!(c, '`' | '*'))
+        .collect::<String>()
 }

@@ -1019,6 +1019,9 @@ impl App {
                 | Action::OpenRecording(_)
                 | Action::Show { .. }
         );
+        if self.waits_for_answer(&action) {
+            return self.clone();
+        }
         let mut next = self.reduce_inner(action);
         if changes_scenario {
             next.linked = false;
@@ -1037,15 +1040,37 @@ impl App {
                 next.lesson = Some(Rc::new(run));
             }
         }
-        // A prediction is answered once the playhead reaches the run's end.
+        // A prediction is answered once the playhead reaches the run's end, and judged then,
+        // on that run.
         if let Some(run) = &next.lesson {
-            if run.predicted.is_some() && !run.revealed && next.time >= next.outcome.end {
+            if run.committed() && !run.revealed && next.time >= next.outcome.end {
                 let mut run = (**run).clone();
-                run.revealed = true;
+                (run.course.ops.reveal)(&mut run, &next.scenario, &next.outcome);
                 next.lesson = Some(Rc::new(run));
             }
         }
         next
+    }
+
+    /// Whether an action would show part of the run, or change it, while a lesson step still
+    /// waits for the learner's prediction: the question comes first, so the playhead stays at
+    /// the start and the controls wait.
+    fn waits_for_answer(&self, action: &Action) -> bool {
+        self.lesson.as_ref().is_some_and(|r| r.awaiting_answer())
+            && matches!(
+                action,
+                Action::StepForward
+                    | Action::ToEnd
+                    | Action::Seek(_)
+                    | Action::Cursor(_)
+                    | Action::Jump(_)
+                    | Action::PlayPause
+                    | Action::Tick(_)
+                    | Action::Select(_)
+                    | Action::Pin { .. }
+                    | Action::Compare(_)
+                    | Action::Toggle(_)
+            )
     }
 
     fn reduce_inner(&self, action: Action) -> App {
@@ -1558,10 +1583,17 @@ impl App {
                     .step()
                     .and_then(|s| s.prediction.as_ref())
                     .map_or(0, |p| p.choices.len());
-                if k < choices {
+                // A prediction is made once: the choices are gone once one is taken.
+                if k < choices && !run.committed() {
                     run.predicted = Some(k);
-                    run.revealed = false;
                     // The answer is the run: it plays from the start.
+                    next.seek(0);
+                    next.playing = true;
+                }
+            }
+            LessonAction::ShowMe => {
+                if run.awaiting_answer() {
+                    run.skipped = true;
                     next.seek(0);
                     next.playing = true;
                 }

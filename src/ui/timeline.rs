@@ -1118,6 +1118,76 @@ impl Layout {
             .collect()
     }
 
+    /// The layout of the run as far as it has happened at `t`: what a learner may see while a
+    /// prediction about the run is still open. Spans that go on past `t` end at `t`; marks,
+    /// links, overlaps and notes after it are left out, and so is a note that lasts past `t`
+    /// (its words tell how long it lasted). The lanes and the run's length stay, so the
+    /// picture does not move when the rest arrives.
+    pub fn until(&self, t: Micros) -> Layout {
+        let lanes = self
+            .lanes
+            .iter()
+            .map(|l| Lane {
+                kind: l.kind,
+                label: l.label.clone(),
+                spans: l
+                    .spans
+                    .iter()
+                    .filter(|s| s.from <= t)
+                    .map(|s| Span {
+                        to: s.to.min(t),
+                        ..s.clone()
+                    })
+                    .collect(),
+                marks: l.marks.iter().filter(|m| m.at <= t).copied().collect(),
+            })
+            .collect();
+        let overlaps: Vec<Overlap> = self
+            .overlaps
+            .iter()
+            .filter(|o| o.from <= t)
+            .map(|o| Overlap {
+                to: o.to.min(t),
+                ..o.clone()
+            })
+            .collect();
+        let merged: Vec<MergedOverlaps> = self
+            .merged
+            .iter()
+            .filter(|m| m.from <= t)
+            .map(|m| MergedOverlaps {
+                to: m.to.min(t),
+                ..m.clone()
+            })
+            .collect();
+        // Every overlap is in detail unless the run has more than the layout details; then the
+        // bands begun by `t` are counted whole, the nearest figure the layout still has.
+        let overlap_count = if self.overlap_count as usize == self.overlaps.len() {
+            overlaps.len() as u64
+        } else {
+            merged.iter().map(|m| m.count).sum()
+        };
+        let links: Vec<Link> = self.links.iter().filter(|l| l.to <= t).copied().collect();
+        let mut keys: Vec<u64> = links
+            .iter()
+            .enumerate()
+            .map(|(k, l)| ((l.cause as u64) << 32) | k as u64)
+            .collect();
+        crate::sort::sort(&mut keys);
+        Layout {
+            end: self.end,
+            lanes,
+            overlaps,
+            overlap_count,
+            merged,
+            index: self.index,
+            services: self.services.clone(),
+            links,
+            links_by_cause: keys.iter().map(|k| *k as u32).collect(),
+            notes: self.notes.iter().filter(|n| n.to <= t).cloned().collect(),
+        }
+    }
+
     /// The notes that touch a window, in time order.
     pub fn notes_in(&self, w: Window) -> impl Iterator<Item = (usize, &Note)> + '_ {
         self.notes

@@ -18,6 +18,7 @@ use crate::ui::course::{place_id, places, seeds_words, Origin, Place, Progress};
 use crate::ui::route::Route;
 use crate::ui::timeline::LaneKind;
 use crate::ui::{self, Action, Outcome};
+use crate::world::Micros;
 
 pub use crate::ui::course::{Folder, Lessons as CourseState, OpenStatus};
 
@@ -55,12 +56,10 @@ fn block(b: &Block) -> Html {
 }
 
 /// A short text of a lesson with its Markdown shown (code, emphasis, links), when the lessons
-/// file rendered it ([`crate::lesson::wire::WireLesson::rich`]); otherwise the text itself.
-pub(super) fn rich(map: &crate::sorted::SortedMap<String, Vec<Inline>>, text: &str) -> Html {
-    match map.get(text) {
-        Some(items) => inlines(items),
-        None => html! { { text.to_string() } },
-    }
+/// file rendered it ([`crate::lesson::wire::WireLesson::rich`]); otherwise the text itself:
+/// [`crate::lesson::narration::shown`], whose words the native tests read.
+pub(super) fn rich(map: &crate::lesson::narration::Rich, text: &str) -> Html {
+    inlines(&crate::lesson::narration::shown(map, text))
 }
 
 fn inlines(items: &[Inline]) -> Html {
@@ -126,11 +125,11 @@ pub fn course_view(p: &CourseProps) -> Html {
                     html! {
                         <li class="lesson-card" data-lesson={l.id.clone()} aria-labelledby={title_id.clone()}>
                             <h3 id={title_id.clone()}>
-                                <a href={Route::Lesson { lesson: l.id.clone(), place: None }.to_hash()}>{ &l.title }</a>
+                                <a href={Route::Lesson { lesson: l.id.clone(), place: None }.to_hash()}>{ rich(&cl.rich, &l.title) }</a>
                                 if cl.origin == Origin::Opened { <span class="badge">{ " (your file)" }</span> }
                                 if cl.origin == Origin::Served { <span class="badge">{ " (this site's)" }</span> }
                             </h3>
-                            <p>{ &l.summary }</p>
+                            <p>{ rich(&cl.rich, &l.summary) }</p>
                             <p class="progress-text" id={format!("lesson-{}-progress", l.id)}>{ &summary }</p>
                             <progress max="100" value={percent.to_string()} aria-labelledby={format!("lesson-{}-progress", l.id)}></progress>
                             <a class="button" href={resume} aria-describedby={title_id}>{ if percent >= 100 { "Review" } else if started { "Continue" } else { "Start" } }</a>
@@ -245,9 +244,19 @@ pub fn lesson_view(p: &LessonProps) -> Html {
         Place::Step(k) => l.steps[k].title.clone(),
         Place::Exercise(k) => l.exercises[k].title.clone(),
     };
-    let layout = &app.outcome.layout;
+    // While the step's prediction is open, the page shows the run only as far as the playhead
+    // (nothing of it before the learner commits): see `LessonRun::hides_run`.
+    let shown_until = run.shown_until(app.time);
+    let hidden = shown_until.is_some();
+    let awaiting = run.awaiting_answer();
+    let shown_layout = match shown_until {
+        Some(t) => Rc::new(app.outcome.layout.until(t)),
+        None => Rc::clone(&app.outcome.layout),
+    };
+    let layout = &shown_layout;
     let width = p.width;
     let window = app.window;
+    let happened = move |at: Micros| shown_until.is_none_or(|t| at <= t);
 
     // What the step points at: lanes as bands and events as ticks over the timeline, and
     // each cue's moment as a tick of its own (all drawn for the eye; the words are beside).
@@ -273,7 +282,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 .highlighted
                 .iter()
                 .filter_map(|&i| app.outcome.events.get(i))
-                .filter(|e| (window.from..=window.to).contains(&e.at))
+                .filter(|e| (window.from..=window.to).contains(&e.at) && happened(e.at))
                 .take(HIGHLIGHT_MARKS_MAX)
                 .map(|e| x_in(e.at, window, width))
                 .collect();
@@ -281,11 +290,12 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 .marks
                 .iter()
                 .flatten()
-                .filter(|m| (window.from..=window.to).contains(&m.at))
+                .filter(|m| (window.from..=window.to).contains(&m.at) && happened(m.at))
                 .map(|m| x_in(m.at, window, width))
                 .collect();
             let mut watch: Vec<String> = h.lanes.iter().map(lane_text).collect();
-            if h.overlaps {
+            // Whether there are overlaps to watch is an answer while a prediction is open.
+            if h.overlaps && !hidden {
                 watch.push("the overlaps".to_string());
             }
             (lanes, events, cues, watch)
@@ -322,26 +332,28 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 <section id="predict" class="predict" aria-labelledby="predict-h">
                     <h3 id="predict-h">{ "Before you play it" }</h3>
                     <p>{ rich(&texts.rich, &pr.question) }</p>
-                    if run.predicted.is_none() {
+                    if awaiting {
                         <div class="choices" role="group" aria-labelledby="predict-h">
                             { for pr.choices.iter().enumerate().map(|(k, c)| html! {
                                 <button type="button" id={format!("predict-{k}")} onclick={click(Action::Lesson(ui::course::LessonAction::Predict(k)))}>{ rich(&texts.rich, &c.text) }</button>
                             }) }
+                            <button type="button" id="show-me" class="quiet" onclick={click(Action::Lesson(ui::course::LessonAction::ShowMe))}>{ "Just show me" }</button>
                         </div>
+                        <p class="hint">{ "Choose an answer to play the run. The verdict, the figures and the rest of the run appear once it has played." }</p>
                     } else {
-                        <p id="predict-result" role="status" class={classes!(run.revealed.then_some(if run.predicted.is_some_and(|k| run.right.contains(&k)) { "right" } else { "wrong" }))}>
-                            { run.prediction_text(&app.scenario, &app.outcome).unwrap_or_default() }
+                        <p id="predict-result" role="status" class={classes!(run.judged.as_ref().and_then(|j| j.right).map(|r| if r { "right" } else { "wrong" }))}>
+                            { run.prediction_text().unwrap_or_default() }
                         </p>
                     }
                 </section>
             }
-            if let Some(sw) = &step.sweep {
+            if let (Some(sw), false) = (&step.sweep, hidden) {
                 <StepSweep key={format!("{}/{}", l.id, step.id)} param={sw.param} points={Rc::new(text.sweep.clone())} caption={sw.caption.clone()} plot={text.sweep_plot.clone().map(AttrValue::from)} />
             }
             if !watch.is_empty() {
                 <p class="watch">{ format!("Marked on the timeline: {}.", watch.join(", ")) }</p>
             }
-            if cue_count > 0 {
+            if cue_count > 0 && !awaiting {
                 <section class="cues" aria-labelledby="cues-h">
                     <h3 id="cues-h">{ format!("As the run plays ({} of {cue_count})", visible.len()) }</h3>
                     <ol id="cues" aria-live="polite">
@@ -354,7 +366,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                     }
                 </section>
             }
-            if let Some(g) = &step.gate {
+            if let (Some(g), false) = (&step.gate, hidden) {
                 <section id="gate" class={classes!("gate", if run.gate == Some(true) { "met" } else { "waiting" })} aria-labelledby="gate-h">
                     <h3 id="gate-h">{ "Your turn" }</h3>
                     <p>{ rich(&texts.rich, &g.prompt) }</p>
@@ -448,10 +460,10 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                     if run.solution {
                         <div id="solution">
                             <p>{ if passed { "Yours passed. One answer the author checked:" } else { "One answer the author checked:" } }</p>
-                            <ul>{ for e.solution.iter().map(|x| html! { <li><code>{ x.to_string() }</code></li> }) }</ul>
+                            <ul>{ for e.solution.iter().map(|x| html! { <li>{ x.words(&e.scenario) }</li> }) }</ul>
                             if !e.alternatives.is_empty() {
                                 <p>{ "Other answers that pass:" }</p>
-                                <ul>{ for e.alternatives.iter().map(|a| html! { <li><code>{ a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("; ") }</code></li> }) }</ul>
+                                <ul>{ for e.alternatives.iter().map(|a| html! { <li>{ crate::lesson::edit::words(a, &e.scenario) }</li> }) }</ul>
                             }
                             if !e.explanation.is_empty() { <p>{ rich(&texts.rich, &e.explanation) }</p> }
                         </div>
@@ -469,10 +481,10 @@ pub fn lesson_view(p: &LessonProps) -> Html {
             <section class="lesson-text" aria-labelledby="view-title">
                 <p class="crumbs">
                     <a href="#/lessons">{ "Lessons" }</a>{ " › " }
-                    <a href={Route::Lesson { lesson: l.id.clone(), place: None }.to_hash()}>{ &l.title }</a>
+                    <a href={Route::Lesson { lesson: l.id.clone(), place: None }.to_hash()}>{ rich(&texts.rich, &l.title) }</a>
                 </p>
                 <p class="where" id="place-of">{ ui::course::place_words(l, run.place) }</p>
-                <h2 id="view-title" tabindex="-1" data-place={run.id().to_string()}>{ &title }</h2>
+                <h2 id="view-title" tabindex="-1" data-place={run.id().to_string()}>{ rich(&texts.rich, &title) }</h2>
                 <div id="narration">
                     if pos == 0 && !texts.intro.is_empty() {
                         <div class="intro">{ narration(&texts.intro) }</div>
@@ -498,12 +510,19 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 <p class="hint keys">{ "Keys: n and p for the next and previous step; ← and → to step through the run." }</p>
             </section>
             <section class="stage lesson-run" aria-label="The run">
-                <Headline outcome={Rc::clone(&app.outcome)} />
+                if hidden {
+                    <section id="verdict-pending" class="panel verdict headline pending" aria-labelledby="verdict-h">
+                        <h2 id="verdict-h" class="visually-hidden">{ "Verdict for the whole run" }</h2>
+                        <p>{ if awaiting { "The verdict appears once you have answered the question and the run has played." } else { "The verdict appears when the run has played to its end." } }</p>
+                    </section>
+                } else {
+                    <Headline outcome={Rc::clone(&app.outcome)} />
+                }
                 <div class="picture-row">
                     <div class="timeline-frame">
                         <div class="timeline-box" ref={p.timeline_box.clone()}>
                             <Timeline id="timeline" title="Timeline of the run"
-                                layout={Rc::clone(&app.outcome.layout)} window={app.window} width={width}
+                                layout={Rc::clone(&shown_layout)} window={app.window} width={width}
                                 diff={None::<Rc<crate::ui::compare::Diff>>} divergence={None::<u64>} selected={app.selected}
                                 selected_at={selected_at} pinned={app.pinned}
                                 dispatch={d.clone()} />
@@ -523,15 +542,25 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                         </div>
                     </div>
                 </div>
-                <Playback app={Rc::clone(app)} dispatch={d.clone()} />
-                if app.outcome.recorded.is_some() {
+                if awaiting {
+                    <p id="playback-waits" class="hint watched">{ "The run plays once you have answered the question beside it, or chosen to just see it." }</p>
+                } else {
+                    <Playback app={Rc::clone(app)} dispatch={d.clone()} />
+                }
+                if hidden {
+                    if !controls.is_empty() {
+                        <p id="controls-wait" class="hint watched">{ "The controls open once the run has played." }</p>
+                    }
+                } else if app.outcome.recorded.is_some() {
                     <p class="hint watched">{ "This run was recorded on real services, so it can be played and stepped through but not changed. Opened in the sandbox, the same scenario is simulated instead." }</p>
                 } else if controls.is_empty() {
                     <p class="hint watched">{ "In this step the run is only watched: play it, step through it, or open it in the sandbox to change it." }</p>
                 } else {
                     <Controls app={Rc::clone(app)} dispatch={d.clone()} allowed={Some(Rc::new(controls))} />
                 }
-                <Details app={Rc::clone(app)} dispatch={d.clone()} />
+                if !hidden {
+                    <Details app={Rc::clone(app)} dispatch={d.clone()} />
+                }
                 <details class="legend-fold">
                     <summary>{ "Legend" }</summary>
                     <Legend height={height} dispatch={d.clone()} />

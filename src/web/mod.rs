@@ -1368,6 +1368,8 @@ fn lesson_page(p: &LessonPageProps) -> Html {
                 // An exercise's controls and hints are kept as they change.
                 r.edits.clone(),
                 r.hints,
+                // A prediction is counted once it has been judged.
+                r.judged.is_some(),
             )
         });
         use_effect_with(key, move |_| {
@@ -1395,11 +1397,13 @@ fn lesson_page(p: &LessonPageProps) -> Html {
     use_ticks(lesson.dispatcher(), lesson.playing);
     use_title(lesson.lesson.as_ref().map(|run| {
         let place = match (run.step(), run.exercise()) {
-            (Some(s), _) => s.title.clone(),
-            (_, Some(e)) => e.title.clone(),
-            _ => String::new(),
+            (Some(s), _) => s.title.as_str(),
+            (_, Some(e)) => e.title.as_str(),
+            _ => "",
         };
-        format!("{place} · {}", run.lesson().title)
+        // A tab's title holds no markup: the titles' code shows as its bare words.
+        let plain = |t: &str| crate::lesson::narration::plain(&run.texts().rich, t);
+        format!("{} · {}", plain(place), plain(&run.lesson().title))
     }));
 
     let Some(run) = lesson.lesson.clone() else {

@@ -2,6 +2,7 @@
 //! `lesson check` and the page use it: predictions answered from the run, gate misconceptions,
 //! sweeps computed into the compact form, and the narration's word limits.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use lockstep::lesson::{self, wire};
@@ -74,24 +75,20 @@ fn a_prediction_is_answered_once_the_run_has_played_and_counts_in_the_progress()
     let app = open(&lesson("Watch the balance.", PREDICT));
     let run = app.lesson.as_ref().expect("a lesson");
     assert_eq!(run.right, vec![0], "the run loses an update");
-    assert_eq!(run.prediction_text(&app.scenario, &app.outcome), None);
+    assert_eq!(run.prediction_text(), None);
     // A wrong guess: the run plays from the start, and the answer waits for its end.
     let guessed = app.reduce(Action::Lesson(LessonAction::Predict(1)));
     assert!(guessed.playing && guessed.time == 0);
     let run = guessed.lesson.as_ref().expect("a lesson");
-    assert!(!run.revealed);
-    let waiting = run
-        .prediction_text(&guessed.scenario, &guessed.outcome)
-        .expect("a text");
+    assert!(!run.revealed && run.hides_run());
+    let waiting = run.prediction_text().expect("a text");
     assert!(waiting.starts_with("You said: No."), "{waiting}");
     let played = guessed.reduce(Action::ToEnd);
     let run = played.lesson.as_ref().expect("a lesson");
-    assert!(run.revealed);
-    let answer = run
-        .prediction_text(&played.scenario, &played.outcome)
-        .expect("a text");
+    assert!(run.revealed && !run.hides_run());
+    let answer = run.prediction_text().expect("a text");
     assert!(
-        answer.starts_with("Not this time: you said No, but the run shows lost_updates = 1")
+        answer.starts_with("Not this time: you said No, but the run shows ")
             && answer.contains("(the answer: Yes)")
             && answer.ends_with("Nothing checks the stale write."),
         "{answer}"
@@ -107,6 +104,117 @@ fn a_prediction_is_answered_once_the_run_has_played_and_counts_in_the_progress()
     // A choice that is not offered changes nothing.
     let stray = app.reduce(Action::Lesson(LessonAction::Predict(9)));
     assert_eq!(stray.lesson.as_ref().expect("a lesson").predicted, None);
+}
+
+#[test]
+fn nothing_of_the_run_shows_before_the_learner_commits() {
+    let app = open(&lesson("Watch the balance.", PREDICT));
+    let run = app.lesson.as_ref().expect("a lesson");
+    assert!(run.awaiting_answer() && run.hides_run());
+    assert_eq!(run.shown_until(app.time), Some(0));
+    let whole = &app.outcome.layout;
+    assert!(
+        !whole.notes.is_empty(),
+        "the run has decisive moments to hide"
+    );
+    let shown = whole.until(0);
+    assert!(shown.notes.is_empty() && shown.overlaps.is_empty());
+    assert!(shown
+        .lanes
+        .iter()
+        .all(|l| l.marks.iter().all(|m| m.at == 0)));
+    assert_eq!(shown.lanes.len(), whole.lanes.len(), "the lanes stay");
+    // The playhead, the controls, the selection and the comparison wait for the answer.
+    let fencing = Toggle::Fencing {
+        resource: "accounts".into(),
+        mode: lockstep::scenario::Fencing::OneSource,
+        checks: Some(app.scenario.resources[0].fencing_checks),
+    };
+    for action in [
+        Action::ToEnd,
+        Action::Seek(app.outcome.end),
+        Action::StepForward,
+        Action::PlayPause,
+        Action::Cursor(3),
+        Action::Toggle(fencing.clone()),
+    ] {
+        let next = app.reduce(action.clone());
+        assert!(
+            next.time == 0 && !next.playing && next.cursor == app.cursor,
+            "{action:?} moved the playhead before the prediction"
+        );
+        assert!(
+            Rc::ptr_eq(&next.outcome, &app.outcome),
+            "{action:?} changed the run"
+        );
+    }
+    // While it plays after the commit, the run shows as far as the playhead.
+    let playing = app
+        .reduce(Action::Lesson(LessonAction::Predict(0)))
+        .reduce(Action::Seek(app.outcome.end / 2));
+    let run = playing.lesson.as_ref().expect("a lesson");
+    assert_eq!(run.shown_until(playing.time), Some(playing.time));
+    let half = whole.until(playing.time);
+    assert!(half
+        .notes
+        .iter()
+        .all(|n| n.to <= playing.time && n.from <= playing.time));
+    assert!(half.links.iter().all(|l| l.to <= playing.time));
+    assert!(half
+        .lanes
+        .iter()
+        .flat_map(|l| &l.spans)
+        .all(|s| s.to <= playing.time));
+}
+
+#[test]
+fn a_prediction_stays_judged_on_the_run_it_was_made_on() {
+    let app = open(&lesson("Watch the balance.", PREDICT));
+    let played = app
+        .reduce(Action::Lesson(LessonAction::Predict(0)))
+        .reduce(Action::ToEnd);
+    let run = played.lesson.as_ref().expect("a lesson");
+    let judged = run.prediction_text().expect("a text");
+    assert!(judged.starts_with("Right: you said Yes"), "{judged}");
+    // The learner's own change afterwards loses no update, and the prediction stays right.
+    let fenced = played.reduce(Action::Toggle(Toggle::Fencing {
+        resource: "accounts".into(),
+        mode: lockstep::scenario::Fencing::OneSource,
+        checks: Some(lockstep::scenario::FencingChecks::AllAccesses),
+    }));
+    assert!(!Rc::ptr_eq(&fenced.outcome, &played.outcome), "a new run");
+    assert_eq!(fenced.outcome.verdict.lost_updates, 0);
+    let run = fenced.lesson.as_ref().expect("a lesson");
+    assert_eq!(run.prediction_text().as_deref(), Some(judged.as_str()));
+    assert_eq!(run.judged.as_ref().and_then(|j| j.right), Some(true));
+    // Another choice cannot be made once one is taken.
+    let again = fenced.reduce(Action::Lesson(LessonAction::Predict(1)));
+    assert_eq!(again.lesson.as_ref().expect("a lesson").predicted, Some(0));
+    // Counted once, as first judged.
+    let progress = Progress::default().record(run);
+    assert_eq!(
+        progress.lessons["truth"].predictions.get("stall"),
+        Some(&true)
+    );
+}
+
+#[test]
+fn just_show_me_plays_the_run_and_counts_no_prediction() {
+    let app = open(&lesson("Watch the balance.", PREDICT));
+    let shown = app.reduce(Action::Lesson(LessonAction::ShowMe));
+    assert!(shown.playing && shown.time == 0);
+    let run = shown.lesson.as_ref().expect("a lesson");
+    assert!(!run.awaiting_answer() && run.hides_run());
+    let played = shown.reduce(Action::ToEnd);
+    let run = played.lesson.as_ref().expect("a lesson");
+    assert!(!run.hides_run());
+    let text = run.prediction_text().expect("a text");
+    assert!(text.contains("The answer: Yes."), "{text}");
+    let progress = Progress::default().record(run);
+    assert!(progress.lessons["truth"].predictions.is_empty());
+    assert!(progress
+        .summary(run.lesson())
+        .contains("0 of 1 prediction made (0 right)"));
 }
 
 const GATE: &str = "```gate\nwhen = [\"integrity intact\"]\nintended = [\"fencing accounts one_source all_accesses\"]\nprompt = \"Refuse the stale write.\"\npassed = \"The stale write was refused.\"\n\n[[misconception]]\nwhen = [\"checks(accounts) == writes\", \"fencing(accounts) != off\"]\nexample = [\"fencing accounts one_source writes\"]\nhint = \"Reads are not checked, so the table has not seen the newer token yet.\"\n```\n";

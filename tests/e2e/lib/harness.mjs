@@ -146,6 +146,20 @@ export class TestContext {
   }
 
   /**
+   * In a lesson step that asks a prediction, chooses "Just show me" and plays the run to its
+   * end, as a learner who wants the run would: the verdict, the controls and the rest appear.
+   * Anywhere else it does nothing.
+   */
+  async showRun() {
+    if (!(await this.exists('#show-me'))) return;
+    await this.page.click('#show-me');
+    await this.page.waitForSelector('#to-end');
+    await this.page.click('#to-end');
+    await this.page.waitForSelector('#verdict-headline');
+    await this.frames(2);
+  }
+
+  /**
    * Unfolds one of the sandbox's heavier panels (`#lab`, `#explore`, `#share`) by clicking its
    * heading, as a user would, and waits until `inside` shows: the first time, the sandbox's
    * bundle hands the page over to the studio's bundle, which draws the panel.

@@ -10,9 +10,11 @@ async function waitPlace(ctx, place) {
   await ctx.frames(2);
 }
 
-async function openPlace(ctx, lesson, place) {
+/** Opens a place; a step's prediction is skipped ("Just show me") unless `ask` keeps it open. */
+async function openPlace(ctx, lesson, place, { ask = false } = {}) {
   await ctx.open(`#/lessons/${lesson}/${place}`);
   await waitPlace(ctx, place);
+  if (!ask) await ctx.showRun();
 }
 
 /** The course as the page loads it: the lessons' compact form, served beside the site. */
@@ -81,23 +83,57 @@ export const tests = [
     },
   },
   {
-    name: 'course_truth::a_prediction_is_answered_from_the_run',
+    // Every step that asks a prediction: before the learner commits, nothing on the page answers
+    // it (no verdict, figure, finding, plot, cue, feedback or note and overlap on the timeline,
+    // and the playhead cannot move); after the run has played, all of it is there, and a "your
+    // turn" change made afterwards does not judge the prediction again. The course list then
+    // counts every prediction made.
+    name: 'course_truth::no_step_answers_its_prediction_before_the_learner_commits',
     async run(ctx) {
       const c = await course(ctx);
-      const found = c.lessons
-        .flatMap((l) => l.steps.filter((s) => s.prediction).map((s) => [l.id, s]))
-        .find(() => true);
-      assert(found, 'some step asks for a prediction');
-      const [lesson, step] = found;
-      await openPlace(ctx, lesson, step.id);
-      await ctx.page.waitForSelector('#predict');
-      assert(await ctx.exists('#predict-0'), 'the choices are offered before the run plays');
-      await ctx.page.click('#predict-0');
-      await ctx.page.waitForSelector('#predict-result');
-      assert((await ctx.text('#predict-result')).startsWith('You said'), 'the answer waits for the run');
-      await ctx.page.click('#to-end');
-      await until(async () => /^(Right|Not this time)/.test(await ctx.text('#predict-result')), 'the answer after the run');
-      ctx.note(`${lesson}/${step.id}: ${await ctx.text('#predict-result')}`);
+      const asking = c.lessons.flatMap((l) => l.steps.filter((s) => s.prediction).map((s) => [l, s]));
+      assert(asking.length >= 20, `${asking.length} steps ask a prediction`);
+      const answers = ['#verdict-headline', '#lesson-inventory', '#class-work', '#step-sweep-plot', '#step-sweep-table', '#gate', '#cues li', '#event-details', '#playhead-verdict', '.cue-tick'];
+      let changed = 0;
+      for (const [l, step] of asking) {
+        const where = `${l.id}/${step.id}`;
+        await openPlace(ctx, l.id, step.id, { ask: true });
+        await ctx.page.waitForSelector('#predict-0');
+        for (const sel of answers) assert(!(await ctx.exists(sel)), `${where}: ${sel} is shown before the prediction`);
+        assert(await ctx.exists('#verdict-pending'), `${where}: the verdict says it waits`);
+        const drawn = await ctx.page.$eval('#timeline', (t) => [t.dataset.overlaps, t.dataset.notes, t.dataset.links]);
+        assertEqual(drawn.join(' '), '0 0 0', `${where}: overlaps, notes and links drawn before the prediction`);
+        await ctx.page.keyboard.press('End');
+        await ctx.frames(2);
+        assertEqual((await ctx.page.$eval('#timeline', (t) => t.dataset.notes)), '0', `${where}: End shows nothing before the prediction`);
+        await ctx.page.click('#predict-0');
+        await ctx.page.waitForSelector('#to-end');
+        await ctx.page.click('#to-end');
+        await until(async () => /^(Right|Not this time)/.test(await ctx.text('#predict-result')), `${where}: the answer after the run`);
+        const judged = await ctx.text('#predict-result');
+        assert(await ctx.exists('#verdict-headline'), `${where}: the verdict after the run`);
+        if (step.sweep) await ctx.page.waitForSelector('#step-sweep-plot');
+        if (!step.gate) continue;
+        assert(await ctx.exists('#gate'), `${where}: the "your turn" after the run`);
+        // The gate's intended change, where it is a class's protocol (a menu), made now.
+        const protocols = step.gate.intended.map((e) => e.split(' ')).filter((w) => w[0] === 'protocol' && w.length === 3);
+        if (protocols.length !== step.gate.intended.length) continue;
+        for (const [, cls, choice] of protocols) await ctx.page.selectOption(`#protocol-${cls}`, choice);
+        await until(async () => (await ctx.text('#gate-status')).startsWith('Done'), `${where}: the intended change meets the goal`);
+        assertEqual(await ctx.text('#predict-result'), judged, `${where}: the prediction stays as judged on its run`);
+        changed += 1;
+      }
+      assert(changed >= 2, `${changed} steps changed after their prediction`);
+      // Every prediction made counts in the course list.
+      await ctx.open('#/lessons');
+      await ctx.page.waitForSelector('#course li');
+      const listed = await ctx.page.$eval('#course', (e) => e.textContent.replace(/\s+/g, ' '));
+      for (const l of c.lessons) {
+        const n = l.steps.filter((s) => s.prediction).length;
+        if (n === 0) continue;
+        assert(listed.includes(`${n} of ${n} prediction${n === 1 ? '' : 's'} made`), `${l.id}: ${n} predictions counted in: ${listed}`);
+      }
+      ctx.note(`${asking.length} predictions, ${changed} changed after`);
     },
   },
   {
@@ -126,7 +162,7 @@ export const tests = [
       const l = c.lessons.find((x) => x.id === id);
       assert(l, `the course has the lesson ${id}`);
       for (const p of [...l.steps, ...l.exercises]) {
-        await openPlace(ctx, l.id, p.id);
+        await openPlace(ctx, l.id, p.id, { ask: true });
         await ctx.screenshot(p.id, { fullPage: false });
       }
       ctx.note(`${l.steps.length + l.exercises.length} places at 1280×800`);

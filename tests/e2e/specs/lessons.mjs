@@ -17,9 +17,11 @@ async function openRoute(ctx, hash, place) {
   else await ctx.page.waitForSelector('#view-title');
 }
 
-async function waitPlace(ctx, place) {
+/** Waits for a place; a step's prediction is skipped ("Just show me") unless `ask` keeps it open. */
+async function waitPlace(ctx, place, { ask = false } = {}) {
   await ctx.page.waitForSelector(`#view-title[data-place="${place}"]`, { timeout: 20000 });
   await ctx.frames(2);
+  if (!ask) await ctx.showRun();
 }
 
 const cueCount = (ctx) => ctx.page.$$eval('#cues li', (ls) => ls.length);

@@ -75,7 +75,10 @@ export const tests = [
         assertEqual(await held.seen, true, `${p.address}: the place was on the page before the bundle was asked for`);
         const before = [...fetched];
         assert(!before.some((f) => f.endsWith('.wasm')), `${p.address}: no bundle before the place shows: ${before.join(' ')}`);
-        for (const f of [`${p.lesson}.json`, `${p.lesson}.${p.place}.run.svg`]) assert(before.includes(f), `${p.address}: ${f} in ${before.join(' ')}`);
+        // A step that asks a prediction has no picture: its run is the answer.
+        const asks = !p.exercise && Boolean(it.prediction);
+        assert(before.includes(`${p.lesson}.json`), `${p.address}: the lesson's file in ${before.join(' ')}`);
+        assertEqual(before.includes(`${p.lesson}.${p.place}.run.svg`), !asks, `${p.address}: a picture fetched only where no prediction is open: ${before.join(' ')}`);
         const words = (root) => {
           const t = (s) => root.querySelector(s)?.textContent.replace(/\s+/g, ' ').trim() ?? null;
           return {
@@ -89,7 +92,7 @@ export const tests = [
           const p = document.getElementById('preview');
           const box = p.getBoundingClientRect();
           return {
-            picture: p.querySelector('svg desc').textContent,
+            picture: p.querySelector('svg desc')?.textContent ?? null,
             tab: document.title,
             top: p.querySelector('h2').getBoundingClientRect().top,
             header: [...p.querySelectorAll('header h1, header .tagline, header nav a')].map((e) => `${e.textContent}${e.getAttribute('href') ?? ''}${e.getAttribute('aria-current') ?? ''}`),
@@ -111,7 +114,8 @@ export const tests = [
         const live = await page.evaluate(() => ({
           preview: Boolean(document.getElementById('preview')),
           attr: document.documentElement.dataset.preview ?? null,
-          headline: document.getElementById('verdict-headline').textContent,
+          headline: document.getElementById('verdict-headline')?.textContent ?? null,
+          pending: Boolean(document.getElementById('verdict-pending')),
           tab: document.title,
           top: document.getElementById('view-title').getBoundingClientRect().top,
           header: [...document.querySelectorAll('#course-app header h1, #course-app header .tagline, #course-app header nav a')].map((e) => `${e.textContent}${e.getAttribute('href') ?? ''}${e.getAttribute('aria-current') ?? ''}`),
@@ -126,7 +130,13 @@ export const tests = [
         assertEqual(JSON.stringify(shown.header), JSON.stringify(live.header), `${p.address}: the page's header`);
         // What the reader is reading does not move when the live view takes over.
         assertEqual(Math.round(shown.top), Math.round(live.top), `${p.address}: the title's place on the screen`);
-        assert(shown.picture.startsWith(`${live.headline} Seed `), `${p.address}: the picture's run is the live run: "${shown.picture}" against "${live.headline}"`);
+        if (asks) {
+          // Neither view answers the question before the learner commits.
+          assertEqual(shown.picture, null, `${p.address}: no picture of the run before the prediction`);
+          assert(live.headline === null && live.pending, `${p.address}: no verdict before the prediction`);
+        } else {
+          assert(shown.picture.startsWith(`${live.headline} Seed `), `${p.address}: the picture's run is the live run: "${shown.picture}" against "${live.headline}"`);
+        }
 
         // Laid out while hidden, the live view measured its timeline as it is shown: the same
         // width as on a page that had no preview.
