@@ -859,9 +859,31 @@ impl App {
             app.outcome = Rc::new(Outcome::of_recording((*r.run).clone()));
         }
         run.follow_run(&app.scenario, &app.outcome);
+        app.zoom = readable_zoom(&app.outcome.layout);
+        app.follow();
         app.lesson = Some(Rc::new(run));
         app
     }
+}
+
+/// At most this many spans of one lane in view when a place opens: more, at the page's width,
+/// run together into one bar.
+pub const READABLE_SPANS: usize = 24;
+
+/// The zoom a place opens at: the least of the zoom control's values at which the busiest
+/// lane shows at most [`READABLE_SPANS`] spans in a window of its share of the run (spans
+/// spread out over a run; the window starts at the playhead).
+pub fn readable_zoom(layout: &super::timeline::Layout) -> u32 {
+    let busiest = layout
+        .lanes
+        .iter()
+        .map(|l| l.spans.len())
+        .max()
+        .unwrap_or(0);
+    [1u32, 2, 4, 8, 16, 32]
+        .into_iter()
+        .find(|z| busiest <= READABLE_SPANS * *z as usize)
+        .unwrap_or(32)
 }
 
 /// Whether a place is a step that asks the learner to predict its run.

@@ -347,9 +347,6 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                     }
                 </section>
             }
-            if let (Some(sw), false) = (&step.sweep, hidden) {
-                <StepSweep key={format!("{}/{}", l.id, step.id)} param={sw.param} points={Rc::new(text.sweep.clone())} caption={sw.caption.clone()} plot={text.sweep_plot.clone().map(AttrValue::from)} />
-            }
             if !watch.is_empty() {
                 <p class="watch">{ format!("Marked on the timeline: {}.", watch.join(", ")) }</p>
             }
@@ -421,7 +418,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                                 if let Some(code) = &a.code {
                                     <p>
                                         <label for="completion-code">{ "Your completion code (give it to your facilitator):" }</label>
-                                        <input id="completion-code" type="text" readonly=true value={code.clone()} />
+                                        <textarea id="completion-code" readonly=true rows={code_rows(code)} spellcheck="false" value={code.clone()} />
                                     </p>
                                 } else {
                                     <p>{ "This attempt made too many changes to fit in a completion code; start again and make only the changes that matter." }</p>
@@ -435,7 +432,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                             <p><strong>{ "Solved" }</strong>{ " on an earlier visit. Check again to make a code with your name and your changes now." }</p>
                             <p>
                                 <label for="completion-code">{ "The code you got then:" }</label>
-                                <input id="completion-code" type="text" readonly=true value={code.clone()} />
+                                <textarea id="completion-code" readonly=true rows={code_rows(code)} spellcheck="false" value={code.clone()} />
                             </p>
                         </div>
                     }
@@ -473,6 +470,17 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 </section>
             </section>
         }
+    });
+
+    // A step's sweep is drawn across the stage, where its axes are read at full size, and only
+    // once the run has played: its figures answer a prediction as well as the run does.
+    let sweep_part = run.step().and_then(|step| {
+        let sw = step.sweep.as_ref().filter(|_| !hidden)?;
+        let k = match run.place { Place::Step(k) => k, _ => 0 };
+        let text = texts.steps.get(k)?;
+        Some(html! {
+            <StepSweep key={format!("{}/{}", l.id, step.id)} param={sw.param} points={Rc::new(text.sweep.clone())} caption={sw.caption.clone()} plot={text.sweep_plot.clone().map(AttrValue::from)} />
+        })
     });
 
     let pos = all.iter().position(|x| *x == run.place).unwrap_or(0);
@@ -542,6 +550,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                         </div>
                     </div>
                 </div>
+                { for sweep_part }
                 if awaiting {
                     <p id="playback-waits" class="hint watched">{ "The run plays once you have answered the question beside it, or chosen to just see it." }</p>
                 } else {
@@ -957,4 +966,10 @@ pub fn step_sweep(p: &StepSweepProps) -> Html {
             </table>
         </figure>
     }
+}
+
+/// Rows enough for a completion code to show whole in its box at the narrowest column (about
+/// forty characters a row), so that it is seen and copied entire.
+fn code_rows(code: &str) -> String {
+    (code.len() / 40 + 1).clamp(2, 12).to_string()
 }

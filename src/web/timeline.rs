@@ -825,8 +825,37 @@ fn paint_canvas(
         ctx.set_fill_style_str(pal.of(lane_colour(i)));
         ctx.fill_rect(0.0, top, left - 8.0, f64::from(g.lane));
         ctx.set_fill_style_str(pal.of(paint::FG));
-        let _ = ctx.fill_text(&shorten(&lane.label, 16), 6.0, g.mid(i) + 4.0);
+        // A label too long for the gutter goes on two lines, its kind above its name, so that
+        // a name is read whole ("service east-locks", not "service east-lo…"); a name too long
+        // for a line of its own is cut to what fits.
+        let room = left - 14.0;
+        let width = |t: &str| ctx.measure_text(t).map_or(f64::MAX, |m| m.width());
+        match lane.label.split_once(' ') {
+            Some((kind, name)) if width(&lane.label) > room => {
+                ctx.set_font(&font(10.0, ""));
+                let _ = ctx.fill_text(kind, 6.0, g.mid(i) - 2.0);
+                ctx.set_font(&font(11.0, "600 "));
+                let _ = ctx.fill_text(&fitted(name, room, &width), 6.0, g.mid(i) + 10.0);
+            }
+            _ => {
+                let _ = ctx.fill_text(&fitted(&lane.label, room, &width), 6.0, g.mid(i) + 4.0);
+            }
+        }
     }
+}
+
+/// `text` whole if it is at most `room` wide as `width` measures it, else its longest start
+/// that fits with an ellipsis.
+fn fitted(text: &str, room: f64, width: &dyn Fn(&str) -> f64) -> String {
+    if width(text) <= room {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    (1..chars.len())
+        .rev()
+        .map(|n| shorten(text, n))
+        .find(|t| width(t) <= room)
+        .unwrap_or_else(|| shorten(text, 2))
 }
 
 fn dash(ctx: &CanvasRenderingContext2d, pattern: &[f64]) {

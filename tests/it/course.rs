@@ -21,7 +21,8 @@ fn course() -> Arc<Course> {
     Arc::new(Course::new(loaded, Vec::new()))
 }
 
-fn open(course: &Arc<Course>, lesson: &str, place: &str) -> App {
+/// A place as the page opens it: a step that asks a prediction still waits for the answer.
+fn open_asking(course: &Arc<Course>, lesson: &str, place: &str) -> App {
     let (index, place) = course.find(lesson, Some(place)).expect("the place exists");
     App::open("01-two-services.toml").reduce(Action::Lesson(LessonAction::Open {
         course: Arc::clone(course),
@@ -29,6 +30,24 @@ fn open(course: &Arc<Course>, lesson: &str, place: &str) -> App {
         place,
         resume: Vec::new(),
     }))
+}
+
+/// A place with its run to be watched and changed: a step's prediction is skipped ("Just show
+/// me") and its run played through, and the playhead is back at the start.
+fn open(course: &Arc<Course>, lesson: &str, place: &str) -> App {
+    let app = open_asking(course, lesson, place);
+    if !app.lesson.as_ref().is_some_and(|r| r.awaiting_answer()) {
+        return app;
+    }
+    let mut shown = app
+        .reduce(Action::Lesson(LessonAction::ShowMe))
+        .reduce(Action::ToEnd)
+        .reduce(Action::ToStart);
+    if shown.playing {
+        shown = shown.reduce(Action::PlayPause);
+    }
+    assert!(!shown.lesson.as_ref().unwrap().hides_run());
+    shown
 }
 
 fn protocol(class: &str, choice: &str) -> Action {
@@ -93,7 +112,7 @@ fn each_places_picture_is_the_run_the_place_opens_with() {
     for cl in &course.lessons {
         let ids = cl.lesson.steps.iter().map(|s| &s.id);
         for id in ids.chain(cl.lesson.exercises.iter().map(|e| &e.id)) {
-            let app = open(&course, &cl.lesson.id, id);
+            let app = open_asking(&course, &cl.lesson.id, id);
             let name = place_picture_name(&cl.lesson.id, id);
             // A step's picture would answer its prediction before the learner commits.
             if app.lesson.as_ref().unwrap().awaiting_answer() {
@@ -1342,4 +1361,54 @@ fn a_learners_scenario_opens_in_the_sandbox_as_it_was() {
         Some(&serde_json::to_string(&emptied.saved()).unwrap()),
     );
     assert_eq!(back.text, "");
+}
+
+/// A place opens at a zoom where its lanes can be read: the busiest lane's spans in the window
+/// first shown are few enough to be told apart (a long run of short holds is not one bar), and
+/// a short run is shown whole.
+#[test]
+fn every_place_opens_at_a_zoom_where_its_lanes_are_readable() {
+    let course = course();
+    let (mut places, mut zoomed) = (0, 0);
+    for cl in &course.lessons {
+        let ids = cl.lesson.steps.iter().map(|s| &s.id);
+        for id in ids.chain(cl.lesson.exercises.iter().map(|e| &e.id)) {
+            places += 1;
+            let app = open(&course, &cl.lesson.id, id);
+            let w = app.window;
+            let in_view = app
+                .outcome
+                .layout
+                .lanes
+                .iter()
+                .map(|l| {
+                    l.spans
+                        .iter()
+                        .filter(|s| s.to >= w.from && s.from <= w.to)
+                        .count()
+                })
+                .max()
+                .unwrap_or(0);
+            assert!(
+                in_view <= 2 * lockstep::ui::course::READABLE_SPANS,
+                "{}/{id} opens at {}x with {in_view} spans in one lane",
+                cl.lesson.id,
+                app.zoom
+            );
+            if app.zoom > 1 {
+                zoomed += 1;
+            } else {
+                assert_eq!(
+                    (w.from, w.to),
+                    (0, app.outcome.end),
+                    "{}/{id} whole",
+                    cl.lesson.id
+                );
+            }
+        }
+    }
+    assert!(
+        places > 50 && zoomed > 0,
+        "{places} places, {zoomed} zoomed in"
+    );
 }
