@@ -244,7 +244,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             push(
                 Severity::Defect,
                 format!(
-                    "rows {} are protected by {} independent lock services ({}): {who}. Each service orders its own grants and the orders are unrelated, so the rows are protected by neither",
+                    "rows {} are protected by {} independent lock services ({}): {who}. Each service orders only its own grants and the orders are unrelated, so no one order covers every grant on these rows",
                     quoted(&rows),
                     names.len(),
                     quoted(&names)

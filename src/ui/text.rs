@@ -182,15 +182,15 @@ pub fn defect_in_this_run(
         )
     };
     let why = if writes == 0 {
-        "nothing was written to it at all: no client got that far"
+        "only because nothing was written to it: no client got that far. The rule is still broken: once clients write, nothing orders them all"
     } else if !users.is_empty() && users.iter().all(ordered) {
         "every client of it locks in all its services in the same order, so any two meet at the first service. The rule is still broken: a client that locks in only one of those services would overlap with them"
     } else if !users.is_empty() && users.iter().all(all) {
         "every client of it locks in all its services, so any two meet at one of them. The rule is still broken: a client that locks in only one would overlap with them, and two that take the services in opposite orders can deadlock"
     } else {
-        "no two of its clients happened to hold it at once with this seed and these timings. Another seed or a slower client can overlap them"
+        "no two of its clients happened to hold it at once with this seed and these timings. The rule is still broken: with another seed or a slower client, two of them can hold it at once"
     };
-    format!("Both are true: this run holds on {resource} with nothing lost because {why}.")
+    format!("This run was clean on {resource}, with nothing lost: {why}.")
 }
 
 /// The sentence beside the playhead: when it is, how far through the run, and who believes

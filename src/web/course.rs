@@ -206,10 +206,10 @@ pub fn headline(p: &super::panels::OutcomeProps) -> Html {
             </ul>
             <div id="lesson-inventory" class="inventory">
                 if o.inventory.is_empty() {
-                    <p>{ "Inventory check, before any run: no defect; every resource has one source of order." }</p>
+                    <p>{ "Inventory check (it reads the scenario, not the run: does every row have one source of order?): no defect; every resource has one." }</p>
                 } else {
                     { for o.inventory.iter().map(|f| html! {
-                        <p>{ format!("Inventory check, before any run: {}", f.text()) }</p>
+                        <p>{ format!("Inventory check (it reads the scenario, not the run: does every row have one source of order?): {}", f.text()) }</p>
                     }) }
                 }
             </div>

@@ -1964,7 +1964,7 @@ fn words_that_disagreed_now_agree() {
         .find(|f| f.defect)
         .unwrap()
         .text();
-    assert!(finding.contains("Both are true: this run holds on ledger with nothing lost because every client of it locks in all its services in the same order"), "{finding}");
+    assert!(finding.contains("This run was clean on ledger, with nothing lost: every client of it locks in all its services in the same order"), "{finding}");
     let broken = App::open("01-two-services.toml");
     assert!(
         broken.outcome.inventory[0].text().contains(

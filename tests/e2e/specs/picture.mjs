@@ -180,7 +180,7 @@ export const tests = [
       assertEqual(await ctx.text('#role-authority'), 'Independent', 'the only role of the authority');
       await ctx.pickScenario('03-fixed-order.toml');
       const verdict = await ctx.text('.verdict');
-      assert(verdict.includes('Both are true: this run holds on ledger with nothing lost because every client of it locks in all its services in the same order'), verdict);
+      assert(verdict.includes('This run was clean on ledger, with nothing lost: every client of it locks in all its services in the same order'), verdict);
     },
   },
   {
