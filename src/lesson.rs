@@ -26,6 +26,7 @@ pub mod edit;
 pub mod narration;
 mod parse;
 pub mod roster;
+mod telling;
 mod verify;
 pub mod wire;
 
@@ -37,7 +38,7 @@ pub use cue::{cue_marks, cues_at, highlighted_events, Cue, EventPattern, Highlig
 pub use edit::{apply_edits, apply_patches, Control, Edit, Patch};
 pub use narration::Narration;
 pub use parse::parse;
-pub use verify::{check, run_scenario, word_count, Checked};
+pub use verify::{accepted_answers, check, check_course, run_scenario, word_count, Checked};
 
 /// The largest lesson file read: 256 KiB. A lesson is prose and a few TOML blocks; this bound
 /// keeps parsing, and anything built from a pasted file, small.
@@ -267,6 +268,11 @@ pub struct Exercise {
     pub line: u32,
     /// The goal, as stated to the learner.
     pub goal: String,
+    /// What the exercise teaches, in one sentence for authors (never shown to the learner):
+    /// `lesson check` requires one, and refuses two exercises of a course that accept the same
+    /// answer, so each exercise practises an idea of its own rather than repeating another's
+    /// fix.
+    pub idea: String,
     pub narration: Narration,
     pub setup: Setup,
     /// The starting scenario.

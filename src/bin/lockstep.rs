@@ -614,9 +614,10 @@ fn embed_snippet(path: &str, scenario: &Scenario, o: &Options) -> Result<String,
     Ok(embed.snippet(site, &title))
 }
 
-/// `lockstep lesson check FILE...`: parses each lesson and checks it against the engine. One
-/// line per lesson on standard output; each authoring error as `FILE:LINE: reason` on standard
-/// error; exit status 2 if there was any.
+/// `lockstep lesson check FILE...`: parses each lesson and checks it against the engine, then
+/// the lessons together as one course (no two exercises accept the same answer). One line per
+/// lesson on standard output; each authoring error as `FILE:LINE: reason` on standard error;
+/// exit status 2 if there was any.
 fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     let usage = "lesson takes the subcommand check and one or more lesson FILEs\n\
                  usage:\n  lockstep lesson check FILE...\n      \
@@ -628,13 +629,20 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
     if check != "check" || paths.is_empty() {
         return Err(usage);
     }
-    let mut problems: Vec<String> = Vec::new();
+    /// One file's outcome: not read, or its errors and, if it parsed, the lesson and how many
+    /// claims held.
+    enum Read {
+        Unread(String),
+        Parsed(Vec<lockstep::lesson::LessonError>, Option<(usize, usize)>),
+    }
+    let mut read: Vec<Read> = Vec::new();
+    let mut lessons: Vec<lockstep::lesson::Lesson> = Vec::new();
     for path in paths {
         let limit = lockstep::lesson::LESSON_BYTES_MAX;
         let mut bytes = Vec::new();
-        let read = std::fs::File::open(path)
+        let opened = std::fs::File::open(path)
             .and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut bytes));
-        let text = match read {
+        let text = match opened {
             Err(e) => Err(format!("{path}: {e}")),
             Ok(_) if bytes.len() > limit => {
                 Err(format!("{path}: the file is larger than {limit} bytes"))
@@ -646,13 +654,9 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
                 )
             }),
         };
-        let errors = match text.as_deref().map(lockstep::lesson::parse) {
-            Err(e) => {
-                let _ = writeln!(out, "{path}: not read");
-                problems.push(e.clone());
-                continue;
-            }
-            Ok(Err(errors)) => errors,
+        read.push(match text.as_deref().map(lockstep::lesson::parse) {
+            Err(e) => Read::Unread(e.clone()),
+            Ok(Err(errors)) => Read::Parsed(errors, None),
             Ok(Ok(lesson)) => {
                 let checked = lockstep::lesson::check(&lesson);
                 // Not problems: what the work condition refuses, for an author who may want a
@@ -660,17 +664,44 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
                 for s in &checked.notes {
                     eprintln!("{path}:{}: note: {}", s.line, s.message);
                 }
-                if checked.errors.is_empty() {
+                lessons.push(lesson);
+                Read::Parsed(checked.errors, Some((lessons.len() - 1, checked.claims)))
+            }
+        });
+    }
+    // The lessons together: an exercise that accepts another's answer is a problem of the
+    // later one's file.
+    for (k, e) in lockstep::lesson::check_course(&lessons) {
+        let file = read.iter_mut().find_map(|r| match r {
+            Read::Parsed(errors, Some((i, _))) if *i == k => Some(errors),
+            _ => None,
+        });
+        if let Some(errors) = file {
+            errors.push(e);
+            errors.sort_by_key(|e| e.line);
+        }
+    }
+    let mut problems: Vec<String> = Vec::new();
+    for (path, r) in paths.iter().zip(read) {
+        let errors = match r {
+            Read::Unread(e) => {
+                let _ = writeln!(out, "{path}: not read");
+                problems.push(e);
+                continue;
+            }
+            Read::Parsed(errors, parsed) => {
+                if let (true, Some((i, claims))) = (errors.is_empty(), parsed) {
+                    let lesson = &lessons[i];
                     let _ = writeln!(
                         out,
                         "{path}: ok: lesson \"{}\", {} step(s), {} exercise(s), {} claim(s) hold",
                         lesson.id,
                         lesson.steps.len(),
                         lesson.exercises.len(),
-                        checked.claims
+                        claims
                     );
                 }
-                checked.errors
+                errors
             }
         };
         if !errors.is_empty() {

@@ -50,6 +50,11 @@ pub enum Test {
     LogConsistent(Option<String>),
     /// `every class completes work`: every client class completed at least one operation.
     EveryClassWorks,
+    /// `every class gets its fair share`: each class's clients completed, per client, at least
+    /// a quarter of what the run's clients completed on average (and something was completed).
+    /// Stricter than [`Test::EveryClassWorks`]: an answer that leaves a class one operation
+    /// while the others work freely starves it all the same.
+    FairShare,
     /// `METRIC OP NUMBER`.
     Compare {
         metric: Metric,
@@ -385,6 +390,7 @@ impl Test {
                     result(false, format!("inconsistent log: {}", bad.join(", ")))
                 }
             }
+            Test::FairShare => fair_share(s, v),
             Test::EveryClassWorks => {
                 let starved = v.starved_classes();
                 match starved.as_slice() {
@@ -499,6 +505,7 @@ impl Test {
             Test::Deadlock(false) => "no deadlock forms".into(),
             Test::LogConsistent(None) => "every service's own log keeps its invariants".into(),
             Test::LogConsistent(Some(s)) => format!("{s}'s own log keeps its invariants"),
+            Test::FairShare => FAIR_SHARE_WORDS.into(),
             Test::EveryClassWorks => "every client class completes at least one operation".into(),
             Test::Compare { metric, op, value } => {
                 format!("{} {} {}", metric.words(), op.words(), figure(*value))
@@ -670,12 +677,24 @@ fn quantifier(text: &str) -> Result<(Option<Quantifier>, &str), String> {
 
 /// The claims a lesson can make, for messages.
 pub const CLAIM_FORMS: &str = "exclusion holds|broken, integrity intact|corrupted, deadlock, \
-no deadlock, log(SERVICE) consistent, every log consistent, every class completes work, or \
-METRIC OP NUMBER";
+no deadlock, log(SERVICE) consistent, every log consistent, every class completes work, every \
+class gets its fair share, or METRIC OP NUMBER";
 
 /// The claim every gate and exercise check includes: a solution that starves a client class is
 /// no solution.
 pub const WORK: &str = "every class completes work";
+
+/// The claim every exercise's check must state: an answer that starves a class, or leaves it
+/// a trickle while the others work, is no answer.
+pub const FAIR_SHARE: &str = "every class gets its fair share";
+
+/// The claim every exercise's check must state beside [`FAIR_SHARE`]: an answer in which a
+/// wait-for cycle forms is no answer, even one that a timeout or a lease later breaks.
+pub const NO_CYCLE: &str = "wait_cycle_count == 0";
+
+/// What [`FAIR_SHARE`] requires, in words.
+const FAIR_SHARE_WORDS: &str = "every client class gets a fair share of the work: at least a \
+quarter of the operations per client that the run's clients complete on average";
 
 /// Splits `name(a, b)` into the name and its arguments.
 fn call(text: &str) -> (&str, Vec<String>) {
@@ -705,6 +724,7 @@ fn test(text: &str) -> Result<Test, String> {
         ["no", "deadlock"] => return Ok(Test::Deadlock(false)),
         ["every", "log", "consistent"] => return Ok(Test::LogConsistent(None)),
         ["every", "class", "completes", "work"] => return Ok(Test::EveryClassWorks),
+        ["every", "class", "gets", "its", "fair", "share"] => return Ok(Test::FairShare),
         [log, "consistent"] if log.starts_with("log(") => {
             let (_, args) = call(log);
             return match args.as_slice() {
@@ -1065,4 +1085,58 @@ fn decimal(text: &str) -> Option<f64> {
     value
         .is_finite()
         .then_some(if negative { -value } else { value })
+}
+
+/// Judges [`Test::FairShare`] from the verdict's work by class and the scenario's class sizes.
+/// A class of `n` clients gets its fair share when it completed at least `n / 4` of the
+/// operations per client that the run's clients completed on average, that is
+/// `completed * 4 * clients >= total * n`, in whole numbers, so no rounding decides; a run in
+/// which nobody completed anything gives nobody a fair share.
+fn fair_share(s: &Scenario, v: &Verdict) -> ClaimResult {
+    let size = |class: &str| {
+        s.clients
+            .iter()
+            .find(|c| c.name == class)
+            .map_or(1, |c| u64::from(c.count.max(1)))
+    };
+    let total: u64 = v.class_work.iter().map(|w| w.completed).sum();
+    let clients: u64 = v.class_work.iter().map(|w| size(&w.class)).sum();
+    if total == 0 {
+        return ClaimResult {
+            holds: false,
+            actual: "no class completed an operation, so none got a fair share".into(),
+        };
+    }
+    let operations = |n: u64| {
+        if n == 1 {
+            "1 operation".to_string()
+        } else {
+            format!("{n} operations")
+        }
+    };
+    let short: Vec<String> = v
+        .class_work
+        .iter()
+        .filter_map(|w| {
+            let n = size(&w.class);
+            let need = total * n;
+            let per = 4 * clients;
+            (w.completed * per < need).then(|| {
+                format!(
+                    "class {} completed {}, where a fair share is at least {}",
+                    w.class,
+                    operations(w.completed),
+                    need.div_ceil(per)
+                )
+            })
+        })
+        .collect();
+    ClaimResult {
+        holds: short.is_empty(),
+        actual: if short.is_empty() {
+            "every class completed at least its fair share of the operations".into()
+        } else {
+            short.join("; ")
+        },
+    }
 }

@@ -223,6 +223,10 @@ struct ExerciseToml {
     id: Spanned<String>,
     title: String,
     goal: String,
+    /// Read when missing, so that a lesson without one still opens; `lesson check` refuses
+    /// it (see [`super::Exercise::idea`]).
+    #[serde(default)]
+    idea: String,
     scenario: Spanned<String>,
     #[serde(default)]
     set: Option<Spanned<toml::Table>>,
@@ -1129,6 +1133,7 @@ fn exercise(fence: &Fence, ids: &mut Vec<String>, problems: &mut Problems) -> Op
         title: t.title,
         line: fence.line,
         goal: t.goal,
+        idea: t.idea.trim().to_string(),
         narration: Narration::default(),
         setup,
         scenario,

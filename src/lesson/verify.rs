@@ -1,16 +1,19 @@
 //! Checking a lesson against the engine: every claim of every step holds in that step's run,
 //! every cue's event happens, every gate is unmet at its step's start and met by its intended
-//! change, and every exercise fails at its start, passes with its solution and recognises
-//! each of its misconceptions. Problems are authoring errors, reported at their lines.
+//! change, and every exercise fails at its start, passes with its solution, accepts no answer
+//! that deadlocks or starves a class, and recognises each of its misconceptions. Problems are
+//! authoring errors, reported at their lines. [`check_course`] looks across lessons: no two
+//! exercises accept the same answer.
 
 use crate::monitor::{self, Verdict};
 use crate::scenario::{Scenario, ScenarioErrors};
 use crate::sim::Run;
 use crate::world::Micros;
 
+use super::claim::{self, Claim, Metric, Op, Test};
 use super::cue::shown_marks;
 use super::edit::{allowed, apply_edits, Control, Edit};
-use super::{Exercise, Lesson, LessonError, Step};
+use super::{Exercise, Failure, Lesson, LessonError, Step};
 
 /// Runs a scenario with a seed and computes its verdict.
 pub fn run_scenario(s: &Scenario, seed: u64) -> Result<(Run, Verdict), ScenarioErrors> {
@@ -27,10 +30,10 @@ pub struct Checked {
     /// How many claims (of steps and gates) and exercise checks were judged.
     pub claims: usize,
     /// What is worth an author's look but is no error: changes the learner can make that would
-    /// meet a gate or pass an exercise but for the work condition, because they starve a client
-    /// class (found by trying the options of the allowed controls, and refused; an author may
-    /// answer them with a misconception hint), and narration over
-    /// [`super::NARRATION_WORDS_NOTE`] words.
+    /// meet a gate or pass an exercise but for the conditions against starvation and deadlock
+    /// (found by trying the options of the allowed controls, and refused; an author may answer
+    /// them with a misconception hint), narration over [`super::NARRATION_WORDS_NOTE`] words,
+    /// and narration that tells its step's prediction before the learner makes it.
     pub notes: Vec<LessonError>,
 }
 
@@ -291,6 +294,23 @@ fn check_step(step: &Step, out: &mut Checked) {
     if let Some(p) = &step.prediction {
         out.claims += p.choices.len();
         let right = p.right(s, &verdict);
+        if let [k] = right.as_slice() {
+            if let Some(said) = super::telling::tells(&step.narration.markdown, &p.choices[*k]) {
+                let line = if step.narration.markdown.is_empty() {
+                    p.line
+                } else {
+                    step.narration.line
+                };
+                out.notes.push(LessonError {
+                    line,
+                    message: format!(
+                        "the step's narration gives its prediction's answer away: it says \"{said}\", \
+                         before the learner chooses \"{}\"; say what to watch, not what happens",
+                        p.choices[*k].text
+                    ),
+                });
+            }
+        }
         if right.len() != 1 {
             let which: Vec<&str> = right.iter().map(|&k| p.choices[k].text.as_str()).collect();
             error(
@@ -451,8 +471,193 @@ fn check_step(step: &Step, out: &mut Checked) {
     }
 }
 
+/// Whether a claim is [`claim::NO_CYCLE`] as an exercise's check states it (no seed prefix).
+fn is_no_cycle(c: &Claim) -> bool {
+    c.quantifier.is_none()
+        && matches!(
+            &c.test,
+            Test::Compare { metric: Metric::Count("wait_cycle_count"), op: Op::Eq, value }
+                if *value == 0.0
+        )
+}
+
+/// The checks against deadlock and starvation that every exercise states: an answer that
+/// fails only these would be accepted but for them, which `lesson check` notes.
+fn is_guard(c: &Claim) -> bool {
+    is_no_cycle(c)
+        || c.quantifier.is_none() && matches!(c.test, Test::FairShare | Test::EveryClassWorks)
+}
+
+/// An answer's runs, one a seed, judged once: the check's failures as
+/// [`Exercise::grade`] gives them, and the first seed in which a wait-for cycle formed or a
+/// class got less than its fair share, whatever the check says.
+struct Judged {
+    failures: Vec<Failure>,
+    harm: Option<String>,
+}
+
+fn judge_answer(x: &Exercise, s: &Scenario) -> Judged {
+    let mut failures = Vec::new();
+    let mut harm = None;
+    for &seed in &x.seeds {
+        let Ok((_, v)) = run_scenario(s, seed) else {
+            failures.push(Failure {
+                seed,
+                claim: String::new(),
+                actual: "the scenario is invalid".into(),
+            });
+            break;
+        };
+        for c in &x.check {
+            let r = c.check(s, &v);
+            if !r.holds {
+                failures.push(Failure {
+                    seed,
+                    claim: c.text.clone(),
+                    actual: r.actual,
+                });
+            }
+        }
+        if harm.is_none() {
+            let fair = Test::FairShare.judge(s, &v);
+            harm = if v.wait_cycle_count > 0 {
+                Some(format!(
+                    "with seed {seed}, {} wait-for cycle(s) formed",
+                    v.wait_cycle_count
+                ))
+            } else if !fair.holds {
+                Some(format!("with seed {seed}, {}", fair.actual))
+            } else {
+                None
+            };
+        }
+    }
+    Judged { failures, harm }
+}
+
+/// The change an answer makes from an exercise's start, in words: each control's edits that
+/// change the start, as their lines of text, sorted. Two answers are the same answer when
+/// these are equal, whatever edits restated the start on the way.
+fn change_words(x: &Exercise, edits: &[Edit]) -> Vec<String> {
+    let mut groups: Vec<(Control, Vec<Edit>)> = Vec::new();
+    for e in edits {
+        let c = Control::of(e);
+        match groups.iter_mut().find(|(g, _)| *g == c) {
+            Some((_, v)) => v.push(e.clone()),
+            None => groups.push((c, vec![e.clone()])),
+        }
+    }
+    let mut words: Vec<String> = groups
+        .into_iter()
+        .filter(|(_, g)| apply_edits(&x.scenario, g) != x.scenario)
+        .flat_map(|(_, g)| g.into_iter().map(|e| e.to_string()))
+        .collect();
+    words.sort();
+    words
+}
+
+/// Every answer an exercise accepts among the values of its controls ([`combinations`]), each
+/// as the change it makes from the start ([`change_words`]), in the order tried.
+pub fn accepted_answers(x: &Exercise) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for edits in combinations(&x.scenario, &x.controls) {
+        let Ok(tried) = x.attempt(&edits) else {
+            continue;
+        };
+        if judge_answer(x, &tried).failures.is_empty() {
+            let words = change_words(x, &edits);
+            if !out.contains(&words) {
+                out.push(words);
+            }
+        }
+    }
+    out
+}
+
+/// Checks a course, lessons together: no two exercises (of one lesson or of two) accept the
+/// same answer among the values of their controls, or one would only repeat the other's fix.
+/// Each problem is given with the index of its lesson in `lessons`, at the later exercise.
+pub fn check_course(lessons: &[Lesson]) -> Vec<(usize, LessonError)> {
+    let mut out = Vec::new();
+    let mut seen: Vec<(&Lesson, &Exercise, Vec<Vec<String>>)> = Vec::new();
+    for (i, lesson) in lessons.iter().enumerate() {
+        for x in &lesson.exercises {
+            let accepted = accepted_answers(x);
+            for (other, y, theirs) in &seen {
+                let shared: Vec<&Vec<String>> =
+                    accepted.iter().filter(|a| theirs.contains(a)).collect();
+                let Some(first) = shared.first() else {
+                    continue;
+                };
+                let more = match shared.len() - 1 {
+                    0 => String::new(),
+                    n => format!(" (and {n} more answer(s) besides)"),
+                };
+                out.push((
+                    i,
+                    LessonError {
+                        line: x.line,
+                        message: format!(
+                            "exercise \"{}\" accepts [{}], which exercise \"{}\" of lesson \"{}\" \
+                             accepts too{more}: each exercise needs an idea, and an answer, of its own",
+                            x.id,
+                            first.join(", "),
+                            y.id,
+                            other.id
+                        ),
+                    },
+                ));
+            }
+            seen.push((lesson, x, accepted));
+        }
+    }
+    out
+}
+
 fn check_exercise(x: &Exercise, out: &mut Checked) {
     out.claims += x.check.len() * x.seeds.len();
+    if x.idea.is_empty() {
+        error(
+            out,
+            x.line,
+            format!(
+                "exercise \"{}\" needs an idea: idea = \"...\", one sentence of what it teaches \
+                 that no other exercise does",
+                x.id
+            ),
+        );
+    }
+    let missing: Vec<&str> = [
+        (claim::NO_CYCLE, x.check.iter().any(is_no_cycle)),
+        (
+            claim::FAIR_SHARE,
+            x.check
+                .iter()
+                .any(|c| c.quantifier.is_none() && c.test == Test::FairShare),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, stated)| !stated)
+    .map(|(text, _)| text)
+    .collect();
+    if !missing.is_empty() {
+        let line = x.check.first().map_or(x.line, |c| c.line);
+        let lacks = match missing.as_slice() {
+            [one] => format!("it lacks \"{one}\""),
+            _ => "it states neither".to_string(),
+        };
+        error(
+            out,
+            line,
+            format!(
+                "exercise \"{}\": its check must include \"{}\" and \"{}\" ({lacks}), and its \
+                 goal must say so: an answer that deadlocks or starves a class is no answer",
+                x.id,
+                claim::NO_CYCLE,
+                claim::FAIR_SHARE,
+            ),
+        );
+    }
     let start = x.grade(&x.scenario);
     if start.passed {
         // The cause, where the author will change it (the check's first line), naming what
@@ -478,7 +683,19 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
         let shown: Vec<String> = edits.iter().map(|e| e.to_string()).collect();
         match x.attempt(edits) {
             Ok(solved) => {
-                let g = x.grade(&solved);
+                let g = judge_answer(x, &solved);
+                if let (true, Some(harm)) = (g.failures.is_empty(), &g.harm) {
+                    error(
+                        out,
+                        x.line,
+                        format!(
+                            "exercise \"{}\": its {what} [{}] passes the check, but {harm}: an \
+                             answer that deadlocks or starves a class is no answer",
+                            x.id,
+                            shown.join(", ")
+                        ),
+                    );
+                }
                 if let Some(f) = g.failures.first() {
                     error(
                         out,
@@ -502,24 +719,41 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
             ),
         }
     }
+    // Try what the learner can do: an answer the check accepts must neither deadlock nor
+    // starve a class (impossible when the check states both, as it must, but the check
+    // above may be missing them), and an answer refused only by those conditions is noted,
+    // for a misconception hint.
     for edits in combinations(&x.scenario, &x.controls) {
         let Ok(tried) = x.attempt(&edits) else {
             continue;
         };
-        let g = x.grade(&tried);
-        let only_work = !g.failures.is_empty()
-            && g.failures.iter().all(|f| {
-                x.check
-                    .iter()
-                    .any(|c| c.text == f.claim && c.test == super::claim::Test::EveryClassWorks)
-            });
-        if only_work {
+        let g = judge_answer(x, &tried);
+        if g.failures.is_empty() {
+            if let Some(harm) = &g.harm {
+                error(
+                    out,
+                    x.line,
+                    format!(
+                        "exercise \"{}\" accepts [{}], but {harm}: an answer that deadlocks or \
+                         starves a class is no answer",
+                        x.id,
+                        edits_words(&edits)
+                    ),
+                );
+            }
+            continue;
+        }
+        let only_guards = g
+            .failures
+            .iter()
+            .all(|f| x.check.iter().any(|c| c.text == f.claim && is_guard(c)));
+        if only_guards {
             let f = &g.failures[0];
             out.notes.push(LessonError {
                 line: x.line,
                 message: format!(
-                    "exercise \"{}\" would accept [{}] but for the work condition: with seed {}, \
-                     {}",
+                    "exercise \"{}\" would accept [{}] but for the conditions against deadlock \
+                     and starvation: with seed {}, {}",
                     x.id,
                     edits_words(&edits),
                     f.seed,

@@ -622,6 +622,9 @@ pub fn from_wire(w: WireLesson) -> Result<Loaded, String> {
             title: e.title,
             line: e.line,
             goal: e.goal,
+            // An author's note for `lesson check`: the page never shows it, so the compact
+            // form leaves it out.
+            idea: String::new(),
             narration: empty(e.line),
             setup: setup(&e.file),
             scenario,
