@@ -92,7 +92,7 @@ impl std::fmt::Display for CodeError {
             CodeError::Fails(g) => match g.failures.first() {
                 Some(x) => write!(
                     f,
-                    "the code's edits do not pass: with seed {}, the goal needs {}, but the run shows {}",
+                    "the code's edits do not pass: with seed {}, the goal needs that {}, but {}",
                     x.seed, x.claim, x.actual
                 ),
                 None => write!(f, "the code's edits do not pass"),

@@ -307,6 +307,100 @@ impl Edit {
     }
 }
 
+impl Edit {
+    /// The edit in the words of the control that makes it, as the page labels the control and
+    /// its choice ("online: lock in old only", "tokens checked at orders: tokens from old only,
+    /// on every access (reads too)"), for a learner who sees the controls and never the
+    /// edit's line of text. `s` is the scenario it applies to, which names a protocol's
+    /// services and a fence's source as the control does.
+    pub fn words(&self, s: &Scenario) -> String {
+        let on_off = |on: bool, yes: String, no: String| if on { yes } else { no };
+        match self {
+            Edit::Partition(on) => on_off(
+                *on,
+                "a partition between the regions".into(),
+                "no partition between the regions".into(),
+            ),
+            Edit::PartitionStart(ms) => format!("the partition starts at {ms} ms"),
+            Edit::PartitionLength(ms) => format!("the partition lasts {ms} ms"),
+            Edit::Protocol { class, choice } => {
+                let label = toggles::protocol_options(s)
+                    .into_iter()
+                    .find(|o| &o.value == choice)
+                    .map(|o| o.label)
+                    .unwrap_or_else(|| toggles::protocol_label(choice));
+                format!("{class}: {}", lower_first(&label))
+            }
+            Edit::Fencing {
+                resource,
+                mode,
+                checks,
+            } => {
+                let mode = lower_first(&toggles::fencing_label_at(s, resource, *mode));
+                match checks {
+                    Some(c) => format!(
+                        "tokens checked at {resource}: {mode}, on {}",
+                        lower_first(toggles::checks_label(*c))
+                    ),
+                    None => format!("tokens checked at {resource}: {mode}"),
+                }
+            }
+            Edit::Role { service, authority } => match authority {
+                Some(a) => format!("service {service}: subordinate to {a}"),
+                None => format!("service {service}: independent"),
+            },
+            Edit::Outage { service, on } => on_off(
+                *on,
+                format!("an outage of service {service}"),
+                format!("no outage of service {service}"),
+            ),
+            Edit::OutageStart { service, ms } => {
+                format!("the outage of service {service} starts at {ms} ms")
+            }
+            Edit::OutageLength { service, ms } => {
+                format!("the outage of service {service} lasts {ms} ms")
+            }
+            Edit::Pause(on) => on_off(
+                *on,
+                "a client paused (a long GC pause)".into(),
+                "no client pause".into(),
+            ),
+            Edit::PauseClient(c) => format!("the paused client: {c}"),
+            Edit::PauseStart(ms) => format!("the pause starts at {ms} ms"),
+            Edit::PauseLength(ms) => format!("the pause lasts {ms} ms"),
+            Edit::Migration(on) => on_off(
+                *on,
+                "the resource migrated to another service".into(),
+                "no migration".into(),
+            ),
+            Edit::MigrationMode(m) => format!(
+                "the migration: {}",
+                lower_first(toggles::migration_mode_label(*m))
+            ),
+            Edit::MigrationAt(ms) => format!("the migration at {ms} ms"),
+            Edit::Seed(n) => format!("seed {n}"),
+        }
+    }
+}
+
+/// A list of edits in words, each made in `s` as the controls would ([`Edit::words`]).
+pub fn words(edits: &[Edit], s: &Scenario) -> String {
+    edits
+        .iter()
+        .map(|e| e.words(s))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A control's label with its first letter small, to follow a colon mid-sentence.
+fn lower_first(label: &str) -> String {
+    let mut chars = label.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 /// Applies edits as the controls would: each control ends at the last value the edits give
 /// it, and those values are applied afresh to `start` ([`toggles::Settings`]), so the result
 /// depends on the controls' final values only, not on the order or the values before.
@@ -418,6 +512,22 @@ impl std::str::FromStr for Control {
                  fencing RESOURCE, role SERVICE, outage SERVICE, pause, migration and seed"
             )),
             None => Err("an empty control".into()),
+        }
+    }
+}
+
+impl Control {
+    /// The control in words, as a handout names it: "how online locks", "the role of new".
+    pub fn words(&self) -> String {
+        match self {
+            Control::Partition => "the partition between the regions".into(),
+            Control::Protocol(c) => format!("how {c} locks"),
+            Control::Fencing(r) => format!("the tokens checked at {r}"),
+            Control::Role(x) => format!("the role of service {x}"),
+            Control::Outage(x) => format!("the outage of service {x}"),
+            Control::Pause => "the client pause".into(),
+            Control::Migration => "the migration".into(),
+            Control::Seed => "the seed".into(),
         }
     }
 }

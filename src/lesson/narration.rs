@@ -323,6 +323,36 @@ fn inline_text(inlines: &[Inline], out: &mut String) {
     }
 }
 
+/// The short texts of a lesson that hold Markdown, each with its rendering
+/// ([`crate::lesson::wire::WireLesson::rich`]).
+pub type Rich = crate::sorted::SortedMap<String, Vec<Inline>>;
+
+/// A short text of a lesson as the page shows it: its rendering when it holds Markdown, so
+/// that code shows as code and never as raw backticks, otherwise the text itself. The lesson
+/// view and the printouts draw every short text of a lesson through this, and the tests read
+/// the page's words through it too. (The page parses no Markdown: the renderings come with
+/// the lesson's compact form.)
+pub fn shown(rich: &Rich, text: &str) -> Vec<Inline> {
+    match rich.get(text) {
+        Some(items) => items.clone(),
+        None => vec![Inline::Text(text.to_string())],
+    }
+}
+
+/// A short text of a lesson as plain words, its Markdown taken out (code as its bare text):
+/// for a sentence the page builds around it (a gate's reading, a prediction's answer) and for
+/// places that hold no markup (the tab's title).
+pub fn plain(rich: &Rich, text: &str) -> String {
+    match rich.get(text) {
+        Some(items) => {
+            let mut out = String::new();
+            inline_text(items, &mut out);
+            out
+        }
+        None => text.to_string(),
+    }
+}
+
 /// The plain text of a block.
 pub fn block_text(block: &Block) -> String {
     let mut out = String::new();

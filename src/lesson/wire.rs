@@ -46,8 +46,8 @@ pub struct WireLesson {
     pub intro: Vec<Block>,
     pub steps: Vec<WireStep>,
     pub exercises: Vec<WireExercise>,
-    /// The lesson's short texts that hold Markdown (goals, hints, explanations, success and
-    /// gate messages, assumptions, predictions), each with its rendering: the page shows them
+    /// The lesson's short texts that hold Markdown (titles, goals, hints, explanations, success
+    /// and gate messages, assumptions, predictions), each with its rendering: the page shows them
     /// with their code and emphasis rather than raw backticks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rich: Vec<(String, Vec<Inline>)>,
@@ -359,8 +359,10 @@ pub fn to_wire(l: &Lesson) -> WireLesson {
 /// Every short text of a lesson that the page shows, rendered, where the rendering is more
 /// than the text itself (it holds code, emphasis or a link).
 fn rich_texts(l: &Lesson) -> Vec<(String, Vec<Inline>)> {
-    let mut texts: Vec<&str> = vec![l.summary.as_str()];
+    // Titles too: "Make `new` defer to `old`" shows its names as code, never as backticks.
+    let mut texts: Vec<&str> = vec![l.title.as_str(), l.summary.as_str()];
     for s in &l.steps {
+        texts.push(s.title.as_str());
         texts.extend(s.assumptions.iter().map(String::as_str));
         if let Some(g) = &s.gate {
             texts.extend([g.prompt.as_str(), g.passed.as_str()]);
@@ -373,7 +375,12 @@ fn rich_texts(l: &Lesson) -> Vec<(String, Vec<Inline>)> {
         }
     }
     for e in &l.exercises {
-        texts.extend([e.goal.as_str(), e.explanation.as_str(), e.success.as_str()]);
+        texts.extend([
+            e.title.as_str(),
+            e.goal.as_str(),
+            e.explanation.as_str(),
+            e.success.as_str(),
+        ]);
         texts.extend(e.hints.iter().map(String::as_str));
         texts.extend(e.misconceptions.iter().map(|m| m.hint.as_str()));
     }

@@ -6,6 +6,7 @@
 //! its hint gives the right one away). The answer key carries all of that. Which one a sheet
 //! is decides here, natively tested, so the view only draws what it is given.
 
+use crate::lesson::edit::words as edits;
 use crate::lesson::Lesson;
 
 /// Which printout the facilitator's view shows and prints.
@@ -46,13 +47,14 @@ pub struct SheetLesson {
     pub exercises: Vec<SheetExercise>,
 }
 
-/// An exercise on a sheet.
+/// An exercise on a sheet. Its title, goal and hints are the lesson's Markdown, which the view
+/// shows rendered ([`crate::lesson::narration::shown`]); the rest is words made here.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SheetExercise {
     pub id: String,
     pub title: String,
     pub goal: String,
-    /// The controls the exercise lets the learner change, in words.
+    /// The controls the exercise lets the learner change, in words ("how online locks").
     pub controls: Vec<String>,
     /// The seeds the check runs, in words.
     pub seeds: String,
@@ -64,20 +66,14 @@ pub struct SheetExercise {
 /// What only the answer key shows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Answers {
-    /// The author's solution, its edits in words.
+    /// The author's solution, its edits in the words of the controls that make them
+    /// ([`crate::lesson::Edit::words`]).
     pub solution: String,
-    /// Other answers that pass.
+    /// Other answers that pass, in the same words.
     pub alternatives: Vec<String>,
     pub explanation: String,
-    /// Each known wrong approach: its edits, and what the app says to it.
+    /// Each known wrong approach: its edits in words, and what the app says to it.
     pub misconceptions: Vec<(String, String)>,
-}
-
-fn edits(list: &[crate::lesson::Edit]) -> String {
-    list.iter()
-        .map(|x| x.to_string())
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// The sheet of a printout for lessons in the course's order. The key lists only the lessons
@@ -103,17 +99,21 @@ pub fn sheet<'a>(lessons: impl IntoIterator<Item = &'a Lesson>, printout: Printo
                     id: e.id.clone(),
                     title: e.title.clone(),
                     goal: e.goal.clone(),
-                    controls: e.controls.iter().map(|c| c.to_string()).collect(),
+                    controls: e.controls.iter().map(|c| c.words()).collect(),
                     seeds: super::course::seeds_words(&e.seeds),
                     hints: e.hints.clone(),
                     answers: (printout == Printout::Key).then(|| Answers {
-                        solution: edits(&e.solution),
-                        alternatives: e.alternatives.iter().map(|a| edits(a)).collect(),
+                        solution: edits(&e.solution, &e.scenario),
+                        alternatives: e
+                            .alternatives
+                            .iter()
+                            .map(|a| edits(a, &e.scenario))
+                            .collect(),
                         explanation: e.explanation.clone(),
                         misconceptions: e
                             .misconceptions
                             .iter()
-                            .map(|m| (edits(&m.example), m.hint.clone()))
+                            .map(|m| (edits(&m.example, &e.scenario), m.hint.clone()))
                             .collect(),
                     }),
                 })

@@ -173,6 +173,22 @@ pub fn protocol_options(s: &Scenario) -> Vec<Choice> {
     out
 }
 
+/// The words of a protocol choice without a scenario to name its services: what
+/// [`protocol_options`] labels it, but a token chain's authority and subordinate unnamed.
+pub fn protocol_label(choice: &str) -> String {
+    if let Some(service) = choice.strip_prefix("single:") {
+        return format!("Lock in {service} only");
+    }
+    match choice {
+        "all_unordered" => "Lock in all, any order",
+        "all_ordered" => "Lock in all, fixed order",
+        "token_chain" => "Token from the authority, shown to its subordinate",
+        "no_lock" => "No lock (last writer wins)",
+        other => other,
+    }
+    .to_string()
+}
+
 /// The protocols a control offers one class of a scenario opened as it is: see
 /// [`Settings::protocol_choices`].
 pub fn protocol_choices(s: &Scenario, class: &str) -> Vec<Choice> {
@@ -480,6 +496,14 @@ pub fn fencing_value(mode: Fencing) -> &'static str {
     }
 }
 
+/// The label of what a fence checks, as its select shows it.
+pub fn checks_label(checks: FencingChecks) -> &'static str {
+    match checks {
+        FencingChecks::Writes => "Writes only",
+        FencingChecks::AllAccesses => "Every access (reads too)",
+    }
+}
+
 pub fn checks_value(checks: FencingChecks) -> &'static str {
     match checks {
         FencingChecks::Writes => "writes",
@@ -492,6 +516,15 @@ pub fn checks_from_value(value: &str) -> Option<FencingChecks> {
         "writes" => Some(FencingChecks::Writes),
         "all_accesses" => Some(FencingChecks::AllAccesses),
         _ => None,
+    }
+}
+
+/// The label of a migration mode, as its select shows it.
+pub fn migration_mode_label(mode: MigrationMode) -> &'static str {
+    match mode {
+        MigrationMode::Naive => "Naively (switch new requests)",
+        MigrationMode::Drain => "Drain old holders first",
+        MigrationMode::Transfer => "Transfer the lock state",
     }
 }
 

@@ -4,6 +4,7 @@
 use yew::prelude::*;
 
 use super::course::rich;
+use crate::lesson::narration::Rich;
 use crate::ui::course::Course;
 use crate::ui::print::{sheet, Printout, SheetExercise, SheetLesson};
 use crate::ui::route::Route;
@@ -26,8 +27,6 @@ pub fn sheet_view(course: &Course, printout: Printout, base: &str) -> Html {
     }
 }
 
-type Rich = crate::sorted::SortedMap<String, Vec<crate::lesson::narration::Inline>>;
-
 fn lesson(l: &SheetLesson, map: &Rich, base: &str) -> Html {
     let link = Route::Lesson {
         lesson: l.id.clone(),
@@ -36,12 +35,12 @@ fn lesson(l: &SheetLesson, map: &Rich, base: &str) -> Html {
     .to_hash();
     html! {
         <section class="handout-lesson" aria-labelledby={format!("h-{}", l.id)} data-lesson={l.id.clone()}>
-            <h3 id={format!("h-{}", l.id)}>{ &l.title }</h3>
+            <h3 id={format!("h-{}", l.id)}>{ rich(map, &l.title) }</h3>
             if !l.outline.is_empty() {
-                <p>{ &l.summary }</p>
+                <p>{ rich(map, &l.summary) }</p>
                 <p class="link">{ "Link: " }<a href={link.clone()}>{ format!("{base}{link}") }</a></p>
                 <p><strong>{ "Steps:" }</strong></p>
-                <ol class="outline">{ for l.outline.iter().map(|t| html! { <li>{ t }</li> }) }</ol>
+                <ol class="outline">{ for l.outline.iter().map(|t| html! { <li>{ rich(map, t) }</li> }) }</ol>
             }
             { for l.exercises.iter().map(|e| exercise(l, e, map, base)) }
         </section>
@@ -52,7 +51,7 @@ fn exercise(l: &SheetLesson, e: &SheetExercise, map: &Rich, base: &str) -> Html 
     let hash = Route::place(&l.id, &e.id).to_hash();
     html! {
         <article class="handout-exercise" data-exercise={e.id.clone()}>
-            <h4>{ &e.title }</h4>
+            <h4>{ rich(map, &e.title) }</h4>
             <p class="link">{ "Link: " }<a href={hash.clone()}>{ format!("{base}{hash}") }</a></p>
             <p><strong>{ "Goal: " }</strong>{ rich(map, &e.goal) }</p>
             <p><strong>{ "Controls: " }</strong>{ e.controls.join(", ") }{ format!("; checked on {}.", e.seeds) }</p>
@@ -62,15 +61,15 @@ fn exercise(l: &SheetLesson, e: &SheetExercise, map: &Rich, base: &str) -> Html 
             }
             if let Some(a) = &e.answers {
                 <div class="answers">
-                    <p class="solution"><strong>{ "Solution: " }</strong><code>{ &a.solution }</code></p>
+                    <p class="solution"><strong>{ "Solution: " }</strong><span class="edits">{ &a.solution }</span></p>
                     { for a.alternatives.iter().map(|x| html! {
-                        <p class="also"><strong>{ "Also passes: " }</strong><code>{ x }</code></p>
+                        <p class="also"><strong>{ "Also passes: " }</strong><span class="edits">{ x }</span></p>
                     }) }
                     if !a.explanation.is_empty() { <p>{ rich(map, &a.explanation) }</p> }
                     if !a.misconceptions.is_empty() {
                         <p><strong>{ "Wrong approaches the app recognises:" }</strong></p>
                         <ul class="misconceptions">{ for a.misconceptions.iter().map(|(example, hint)| html! {
-                            <li><code>{ example }</code>{ ": " }<span class="said">{ hint }</span></li>
+                            <li><span class="edits">{ example }</span>{ ": " }<span class="said">{ rich(map, hint) }</span></li>
                         }) }</ul>
                     }
                 </div>

@@ -1041,7 +1041,7 @@ fn lesson_check_refuses_what_a_recorded_step_cannot_keep() {
             "contradicted.md",
             step("") + "```claims\nexclusion holds\n```\n",
             19,
-            "the recording contradicts the claim \"exclusion holds\": exclusion broken",
+            "the recording contradicts the claim \"exclusion holds\": exclusion broke",
         ),
         (
             "cue-never.md",

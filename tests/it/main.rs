@@ -27,6 +27,7 @@ mod sorting;
 mod sweeps;
 mod ui;
 mod verdicts;
+mod words;
 mod workshop;
 
 use std::path::PathBuf;

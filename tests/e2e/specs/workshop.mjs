@@ -77,7 +77,7 @@ async function checkPrintedDarkOnWhite(ctx, which) {
  * the app says to each wrong approach.
  */
 async function answerWords(ctx) {
-  return ctx.page.$$eval('.answers .solution code, .answers .also code, .answers .misconceptions .said', (els) =>
+  return ctx.page.$$eval('.answers .solution .edits, .answers .also .edits, .answers .misconceptions .said', (els) =>
     els.map((e) => e.textContent.replace(/\s+/g, ' ').trim()).filter((t) => t.length > 3),
   );
 }
