@@ -9,7 +9,7 @@ use yew::prelude::*;
 
 use super::Dispatch;
 use crate::lesson::Control;
-use crate::scenario::{Fencing, FencingChecks, ScenarioError};
+use crate::scenario::{Fencing, FencingChecks, MigrationMode, ScenarioError};
 use crate::ui::toggles::{self, Toggle};
 use crate::ui::{self, Action};
 
@@ -256,8 +256,8 @@ pub fn controls(p: &ControlsProps) -> Html {
                         <span class="field">
                             <label for={checks_id.clone()}>{ "Checked on" }</label>
                             <select id={checks_id} onchange={on_checks} disabled={r.fencing == Fencing::Off}>
-                                <option value="writes" selected={r.fencing_checks == FencingChecks::Writes}>{ "Writes only" }</option>
-                                <option value="all_accesses" selected={r.fencing_checks == FencingChecks::AllAccesses}>{ "Every access (reads too)" }</option>
+                                <option value="writes" selected={r.fencing_checks == FencingChecks::Writes}>{ toggles::checks_label(FencingChecks::Writes) }</option>
+                                <option value="all_accesses" selected={r.fencing_checks == FencingChecks::AllAccesses}>{ toggles::checks_label(FencingChecks::AllAccesses) }</option>
                             </select>
                         </span>
                         if let Some(src) = &r.fencing_source {
@@ -364,9 +364,9 @@ pub fn controls(p: &ControlsProps) -> Html {
                     <span class="field">
                         <label for="migration-mode">{ "how" }</label>
                         <select id="migration-mode" onchange={on_change(d, |e| toggles::migration_mode_from_value(&value_of(e)).map(|m| Action::Toggle(Toggle::MigrationMode(m))))}>
-                            <option value="naive" selected={toggles::migration_mode_value(m.mode) == "naive"}>{ "Naively (switch new requests)" }</option>
-                            <option value="drain" selected={toggles::migration_mode_value(m.mode) == "drain"}>{ "Drain old holders first" }</option>
-                            <option value="transfer" selected={toggles::migration_mode_value(m.mode) == "transfer"}>{ "Transfer the lock state" }</option>
+                            <option value="naive" selected={toggles::migration_mode_value(m.mode) == "naive"}>{ toggles::migration_mode_label(MigrationMode::Naive) }</option>
+                            <option value="drain" selected={toggles::migration_mode_value(m.mode) == "drain"}>{ toggles::migration_mode_label(MigrationMode::Drain) }</option>
+                            <option value="transfer" selected={toggles::migration_mode_value(m.mode) == "transfer"}>{ toggles::migration_mode_label(MigrationMode::Transfer) }</option>
                         </select>
                     </span>
                     { ms_field("migration-at", "at (ms)", m.at_ms, on_ms(d, Toggle::MigrationAt)) }
