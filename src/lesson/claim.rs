@@ -1303,12 +1303,10 @@ fn fair_share(s: &Scenario, v: &Verdict) -> ClaimResult {
             actual: "no class completed an operation, so none got a fair share".into(),
         };
     }
-    let operations = |n: u64| {
-        if n == 1 {
-            "1 operation".to_string()
-        } else {
-            format!("{n} operations")
-        }
+    let operations = |n: u64| match n {
+        0 => "nothing".to_string(),
+        1 => "1 operation".to_string(),
+        n => format!("{n} operations"),
     };
     let short: Vec<String> = v
         .class_work

@@ -7,6 +7,9 @@
 //! - the narration and the right choice are read as words: lowercase, Markdown marks, code
 //!   ticks, quotes and apostrophes dropped, a link's address left out, and sentence ends
 //!   (`.`, `!`, `?`, `:`, `;`) kept as breaks no phrase crosses;
+//! - a question does not tell ("do they overlap?"), nor a phrase after a question word in its
+//!   sentence ("watch whether they overlap"), nor one within three words after a negation
+//!   ("they never overlap" says the opposite, which the other outcome's phrases catch);
 //! - it tells if it says the right choice's own words: the choice without its answer word
 //!   ("Yes," or "No,") and without short function words, when at least two words remain,
 //!   appearing in one sentence in that order with nothing but function words between;
@@ -14,17 +17,20 @@
 //!   claim's test and direction (`exclusion broken`: "overlap", "both hold", "exclusion
 //!   breaks"; `lost_updates == 0`: "no update is lost"; `deadlock`: "deadlock", "cycle forms";
 //!   `idle_ms(R) > N`: "sits idle"; `inventory_defects > 0`: "defect"; ...);
-//! - either way, not when a negation or a question word ("not", "never", "no", "whether",
-//!   "if", ...) comes within the three words before it in its sentence: "watch whether they
-//!   overlap" asks, and "they never overlap" says the opposite, which the other list catches.
 
 use crate::monitor::{Exclusion, Integrity};
 
 use super::claim::{Metric, Op, Test};
 use super::PredictionChoice;
 
-/// A sentence break in the words: no phrase matches across it.
+/// A sentence's end in the words: no phrase matches across it.
 const BREAK: &str = "|";
+/// A question's end: nothing in a question tells.
+const QUESTION: &str = "?";
+
+fn is_break(w: &str) -> bool {
+    w == BREAK || w == QUESTION
+}
 
 /// Words that carry no outcome: left out of a choice's words and skipped between them.
 const FUNCTION_WORDS: [&str; 40] = [
@@ -34,13 +40,16 @@ const FUNCTION_WORDS: [&str; 40] = [
     "now",
 ];
 
-/// Words that turn a phrase into its opposite or into a question.
-const NEGATIONS: [&str; 19] = [
-    "no", "not", "never", "neither", "nor", "without", "whether", "if", "cannot", "cant", "doesnt",
-    "dont", "wont", "isnt", "arent", "didnt", "nobody", "nothing", "none",
+/// Words that turn a phrase into its opposite.
+const NEGATIONS: [&str; 17] = [
+    "no", "not", "never", "neither", "nor", "without", "cannot", "cant", "doesnt", "dont", "wont",
+    "isnt", "arent", "didnt", "nobody", "nothing", "none",
 ];
 
-/// How far back a negation or a question word still reaches a phrase.
+/// Words that make the rest of their sentence a question: "watch whether the lanes overlap".
+const ASKING: [&str; 2] = ["whether", "if"];
+
+/// How far back a negation still reaches a phrase.
 const NEGATION_REACH: usize = 3;
 
 /// The narration as words: lowercase, Markdown and punctuation dropped, sentence ends as
@@ -72,8 +81,13 @@ fn words(markdown: &str) -> Vec<String> {
             '\'' | '\u{2019}' => {}
             '.' | '!' | '?' | ':' | ';' => {
                 flush(&mut word, &mut out);
-                if out.last().is_some_and(|w| w != BREAK) {
-                    out.push(BREAK.to_string());
+                let end = if ch == '?' { QUESTION } else { BREAK };
+                match out.last_mut() {
+                    // "Really?!": a question however it ends.
+                    Some(w) if is_break(w) && end == QUESTION => *w = QUESTION.to_string(),
+                    Some(w) if is_break(w) => {}
+                    Some(_) => out.push(end.to_string()),
+                    None => {}
                 }
             }
             _ => flush(&mut word, &mut out),
@@ -87,15 +101,18 @@ fn is_function(w: &str) -> bool {
     FUNCTION_WORDS.contains(&w)
 }
 
-/// Whether a negation or a question word comes within [`NEGATION_REACH`] words before
-/// `at`, in its sentence.
+/// Whether the words at `at` do not state what they say: a negation comes within
+/// [`NEGATION_REACH`] words before them in their sentence, a question word anywhere before
+/// them in it, or the sentence is a question.
 fn negated(words: &[String], at: usize) -> bool {
-    words[..at]
-        .iter()
-        .rev()
-        .take(NEGATION_REACH)
-        .take_while(|w| *w != BREAK)
-        .any(|w| NEGATIONS.contains(&w.as_str()))
+    let before = words[..at].iter().rev().take_while(|w| !is_break(w));
+    let question = words[at..].iter().find(|w| is_break(w)).map(String::as_str) == Some(QUESTION);
+    question
+        || before
+            .clone()
+            .take(NEGATION_REACH)
+            .any(|w| NEGATIONS.contains(&w.as_str()))
+        || before.clone().any(|w| ASKING.contains(&w.as_str()))
 }
 
 /// Where `phrase` starts in `words`, word for word, not negated.
@@ -124,7 +141,7 @@ fn says_content(words: &[String], wanted: &[String]) -> bool {
             }
             if *w == wanted[k] {
                 k += 1;
-            } else if w == BREAK || !is_function(w) {
+            } else if is_break(w) || !is_function(w) {
                 return false;
             }
         }
@@ -142,7 +159,7 @@ fn choice_words(text: &str) -> Vec<String> {
         .map_or(trimmed, |a| &trimmed[a.len()..]);
     words(body)
         .into_iter()
-        .filter(|w| w != BREAK && !is_function(w))
+        .filter(|w| !is_break(w) && !is_function(w))
         .collect()
 }
 

@@ -743,17 +743,36 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
             }
             continue;
         }
-        let only_guards = g
+        // Which guards refused it, by their claims: work and fair share are the work
+        // condition, as a gate's note says; the other is the one against wait-for cycles.
+        let guards: Option<Vec<bool>> = g
             .failures
             .iter()
-            .all(|f| x.check.iter().any(|c| c.text == f.claim && is_guard(c)));
-        if only_guards {
-            let f = &g.failures[0];
+            .map(|f| {
+                x.check
+                    .iter()
+                    .find(|c| c.text == f.claim && is_guard(c))
+                    .map(is_no_cycle)
+            })
+            .collect();
+        if let Some(cycles) = guards {
+            let which = if cycles.iter().all(|c| !c) {
+                "the work condition"
+            } else if cycles.iter().all(|c| *c) {
+                "the condition against wait-for cycles"
+            } else {
+                "the conditions against wait-for cycles and starvation"
+            };
+            // The plainest failure to read: a class that completed nothing, if one did.
+            let f = g
+                .failures
+                .iter()
+                .find(|f| f.claim == claim::WORK)
+                .unwrap_or(&g.failures[0]);
             out.notes.push(LessonError {
                 line: x.line,
                 message: format!(
-                    "exercise \"{}\" would accept [{}] but for the conditions against deadlock \
-                     and starvation: with seed {}, {}",
+                    "exercise \"{}\" would accept [{}] but for {which}: with seed {}, {}",
                     x.id,
                     edits_words(&edits),
                     f.seed,

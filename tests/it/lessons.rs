@@ -685,20 +685,20 @@ fn lesson_check_reports_authoring_errors_with_file_line_and_reason() {
         ),
         (
             "start-passes.md",
-            lesson_with("```exercise\nid = \"x\"\ntitle = \"X\"\ngoal = \"g\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [\"exclusion broken\"]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source all_accesses\"]\n```\n"),
-            29,
+            lesson_with("```exercise\nid = \"x\"\ntitle = \"X\"\ngoal = \"g\"\nidea = \"i\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [\"exclusion broken\", \"every class gets its fair share\", \"wait_cycle_count == 0\"]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source all_accesses\"]\n```\n"),
+            30,
             "its start already passes the check in 4 seeds (0-3) (exclusion breaks; every client class",
         ),
         (
             "solution-fails.md",
-            lesson_with("```exercise\nid = \"x\"\ntitle = \"X\"\ngoal = \"g\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [\"integrity intact\"]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source writes\"]\n```\n"),
+            lesson_with("```exercise\nid = \"x\"\ntitle = \"X\"\ngoal = \"g\"\nidea = \"i\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [\"integrity intact\", \"wait_cycle_count == 0\", \"every class gets its fair share\"]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source writes\"]\n```\n"),
             22,
             "its solution [fencing accounts one_source writes] fails the check \"integrity intact\"",
         ),
         (
             "misconception-silent.md",
-            lesson_with("```exercise\nid = \"x\"\ntitle = \"X\"\ngoal = \"g\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [\"integrity intact\"]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source all_accesses\"]\n\n[[misconception]]\nwhen = [\"fencing(accounts) == any_source\"]\nexample = [\"fencing accounts one_source writes\"]\nhint = \"h\"\n```\n"),
-            33,
+            lesson_with("```exercise\nid = \"x\"\ntitle = \"X\"\ngoal = \"g\"\nidea = \"i\"\nscenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [\"integrity intact\", \"wait_cycle_count == 0\", \"every class gets its fair share\"]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source all_accesses\"]\n\n[[misconception]]\nwhen = [\"fencing(accounts) == any_source\"]\nexample = [\"fencing accounts one_source writes\"]\nhint = \"h\"\n```\n"),
+            34,
             "the misconception's example does not trigger its hint",
         ),
         (
@@ -1065,4 +1065,288 @@ fn lesson_check_refuses_what_a_recorded_step_cannot_keep() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Every line of `lesson check`'s standard error that is a problem (notes aside), for files
+/// checked together.
+fn problems_of(paths: &[&Path]) -> (Option<i32>, Vec<String>) {
+    let out = lesson_check(paths);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let problems = stderr
+        .lines()
+        .filter(|l| !l.contains(": note: "))
+        .map(|l| l.trim_start_matches("lockstep: ").to_string())
+        .collect();
+    (out.status.code(), problems)
+}
+
+/// The line (from 1) of the first line of `text` that contains `needle`.
+fn line_with(text: &str, needle: &str) -> u32 {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} in\n{text}")) as u32
+        + 1
+}
+
+/// An exercise on the fencing scenario (`slow` with a second operation to do, so that it
+/// completes one when its stale write is refused): with the guarded check, the answers are
+/// fencing that checks every access, from either source (there is one service).
+fn fencing_exercise(id: &str, idea: &str, check: &str) -> String {
+    format!(
+        "```exercise\nid = \"{id}\"\ntitle = \"X\"\ngoal = \"g\"\n{idea}scenario = \"05-fencing.toml\"\ncontrols = [\"fencing accounts\"]\nseeds = \"0..4\"\ncheck = [{check}]\nhints = [\"h\"]\nsolution = [\"fencing accounts one_source all_accesses\"]\n\n[set.clients.slow]\nmax_operations = 2\n```\n\n"
+    )
+}
+
+const GUARDED: &str =
+    "\"integrity intact\", \"wait_cycle_count == 0\", \"every class gets its fair share\"";
+
+/// An exercise must say what it teaches and state that an answer neither deadlocks nor
+/// starves; `lesson check` refuses one that does not, and one that accepts such an answer.
+#[test]
+fn lesson_check_refuses_an_exercise_without_an_idea_or_the_checks_against_deadlock_and_starvation()
+{
+    let dir = crate::Scratch::new("lessons-guards");
+    let good = lesson_with(&fencing_exercise("x", "idea = \"i\"\n", GUARDED));
+    let path = dir.write("good.md", &good);
+    let (status, problems) = problems_of(&[&path]);
+    assert_eq!((status, &problems), (Some(0), &Vec::new()));
+
+    let no_idea = lesson_with(&fencing_exercise("x", "", GUARDED));
+    let (found, _, _) = refused_at(
+        &dir,
+        "no-idea.md",
+        &no_idea,
+        line_with(&no_idea, "```exercise"),
+    );
+    assert!(
+        found.contains("exercise \"x\" needs an idea: idea = \"...\""),
+        "{found}"
+    );
+
+    for (name, check, lacks) in [
+        ("neither.md", "\"integrity intact\"", "it states neither"),
+        (
+            "no-cycle.md",
+            "\"integrity intact\", \"every class gets its fair share\"",
+            "it lacks \"wait_cycle_count == 0\"",
+        ),
+        (
+            "no-share.md",
+            "\"integrity intact\", \"wait_cycle_count == 0\"",
+            "it lacks \"every class gets its fair share\"",
+        ),
+    ] {
+        let text = lesson_with(&fencing_exercise("x", "idea = \"i\"\n", check));
+        let (found, _, _) = refused_at(&dir, name, &text, line_with(&text, "check = ["));
+        assert!(
+            found.contains(&format!(
+                "its check must include \"wait_cycle_count == 0\" and \"every class gets its fair \
+                 share\" ({lacks}), and its goal must say so"
+            )),
+            "{name}: {found}"
+        );
+    }
+
+    // Without those checks, a check that only asks for work accepts an answer in which a
+    // wait-for cycle forms, broken by the clients' timeouts: the solution and every such value
+    // of the controls are refused.
+    let backoff =
+        "acquire_timeout_ms = 150\nmax_retries = 1000\nretry_backoff_ms = 60\njitter_ms = 40\n";
+    let cyclic = lesson_with(&format!(
+        "```exercise\nid = \"y\"\ntitle = \"Y\"\ngoal = \"g\"\nidea = \"i\"\nscenario = \"02-both-unordered.toml\"\ncontrols = [\"protocol east-app\", \"protocol west-app\"]\nseeds = \"0..4\"\ncheck = [\"operations.completed >= 1\"]\nhints = [\"h\"]\nsolution = [\"protocol west-app all_ordered\"]\n\n[set.clients.east-app]\n{backoff}\n[set.clients.west-app]\n{backoff}```\n"
+    ));
+    let path = dir.write("cyclic.md", &cyclic);
+    let (status, problems) = problems_of(&[&path]);
+    assert_eq!(status, Some(2));
+    let at = format!("{}:{}: ", path.display(), line_with(&cyclic, "```exercise"));
+    for said in [
+        "exercise \"y\": its solution [protocol west-app all_ordered] passes the check, but with \
+         seed 0, 1 wait-for cycle(s) formed: an answer that deadlocks or starves a class is no \
+         answer",
+        "exercise \"y\" accepts [protocol east-app all_unordered, protocol west-app all_ordered], \
+         but with seed 0, 1 wait-for cycle(s) formed",
+    ] {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with(&at) && p.contains(said)),
+            "{said}\n{problems:#?}"
+        );
+    }
+}
+
+/// No two exercises accept the same answer: of two files checked together, the later
+/// exercise is refused, naming the other; of one file, the same.
+#[test]
+fn lesson_check_refuses_two_exercises_that_accept_the_same_answer() {
+    let dir = crate::Scratch::new("lessons-course");
+    let first = lesson_with(&fencing_exercise("x", "idea = \"i\"\n", GUARDED));
+    let second = lesson_with(&fencing_exercise("z", "idea = \"j\"\n", GUARDED))
+        .replace("id = \"broken\"", "id = \"other\"");
+    let a = dir.write("a.md", &first);
+    let b = dir.write("b.md", &second);
+    // Each alone passes.
+    for p in [&a, &b] {
+        assert_eq!(problems_of(&[p]), (Some(0), Vec::new()));
+    }
+    let (status, problems) = problems_of(&[&a, &b]);
+    assert_eq!(status, Some(2));
+    let line = line_with(&second, "```exercise");
+    assert_eq!(
+        problems,
+        vec![format!(
+            "{}:{line}: exercise \"z\" accepts [fencing accounts any_source all_accesses], which \
+             exercise \"x\" of lesson \"broken\" accepts too (and 1 more answer(s) besides): each \
+             exercise needs an idea, and an answer, of its own",
+            b.display()
+        )],
+    );
+    let out = lesson_check(&[&a, &b]);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        stdout
+            .lines()
+            .next()
+            .unwrap()
+            .contains(": ok: lesson \"broken\"")
+            && stdout
+                .lines()
+                .nth(1)
+                .unwrap()
+                .ends_with("b.md: 1 problem(s)"),
+        "{stdout}"
+    );
+    // Two exercises of one lesson.
+    let both = format!(
+        "{first}{}",
+        fencing_exercise("z", "idea = \"j\"\n", GUARDED)
+    );
+    let c = dir.write("c.md", &both);
+    let (status, problems) = problems_of(&[&c]);
+    assert_eq!(status, Some(2));
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].contains("exercise \"z\" accepts")
+            && problems[0].contains("which exercise \"x\" of lesson \"broken\""),
+        "{problems:#?}"
+    );
+}
+
+/// The target of the shipped course: no two of its exercises accept the same answer, so each
+/// practises an idea of its own.
+#[test]
+fn no_two_exercises_of_the_shipped_course_accept_the_same_answer() {
+    let lessons = lesson::builtin::lessons();
+    assert_eq!(
+        lessons.len(),
+        lesson::builtin::ALL.len(),
+        "every lesson parses"
+    );
+    let found: Vec<String> = lesson::check_course(&lessons)
+        .into_iter()
+        .map(|(k, e)| format!("{}: {e}", lessons[k].id))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    for l in &lessons {
+        for x in &l.exercises {
+            assert!(!x.idea.is_empty(), "{}/{} states its idea", l.id, x.id);
+        }
+    }
+}
+
+/// `every class gets its fair share`: each class's clients complete, per client, at least a
+/// quarter of what the run's clients complete on average, in whole numbers.
+#[test]
+fn the_fair_share_claim_weighs_each_class_by_its_clients() {
+    use lockstep::lesson::claim::Test;
+    let mut s = lockstep::builtin::find("02-both-unordered.toml")
+        .map(|b| lockstep::scenario::Scenario::from_toml_str(b.toml()).expect("valid"))
+        .expect("shipped");
+    s.clients[0].count = 3; // east-app: three clients; west-app: one.
+    let (_, verdict) = lesson::run_scenario(&s, 0).expect("runs");
+    let claim = lesson::Claim::parse("every class gets its fair share", 1).expect("reads");
+    assert_eq!(claim.test, Test::FairShare);
+    assert!(claim
+        .words()
+        .starts_with("every client class gets a fair share of the work"));
+    let judged = |east: u64, west: u64| {
+        let mut v = verdict.clone();
+        for w in &mut v.class_work {
+            w.completed = if w.class == "east-app" { east } else { west };
+        }
+        claim.check(&s, &v)
+    };
+    // 31 operations by 4 clients: west-app's one client needs 31 / 16, so 2.
+    let short = judged(30, 1);
+    assert!(!short.holds);
+    assert_eq!(
+        short.actual,
+        "class west-app completed 1 operation, where a fair share is at least 2"
+    );
+    assert!(judged(30, 2).holds, "32 / 16 is exactly a fair share");
+    // East's three clients need three quarters of the mean: 3 × 13 / 16, so 3.
+    assert_eq!(
+        judged(2, 11).actual,
+        "class east-app completed 2 operations, where a fair share is at least 3"
+    );
+    assert!(judged(3, 11).holds);
+    assert_eq!(
+        judged(0, 0).actual,
+        "no class completed an operation, so none got a fair share"
+    );
+    assert!(!judged(0, 0).holds);
+}
+
+/// A step's narration is read before its prediction: narration that says the right answer
+/// draws a note at its line; narration that only says what to watch does not.
+#[test]
+fn narration_that_gives_the_predictions_answer_away_is_noted() {
+    let text = |narration: &str| {
+        format!(
+            "{HEADER}```step\nid = \"one\"\ntitle = \"One\"\nscenario = \"05-fencing.toml\"\n```\n\n{narration}\n\n```predict\nquestion = \"Will an update be lost?\"\n\n[[choice]]\ntext = \"Yes, one update is lost\"\nclaim = \"lost_updates > 0\"\n\n[[choice]]\ntext = \"No, both updates count\"\nclaim = \"lost_updates == 0\"\n```\n"
+        )
+    };
+    let notes = |narration: &str| -> Vec<(u32, String)> {
+        let l = lesson::parse(&text(narration)).unwrap_or_else(|e| panic!("{e:?}"));
+        let checked = lesson::check(&l);
+        assert!(checked.errors.is_empty(), "{:?}", checked.errors);
+        checked
+            .notes
+            .into_iter()
+            .filter(|n| n.message.contains("gives its prediction's answer away"))
+            .map(|n| (n.line, n.message))
+            .collect()
+    };
+    let line = line_with(&text("NARRATION"), "NARRATION");
+    for (telling, said) in [
+        (
+            "`slow` stalls, then writes: an update is lost for good.",
+            "update is lost",
+        ),
+        (
+            "Watch the `accounts` lane for the **lost update**.",
+            "lost update",
+        ),
+        ("`slow` wakes, and one update is lost.", "one update lost"),
+    ] {
+        assert_eq!(
+            notes(telling),
+            vec![(
+                line,
+                format!(
+                    "the step's narration gives its prediction's answer away: it says \"{said}\", \
+                     before the learner chooses \"Yes, one update is lost\"; say what to watch, \
+                     not what happens"
+                )
+            )],
+            "{telling}"
+        );
+    }
+    for neutral in [
+        "`slow` takes the lock and stalls. Watch the two writes on the `accounts` lane.",
+        "Does any update get lost? Watch the balance.",
+        "Nothing here says whether an update is lost: watch.",
+    ] {
+        assert_eq!(notes(neutral), Vec::new(), "{neutral}");
+    }
 }
