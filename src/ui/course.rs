@@ -649,6 +649,11 @@ impl LessonRun {
         self.step().is_some_and(|s| s.prediction.is_some()) && !self.committed()
     }
 
+    /// A short text of the lesson as plain words, for a sentence the page builds around it.
+    fn plain(&self, text: &str) -> String {
+        crate::lesson::narration::plain(&self.texts().rich, text)
+    }
+
     /// Whether the learner predicted or chose to see the run.
     pub fn committed(&self) -> bool {
         self.predicted.is_some() || self.skipped
@@ -686,12 +691,12 @@ impl LessonRun {
         let right = p.right(scenario, &outcome.verdict);
         let answer: Vec<String> = right
             .iter()
-            .filter_map(|&r| p.choices.get(r).map(|c| plain(&c.text)))
+            .filter_map(|&r| p.choices.get(r).map(|c| self.plain(&c.text)))
             .collect();
         let why = if p.why.is_empty() {
             String::new()
         } else {
-            format!(" {}", plain(&p.why))
+            format!(" {}", self.plain(&p.why))
         };
         let judged = match self
             .predicted
@@ -699,7 +704,7 @@ impl LessonRun {
         {
             Some((k, chosen)) => {
                 let shows = chosen.claim.check(scenario, &outcome.verdict).actual;
-                let said = plain(&chosen.text);
+                let said = self.plain(&chosen.text);
                 if right.contains(&k) {
                     Judged {
                         right: Some(true),
@@ -741,7 +746,7 @@ impl LessonRun {
         match self.predicted.and_then(|k| p.choices.get(k)) {
             Some(chosen) => Some(format!(
                 "You said: {}. Watch the run play to its end to see whether it does.",
-                plain(&chosen.text)
+                self.plain(&chosen.text)
             )),
             None if self.skipped => {
                 Some("Watch the run play to its end: the answer follows.".to_string())
@@ -1511,9 +1516,9 @@ impl Shelf {
     }
 }
 
-/// A short Markdown text (a choice, a title) as plain words: code spans and emphasis lose
-/// their marks, since the sentence it goes into is shown as text.
-pub fn plain(markdown: &str) -> String {
+/// A short Markdown text as plain words where its rendering is not at hand (an opened file's
+/// title, read before the file is): code spans and emphasis lose their marks.
+fn plain(markdown: &str) -> String {
     markdown
         .chars()
         .filter(|c| !matches!(c, '`' | '*'))
