@@ -555,9 +555,10 @@ fn an_exercise_gives_hints_one_at_a_time_and_recognises_a_misconception() {
     assert!(a.message.starts_with("Not yet"), "{}", a.message);
 
     // A known wrong approach gets its own hint, not a generic one.
+    assert_eq!(app.scenario.resources[0].name, "inventory");
     let wrong = app
         .reduce(Action::Toggle(Toggle::Fencing {
-            resource: "orders".into(),
+            resource: "inventory".into(),
             mode: lockstep::scenario::Fencing::AnySource,
             checks: Some(app.scenario.resources[0].fencing_checks),
         }))
@@ -567,7 +568,7 @@ fn an_exercise_gives_hints_one_at_a_time_and_recognises_a_misconception() {
     assert_eq!(a.message, e.misconceptions[0].hint);
     // A new run makes the check stale.
     let moved = wrong.reduce(Action::Toggle(Toggle::Fencing {
-        resource: "orders".into(),
+        resource: "inventory".into(),
         mode: lockstep::scenario::Fencing::Off,
         checks: Some(app.scenario.resources[0].fencing_checks),
     }));
@@ -580,7 +581,11 @@ fn solving_an_exercise_gives_a_code_the_facilitator_verifies() {
     let app = open(&c, "fencing", "two-sources-one-table");
     let e = app.lesson.as_ref().unwrap().exercise().unwrap().clone();
     let solved = app
-        .reduce(protocol("online", "single:old"))
+        .reduce(Action::Toggle(fencing(
+            "inventory",
+            "one_source",
+            "all_accesses",
+        )))
         .reduce(Action::Lesson(LessonAction::Check));
     let run = solved.lesson.clone().unwrap();
     let a = run.attempt.clone().unwrap();
@@ -614,13 +619,21 @@ fn solving_an_exercise_gives_a_code_the_facilitator_verifies() {
     assert_eq!(moved.lesson.unwrap().name, "Ada  Lovelace ");
 
     // Wrong turns on the way leave no trace in the code: the fewest edits that give the
-    // scenario are what it carries.
-    let wandering = app
-        .reduce(protocol("online", "single:new"))
-        .reduce(protocol("batch", "single:new"))
+    // scenario are what it carries. The run keeps one value a control, so the turns show with
+    // two controls: lesson 1's exercise, where a choice the start already has, a change taken
+    // back and the answer leave both controls set.
+    let retire = open(&c, "two-orders", "retire-old");
+    let wandering = retire
         .reduce(protocol("batch", "single:old"))
         .reduce(protocol("online", "single:old"))
+        .reduce(protocol("online", "single:new"))
+        .reduce(protocol("batch", "single:new"))
         .reduce(Action::Lesson(LessonAction::Check));
+    assert_eq!(
+        wandering.lesson.as_ref().unwrap().edits.len(),
+        2,
+        "the run keeps both controls' values"
+    );
     let wandered = wandering
         .lesson
         .unwrap()
@@ -629,11 +642,13 @@ fn solving_an_exercise_gives_a_code_the_facilitator_verifies() {
         .unwrap()
         .code
         .unwrap();
+    let retire_old = retire.lesson.as_ref().unwrap().exercise().unwrap().clone();
     assert_eq!(
-        code::decode(&wandered).unwrap().edits.len(),
-        1,
+        code::decode(&wandered).unwrap().edits,
+        retire_old.solution,
         "{wandered}"
     );
+    assert_eq!(retire_old.solution.len(), 1);
 
     // Progress records the place, the solution and its code.
     let p = Progress::default().record(&run);
@@ -1128,7 +1143,7 @@ fn short_texts_with_markdown_reach_the_page_rendered() {
 fn an_exercise_left_half_done_comes_back_as_it_was() {
     let c = course();
     let app = open(&c, "fencing", "two-sources-one-table")
-        .reduce(protocol("online", "single:new"))
+        .reduce(Action::Toggle(fencing("inventory", "any_source", "writes")))
         .reduce(Action::Lesson(LessonAction::Hint))
         .reduce(Action::Lesson(LessonAction::Hint));
     let run = app.lesson.clone().unwrap();
@@ -1342,7 +1357,12 @@ fn kept_progress_reads_back_whole_and_damaged_progress_counts_as_none() {
 fn a_learners_scenario_opens_in_the_sandbox_as_it_was() {
     use lockstep::ui::Codec;
     let c = course();
-    let app = open(&c, "fencing", "two-sources-one-table").reduce(protocol("online", "single:new"));
+    let start = open(&c, "fencing", "two-sources-one-table");
+    let app = start.reduce(Action::Toggle(fencing("inventory", "any_source", "writes")));
+    assert_ne!(
+        app.scenario, start.scenario,
+        "the learner changed the exercise's scenario"
+    );
     let handed = app.for_sandbox();
     assert_eq!(handed.text, "", "the lesson view writes no text");
     assert!(lockstep::ui::is_source(&handed.source), "{}", handed.source);
