@@ -227,7 +227,7 @@ fn an_exercise_refuses_edits_of_controls_it_does_not_offer() {
     let x = lessons
         .iter()
         .flat_map(|(_, l)| &l.exercises)
-        .find(|x| x.id == "break-the-cycle")
+        .find(|x| x.id == "one-order-for-all")
         .expect("the deadlock exercise");
     let err = x
         .attempt(&["pause on".parse().unwrap()])
@@ -360,7 +360,23 @@ fn solved_code() -> (Vec<Lesson>, String) {
 fn a_completion_code_round_trips_and_is_verified_by_running_it_again() {
     let (lessons, code) = solved_code();
     assert!(code.starts_with("LS2."), "{code}");
-    assert!(code.len() < 120, "a short code: {code}");
+    // A short code: the version, the payload and the checksum, and nothing else; the payload
+    // is the name, the ids, the seeds and the one edit that solves the exercise, so the code
+    // is as long as those make it. The bound was 120 when the answer was a 26-character edit
+    // (`protocol online single:old`); now it is a 41-character one (`fencing inventory
+    // one_source all_accesses`), and the code is 132 characters. Nothing asks for 120:
+    // the page's box grows with the code, `find_codes` reads a code a chat app wrapped, and
+    // the reader refuses only what is longer than `CODE_CHARS_MAX` (2,048). So the format is
+    // kept (codes already given out still verify), and the test holds what "short" means
+    // here: no overhead beyond the payload's base64, and under 160 characters, four rows of
+    // the page's box at its narrowest (about 40 characters a row).
+    let payload = "Alice Martin\nfencing\ntwo-sources-one-table\n0..6\nfencing inventory one_source all_accesses";
+    assert_eq!(
+        code.len(),
+        "LS2.".len() + base64_url(payload.as_bytes()).len() + ".".len() + 8,
+        "only the payload and the checksum: {code}"
+    );
+    assert!(code.len() < 160, "a short code: {code}");
     assert!(
         code.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)),
@@ -374,10 +390,7 @@ fn a_completion_code_round_trips_and_is_verified_by_running_it_again() {
     assert_eq!(code::encode(&c), code);
     let v = code::verify(&lessons, &code).expect("the solution verifies");
     assert!(v.grade.passed);
-    assert_eq!(
-        v.exercise_title,
-        "Keep every update, refuse no valid writer"
-    );
+    assert_eq!(v.exercise_title, "Two sources, one table");
     // Whitespace around a pasted code is fine.
     assert!(code::verify(&lessons, &format!("  {code}\n")).is_ok());
 }
@@ -803,6 +816,8 @@ fn the_documented_example_lesson_and_code_are_real() {
         .expect("a completion code");
     let lessons: Vec<Lesson> = parsed().into_iter().map(|(_, l)| l).collect();
     code::verify(&lessons, code).unwrap_or_else(|e| panic!("{code}: {e}"));
+    // It is the code the app gives Alice Martin for lesson 5's exercise, as written now.
+    assert_eq!(code, solved_code().1, "docs/lessons.md's completion code");
 }
 
 /// The broken lesson of docs/lessons.md gives exactly the problems the page shows.
