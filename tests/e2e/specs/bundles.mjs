@@ -234,7 +234,10 @@ export const tests = [
     async run(ctx) {
       const fetched = watchBundles(ctx);
       await ctx.open('#/lessons/two-orders/one-service');
-      // The lesson view is ready before its lesson's file has arrived; the step follows it.
+      // The lesson view is ready before its lesson's file has arrived; the step follows it. The
+      // step asks a prediction first; "Just show me" plays its run, verdict and all.
+      await ctx.page.waitForSelector('#view-title[data-place="one-service"]', { timeout: 20000 });
+      await ctx.showRun();
       await ctx.page.waitForSelector('#verdict-headline');
       assertEqual(JSON.stringify(fetched), '["course"]', 'a lesson step fetched only the lesson bundle');
       // The sandbox is the sandbox's bundle, and the facilitator's view the studio's.

@@ -34,10 +34,11 @@ function box(ctx, selector) {
   });
 }
 
+/** Solves lesson 1's exercise through its menu: the batch job moves to the service that stays. */
 async function solveExercise(ctx) {
-  await openRoute(ctx, '#/lessons/fencing/two-sources-one-table', 'two-sources-one-table');
-  await ctx.page.click('#protocol-online');
-  await ctx.page.selectOption('#protocol-online', 'single:old');
+  await openRoute(ctx, '#/lessons/two-orders/retire-old', 'retire-old');
+  await ctx.page.click('#protocol-batch');
+  await ctx.page.selectOption('#protocol-batch', 'single:new');
   await until(async () => (await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
   await ctx.page.click('#check');
   await ctx.page.waitForSelector('#success', { timeout: 20000 });
@@ -93,7 +94,9 @@ export const tests = [
       await checkVerdictRegion(ctx);
       // The first step is only watched: no controls are offered.
       assert(!(await ctx.exists('#protocol-online')), 'a watched step offers no protocol control');
-      // Step through the run with the arrow key until the first cue appears at its event.
+      // Step through the run with the arrow key until the first cue appears at its event. The
+      // step asked a prediction, skipped by playing the run to its end: back to its start.
+      await ctx.page.click('#to-start');
       await ctx.page.focus('#timeline canvas').catch(() => ctx.blurToBody());
       assertEqual(await cueCount(ctx), 0, 'cues shown at the start');
       let steps = 0;
@@ -240,19 +243,22 @@ export const tests = [
       await ctx.page.waitForSelector('#hint-1');
       assert(/hint 2 of \d/.test(await ctx.text('#hint')), 'the next hint is counted');
       // A named wrong approach gets its own hint.
-      await ctx.page.selectOption('#fencing-orders', 'any_source');
+      await ctx.page.selectOption('#fencing-inventory', 'any_source');
       await until(async () => !(await ctx.exists('#try-again')), 'the old check to go stale');
       await ctx.page.click('#check');
       await ctx.page.waitForSelector('#try-again.misconception');
       const hint = await ctx.text('#try-again');
-      assert(hint.includes('unrelated counters'), `the misconception's hint: ${hint}`);
-      // Solving it through the controls.
-      await ctx.page.selectOption('#fencing-orders', 'off');
-      await ctx.page.selectOption('#protocol-online', 'single:old');
-      await until(async () => (await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
+      assert(hint.includes('two counters that know nothing of each other'), `the misconception's hint: ${hint}`);
+      // Solving it through the controls: one service's tokens, checked on every access. (The
+      // exercise checks the data, not exclusion: the solved run still has overlapping holds,
+      // but loses no update.)
+      await ctx.page.selectOption('#fencing-inventory', 'one_source');
+      await until(async () => !(await ctx.exists('#try-again')), 'the run with one source, and the check stale');
+      await ctx.page.selectOption('#fencing-checks-inventory', 'all_accesses');
+      await until(async () => (await ctx.count('lost-updates')) === 0, 'the run to lose no update');
       await ctx.page.click('#check');
       await ctx.page.waitForSelector('#success', { timeout: 20000 });
-      assert((await ctx.text('#success')).includes('one source of order'), 'the success message');
+      assert((await ctx.text('#success')).includes('checked on every access'), 'the success message');
       assert(await ctx.exists('#solution'), 'the solution is shown once solved');
       // The learner types their name once: the code carries it, and the next visit remembers it.
       await ctx.page.fill('#learner-name', 'Ada Lovelace');
@@ -297,7 +303,7 @@ export const tests = [
     name: 'lessons::a_closed_tab_loses_no_exercise_work',
     async run(ctx) {
       await openRoute(ctx, '#/lessons/fencing/two-sources-one-table', 'two-sources-one-table');
-      await ctx.page.selectOption('#protocol-online', 'single:old');
+      await ctx.page.selectOption('#fencing-inventory', 'any_source');
       await ctx.page.click('#hint');
       await ctx.page.waitForSelector('#hint-1');
       await ctx.frames(2);
@@ -307,7 +313,7 @@ export const tests = [
       await page.goto(`${ctx.baseURL}#/lessons/fencing/two-sources-one-table`, { waitUntil: 'load' });
       await page.waitForSelector('#view-title[data-place="two-sources-one-table"]', { timeout: 20000 });
       await page.waitForSelector('#hint-1', { timeout: 20000 });
-      assertEqual(await page.$eval('#protocol-online', (s) => s.value), 'single:old', 'the control as it was left');
+      assertEqual(await page.$eval('#fencing-inventory', (s) => s.value), 'any_source', 'the control as it was left');
       assertEqual(await page.$$eval('#hints li', (l) => l.length), 1, 'the hint revealed');
       ctx.page = page;
     },

@@ -159,7 +159,7 @@ export const tests = [
     serviceWorkers: 'block',
     async run(ctx) {
       const progress = JSON.stringify({ lessons: { regions: { seen: ['partition'], gates: ['partition'], gate_edits: { partition: [] }, solved: {} } } });
-      const changed = JSON.stringify({ lessons: { fencing: { seen: ['two-sources-one-table'], gates: [], solved: {}, exercise_edits: { 'two-sources-one-table': ['protocol online single:old'] } } } });
+      const changed = JSON.stringify({ lessons: { fencing: { seen: ['two-sources-one-table'], gates: [], solved: {}, exercise_edits: { 'two-sources-one-table': ['fencing inventory any_source writes'] } } } });
       // The learner's own copy of a shipped lesson, with a step of another title.
       const copy = lessonFile('regions');
       copy.steps[0].title = 'Cut apart, as opened';

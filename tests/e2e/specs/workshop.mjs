@@ -6,8 +6,10 @@
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { shippedLessons } from '../lib/checks.mjs';
 
-const EXERCISE = '#/lessons/fencing/two-sources-one-table';
 const EXERCISE_ID = 'two-sources-one-table';
+// An exercise solved by one choice in one menu: lesson 1's, the batch job moved to `new`.
+const MENU_EXERCISE = '#/lessons/two-orders/retire-old';
+const MENU_EXERCISE_ID = 'retire-old';
 
 async function openFacilitator(ctx) {
   await ctx.open('#/facilitator');
@@ -145,11 +147,11 @@ export const tests = [
       }
       assert(n >= 2, `the course has ${n} exercises`);
       // A control still works where it now is.
-      await ctx.open(EXERCISE);
-      await ctx.page.waitForSelector(`#view-title[data-place="${EXERCISE_ID}"]`, { timeout: 20000 });
-      const b = await box(ctx, '#protocol-online');
-      assert(b.top >= 0 && b.bottom <= 768, `#protocol-online is at ${b.top}..${b.bottom}`);
-      await ctx.page.selectOption('#protocol-online', 'single:old');
+      await ctx.open(MENU_EXERCISE);
+      await ctx.page.waitForSelector(`#view-title[data-place="${MENU_EXERCISE_ID}"]`, { timeout: 20000 });
+      const b = await box(ctx, '#protocol-batch');
+      assert(b.top >= 0 && b.bottom <= 768, `#protocol-batch is at ${b.top}..${b.bottom}`);
+      await ctx.page.selectOption('#protocol-batch', 'single:new');
       await until(async () => (await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
     },
   },
@@ -220,6 +222,9 @@ async function zoomedTimeline(ctx, screen, zoom) {
     await page.click('#presenter');
     await page.goto(`${ctx.baseURL}#/lessons/fencing`, { waitUntil: 'load' });
     await page.waitForSelector('#view-title[data-place]', { timeout: 20000 });
+    // The step asks a prediction; "Just show me" plays its run, with the playback and its zoom.
+    if (await page.$('#show-me')) await page.click('#show-me');
+    await page.waitForSelector('#zoom', { timeout: 20000 });
     await page.waitForFunction(() => document.documentElement.dataset.presenter === 'true');
     await page.waitForTimeout(300);
     return {
