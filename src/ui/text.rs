@@ -181,14 +181,65 @@ pub fn defect_in_this_run(
             Protocol::AllOrdered { .. } | Protocol::AllUnordered { .. }
         )
     };
+    // The services a class cannot work without holding: every one it asks, unless it may skip
+    // one that does not answer; none for a majority, where no one service is needed.
+    let needs = |c: &crate::scenario::ClientClass| -> Vec<String> {
+        match &c.protocol {
+            Protocol::Single { .. } | Protocol::TokenChain { .. } => c
+                .protocol
+                .services()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            Protocol::AllOrdered {
+                services,
+                skip_unreachable: false,
+            }
+            | Protocol::AllUnordered {
+                services,
+                skip_unreachable: false,
+            } => services.clone(),
+            _ => Vec::new(),
+        }
+    };
+    // A service every client of a set of classes must hold: where they all meet.
+    let meet = |classes: &[&crate::scenario::ClientClass]| -> Option<String> {
+        let first = needs(classes.first()?);
+        first
+            .into_iter()
+            .find(|s| classes.iter().all(|c| needs(c).contains(s)))
+    };
+    let all_rows: Vec<String> = s
+        .resources
+        .iter()
+        .find(|r| r.name == resource)
+        .map(|r| r.rows.clone())
+        .unwrap_or_default();
+    let writes_row =
+        |c: &&crate::scenario::ClientClass, row: &String| c.rows.is_empty() || c.rows.contains(row);
+    // Each row's writers meet at a service of that row (not all rows at the same one).
+    let rows_meet = !users.is_empty()
+        && all_rows.iter().all(|row| {
+            let writers: Vec<&crate::scenario::ClientClass> = users
+                .iter()
+                .copied()
+                .filter(|c| writes_row(c, row))
+                .collect();
+            writers.is_empty() || meet(&writers).is_some()
+        });
+    let common = meet(&users);
     let why = if writes == 0 {
-        "only because nothing was written to it: no client got that far. The rule is still broken: once clients write, nothing orders them all"
+        "only because nothing was written to it: no client got that far. The rule is still broken: once clients write, nothing orders them all".to_string()
     } else if !users.is_empty() && users.iter().all(ordered) {
-        "every client of it locks in all its services in the same order, so any two meet at the first service. The rule is still broken: a client that locks in only one of those services would overlap with them"
+        "every client of it locks in all its services in the same order, so any two meet at the first service. The rule is still broken: a client that locks in only one of those services would overlap with them".to_string()
+    } else if let Some(service) = common {
+        format!("every client that writes it must hold the lock of {service}, so any two meet there. The rule is still broken: it has more than one source of order, and a client that asked only another of them would not meet these")
+    } else if rows_meet {
+        "the clients that write each row all hold one service's lock for that row, so any two writers of a row meet there. The rule is still broken: that safety rests on each client's habits, not on one source of order, and a client that changed its habit would not meet the others".to_string()
     } else if !users.is_empty() && users.iter().all(all) {
-        "every client of it locks in all its services, so any two meet at one of them. The rule is still broken: a client that locks in only one would overlap with them, and two that take the services in opposite orders can deadlock"
+        "every client of it locks in all its services, so any two meet at one of them. The rule is still broken: a client that locks in only one would overlap with them, and two that take the services in opposite orders can deadlock".to_string()
     } else {
-        "no two of its clients happened to hold it at once with this seed and these timings. The rule is still broken: with another seed or a slower client, two of them can hold it at once"
+        "no two of its clients happened to hold it at once with this seed and these timings. The rule is still broken: with another seed or a slower client, two of them can hold it at once".to_string()
     };
     format!("This run was clean on {resource}, with nothing lost: {why}.")
 }

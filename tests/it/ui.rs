@@ -2170,3 +2170,30 @@ fn display_settings_reduce_and_survive_storage() {
     assert!(Display::read(Some("sepia presenter")).presenter);
     assert!(!Display::read(Some("light")).presenter);
 }
+
+/// A clean run beside an inventory defect says why this run was clean in terms that hold of it:
+/// where the clients met, and why the rule is broken all the same.
+#[test]
+fn a_clean_run_beside_a_defect_says_where_its_clients_met() {
+    let cases = [
+        // Both classes moved to `old`; `new` is still declared for the table.
+        (
+            "01-two-services.toml",
+            vec![("online", "single:old")],
+            "every client that writes it must hold the lock of old, so any two meet there",
+        ),
+    ];
+    for (file, edits, says) in cases {
+        let mut app = App::open(file);
+        for (class, choice) in &edits {
+            app = app.reduce(Action::Toggle(lockstep::ui::toggles::Toggle::Protocol {
+                class: class.to_string(),
+                choice: choice.to_string(),
+            }));
+        }
+        assert!(app.outcome.headline.starts_with("Exclusion holds"), "{}", app.outcome.headline);
+        let finding = app.outcome.inventory.iter().find(|f| f.defect).expect("a defect").text();
+        assert!(finding.contains("This run was clean") && finding.contains(says), "{file}: {finding}");
+        assert!(!finding.contains("another seed"), "{file}: {finding}");
+    }
+}
