@@ -185,12 +185,11 @@ pub fn defect_in_this_run(
     // one that does not answer; none for a majority, where no one service is needed.
     let needs = |c: &crate::scenario::ClientClass| -> Vec<String> {
         match &c.protocol {
-            Protocol::Single { .. } | Protocol::TokenChain { .. } => c
-                .protocol
-                .services()
-                .into_iter()
-                .map(String::from)
-                .collect(),
+            Protocol::Single { service } => vec![service.clone()],
+            Protocol::TokenChain {
+                authority,
+                subordinate,
+            } => vec![authority.clone(), subordinate.clone()],
             Protocol::AllOrdered {
                 services,
                 skip_unreachable: false,
