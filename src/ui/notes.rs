@@ -470,6 +470,7 @@ fn unavailable_notes(
     {
         let svc = &world.services[w.service as usize];
         let region = &world.regions[w.region as usize];
+        let one_region = world.regions.len() <= 1;
         let users: Vec<usize> = world
             .clients
             .iter()
@@ -510,11 +511,21 @@ fn unavailable_notes(
             to: w.to,
             lanes: involved,
             anchor: lanes.service(w.service),
-            short: format!("{} unavailable to {region}", svc.name),
+            // A scenario of one region has no regions to speak of: the note names none.
+            short: if one_region {
+                format!("{} unavailable", svc.name)
+            } else {
+                format!("{} unavailable to {region}", svc.name)
+            },
             text: format!(
-                "From {} to {}, clients in {region} ({}) could not use {}: {reason}. Their requests to it went unanswered.",
+                "From {} to {}, {} ({}) could not use {}: {reason}. Their requests to it went unanswered.",
                 seconds(w.from),
                 seconds(w.to),
+                if one_region {
+                    "its clients".to_string()
+                } else {
+                    format!("clients in {region}")
+                },
                 classes.join(", "),
                 svc.name
             ),

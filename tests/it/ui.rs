@@ -2191,9 +2191,49 @@ fn a_clean_run_beside_a_defect_says_where_its_clients_met() {
                 choice: choice.to_string(),
             }));
         }
-        assert!(app.outcome.headline.starts_with("Exclusion holds"), "{}", app.outcome.headline);
-        let finding = app.outcome.inventory.iter().find(|f| f.defect).expect("a defect").text();
-        assert!(finding.contains("This run was clean") && finding.contains(says), "{file}: {finding}");
+        assert!(
+            app.outcome.headline.starts_with("Exclusion holds"),
+            "{}",
+            app.outcome.headline
+        );
+        let finding = app
+            .outcome
+            .inventory
+            .iter()
+            .find(|f| f.defect)
+            .expect("a defect")
+            .text();
+        assert!(
+            finding.contains("This run was clean") && finding.contains(says),
+            "{file}: {finding}"
+        );
         assert!(!finding.contains("another seed"), "{file}: {finding}");
     }
+}
+
+/// An unavailable service's note names the region it was unavailable to only where the
+/// scenario has regions to tell apart: in a scenario of one region, "unavailable to east"
+/// speaks of a region the learner never met.
+#[test]
+fn an_unavailable_note_names_a_region_only_where_there_are_several() {
+    let mut seen = [0, 0];
+    for b in lockstep::builtin::ALL {
+        let app = App::open(b.file);
+        let regions = app.outcome.world.regions.len();
+        for n in app
+            .outcome
+            .layout
+            .notes
+            .iter()
+            .filter(|n| n.kind == lockstep::ui::notes::NoteKind::Unavailable)
+        {
+            let names_region = n.short.contains(" unavailable to ");
+            assert_eq!(names_region, regions > 1, "{}: {}", b.file, n.short);
+            seen[usize::from(regions > 1)] += 1;
+        }
+    }
+    assert!(
+        seen[0] > 0 && seen[1] > 0,
+        "notes in one-region and in several-region scenarios: {seen:?}"
+    );
 }
