@@ -57,7 +57,9 @@ impl Reader {
         let mut codes = Vec::new();
         flatten(inlines, &mut plain, &mut codes);
         let mut found = syntax(&plain);
-        if std::env::var_os("DUMP").is_some() { eprintln!("[{place}] {what}: {plain}"); }
+        if std::env::var_os("DUMP").is_some() {
+            eprintln!("[{place}] {what}: {plain}");
+        }
         for code in &codes {
             let command = code.starts_with("lockstep ");
             if !command && !self.names.iter().any(|n| n == code) {
