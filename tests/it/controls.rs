@@ -212,10 +212,13 @@ fn as_read(shown: &Scenario, controls: &[Control]) -> Vec<Toggle> {
 }
 
 /// Plays random control changes from `fresh`, then checks that what is shown is exactly the
-/// freshly opened place with each control set once, to the value it reads.
-fn check_sequences(what: &str, fresh: &App, controls: &[Control], cases: u64) {
+/// freshly opened place with each control set once, to the value it reads. Returns how many
+/// changes it played, so that a caller can tell a place with nothing to change from one whose
+/// changes were never tried.
+fn check_sequences(what: &str, fresh: &App, controls: &[Control], cases: u64) -> usize {
+    let mut changes = 0;
     if controls.is_empty() {
-        return;
+        return changes;
     }
     for case in 0..cases {
         let mut d = Draw(case.wrapping_mul(7919) ^ what.len() as u64);
@@ -254,21 +257,34 @@ fn check_sequences(what: &str, fresh: &App, controls: &[Control], cases: u64) {
                 "{what}: after {played:?}, the learner's edits do not describe the run shown"
             );
         }
+        changes += played.len();
     }
+    changes
 }
 
 #[test]
 fn every_step_and_exercise_shows_the_run_of_its_controls_as_they_read() {
     let course = course();
+    let (mut with_controls, mut changes) = (0, 0);
     for (index, l) in course.lessons.iter().enumerate() {
         for place in places(&l.lesson) {
             let fresh = open_place(&course, index, place);
             let run = fresh.lesson.as_ref().expect("a lesson place");
             let what = format!("{}/{}", l.lesson.id, run.id());
             let controls = run.controls().to_vec();
-            check_sequences(&what, &fresh, &controls, 6);
+            let played = check_sequences(&what, &fresh, &controls, 6);
+            if !controls.is_empty() {
+                with_controls += 1;
+                assert!(played > 0, "{what}: no change of its controls was tried");
+            }
+            changes += played;
         }
     }
+    // Most places offer controls; every one of them had changes played.
+    assert!(
+        with_controls > 15 && changes > 500,
+        "{with_controls} places, {changes} changes"
+    );
 }
 
 #[test]
@@ -276,7 +292,11 @@ fn the_sandbox_shows_the_run_of_its_controls_as_they_read() {
     for b in builtin::ALL {
         let fresh = App::open(b.file);
         let controls = every_control(&fresh.scenario);
-        check_sequences(b.file, &fresh, &controls, 6);
+        assert!(
+            check_sequences(b.file, &fresh, &controls, 6) > 0,
+            "{}: no change was tried",
+            b.file
+        );
     }
 }
 
