@@ -177,10 +177,22 @@ impl PartialEq for LessonProps {
 #[function_component(Headline)]
 pub fn headline(p: &super::panels::OutcomeProps) -> Html {
     let o: &Outcome = &p.outcome;
-    let broken = o.verdict.exclusion == crate::monitor::Exclusion::Broken;
+    let broken = o.verdict.exclusion == crate::monitor::Exclusion::Broken
+        || o.verdict.integrity == crate::monitor::Integrity::Corrupted;
+    // Exclusion that holds because nobody got anything done is no success: such a run is shown
+    // stuck, not green.
+    let stuck =
+        o.verdict.wait_cycle_count > 0 || o.verdict.class_work.iter().any(|w| w.completed == 0);
+    let look = if broken {
+        "broken"
+    } else if stuck {
+        "stuck"
+    } else {
+        "holds"
+    };
     let counts = crate::ui::text::counts(&o.verdict);
     html! {
-        <section class={classes!("panel", "verdict", "headline", if broken { "broken" } else { "holds" })} aria-labelledby="verdict-h">
+        <section class={classes!("panel", "verdict", "headline", look)} aria-labelledby="verdict-h">
             <h2 id="verdict-h" class="visually-hidden">{ format!("Verdict for the whole run (seed {})", o.seed) }</h2>
             if let Some(source) = &o.recorded {
                 { super::panels::recorded_label(source, o.seed) }

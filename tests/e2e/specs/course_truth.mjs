@@ -80,6 +80,18 @@ export const tests = [
       assert(status.startsWith('Not yet') && status.includes('reports'), `the gate: ${status}`);
       assert(await ctx.exists('#class-work li.bad[data-class="reports"]'), 'the starved class is marked beside the run');
       assert((await ctx.text('#lesson-inventory')).startsWith('Inventory check'), 'the inventory is shown with its words');
+      assert(await ctx.exists('.verdict.headline.stuck'), 'a run that starved a class is not drawn as a success');
+    },
+  },
+  {
+    // The end of a run whose exclusion broke earlier: holding now is not drawn as an all-clear.
+    name: 'course_truth::the_end_of_a_broken_run_is_not_green',
+    async run(ctx) {
+      await ctx.open('#/run?v=1&b=01-two-services.toml');
+      await ctx.page.waitForSelector('#to-end');
+      await ctx.page.click('#to-end');
+      await until(async () => (await ctx.text('#playhead-verdict')).includes('It broke earlier in this run'), 'the playhead to say it broke earlier');
+      assert(!(await ctx.exists('#playhead-verdict.holds')), 'the end of a broken run is not green');
     },
   },
   {
