@@ -47,6 +47,10 @@ built_in![
     "09-migration-held.toml",
     "10-region-local.toml",
     "11-inventory.toml",
+    "12-majority.toml",
+    "13-majority-pause.toml",
+    "14-majority-pause-acquiring.toml",
+    "15-majority-restart.toml",
 ];
 
 /// A shipped scenario by file name.

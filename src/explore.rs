@@ -29,7 +29,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use crate::model::{Choices, StableHasher, State, Step, Stream};
 use crate::property::Property;
-use crate::scenario::{PartitionMode, Scenario, ScenarioErrors};
+use crate::scenario::{PartitionMode, Protocol, Scenario, ScenarioErrors};
 use crate::sim::Run;
 use crate::trace::Event;
 use crate::world::{Micros, World, MS};
@@ -109,6 +109,19 @@ pub fn explorable(scenario: &Scenario, budgets: &Budgets) -> Result<World, Explo
         );
     }
     for c in &scenario.clients {
+        if let Protocol::Majority { services, .. } = &c.protocol {
+            let leased = scenario
+                .services
+                .iter()
+                .any(|s| s.lease_ms.is_some() && services.contains(&s.name));
+            if leased {
+                reasons.push(format!(
+                    "class {}'s majority clients (they count their lock's validity, the lease \
+                     less the time spent acquiring, on their own clock)",
+                    c.name
+                ));
+            }
+        }
         if c.lease_aware {
             reasons.push(format!(
                 "class {}'s lease-aware clients (they decide by their own clock whether a lease \

@@ -8,7 +8,7 @@ use crate::sorted::{SortedMap, SortedSet};
 
 use serde::Serialize;
 
-use crate::scenario::{Fencing, MigrationMode, Protocol, Scenario};
+use crate::scenario::{default_quorum, Fencing, MigrationMode, Protocol, Scenario};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -70,17 +70,7 @@ fn successors<'a>(scenario: &'a Scenario, resource: &str) -> SortedMap<&'a str, 
             .clients
             .iter()
             .filter(|c| c.resource == resource)
-            .any(|c| match &c.protocol {
-                Protocol::Single { service: s } => s == service,
-                Protocol::AllUnordered { services, .. } | Protocol::AllOrdered { services, .. } => {
-                    services.iter().any(|s| s == service)
-                }
-                Protocol::TokenChain {
-                    authority,
-                    subordinate,
-                } => authority == service || subordinate == service,
-                Protocol::NoLock => false,
-            })
+            .any(|c| c.protocol.services().contains(&service))
     };
     let mut migrations: Vec<_> = scenario
         .migrations
@@ -97,6 +87,18 @@ fn successors<'a>(scenario: &'a Scenario, resource: &str) -> SortedMap<&'a str, 
         }
     }
     out
+}
+
+/// How findings name a majority of services: by its quorum and its services, in name order,
+/// so that two classes that ask the same services for the same quorum name the same one.
+fn majority_name(services: &[String], quorum: Option<u32>) -> String {
+    let quorum = quorum.unwrap_or_else(|| default_quorum(services.len()));
+    let names: SortedSet<&str> = crate::sort::set(services.iter().map(String::as_str));
+    format!(
+        "a majority ({quorum} of {}) of {}",
+        services.len(),
+        names.iter().copied().collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// Checks a validated scenario's inventory. Findings are sorted, defects first.
@@ -125,40 +127,56 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                 )
             }));
         let all_rows: SortedSet<&str> = crate::sort::set(res.rows.iter().map(String::as_str));
-        // For every row: the order roots that protect it, and who brings each in.
-        let mut protectors: SortedMap<&str, SortedMap<&str, SortedSet<String>>> = SortedMap::new();
+        // For every row: the order roots that protect it, and who brings each in. A majority of
+        // services is one protector, named after its services and quorum.
+        let mut protectors: SortedMap<&str, SortedMap<String, SortedSet<String>>> =
+            SortedMap::new();
         let declared: Vec<&str> = scenario
             .services
             .iter()
             .filter(|s| s.protects.contains(&res.name))
             .map(|s| s.name.as_str())
             .collect();
+        // A service that is one of a majority that locks this resource declares its part of
+        // that majority, not an order of its own.
+        let majority_of: SortedMap<&str, String> = crate::sort::map(
+            scenario
+                .clients
+                .iter()
+                .filter(|c| c.resource == res.name)
+                .filter_map(|c| match &c.protocol {
+                    Protocol::Majority {
+                        services, quorum, ..
+                    } => Some((services, majority_name(services, *quorum))),
+                    _ => None,
+                })
+                .flat_map(|(services, name)| {
+                    services.iter().map(move |s| (s.as_str(), name.clone()))
+                }),
+        );
         for service in &declared {
             let rows = shares
                 .get(service)
                 .cloned()
                 .unwrap_or_else(|| all_rows.clone());
+            let protector = match majority_of.get(service) {
+                Some(majority) => majority.clone(),
+                None => root(scenario, service).to_string(),
+            };
             for row in rows {
                 protectors
                     .entry_or_default(row)
-                    .entry_or_default(root(scenario, service))
+                    .entry_or_default(protector.clone())
                     .insert(format!("the inventory of \"{service}\""));
             }
         }
         let mut used: SortedSet<&str> = SortedSet::new();
         let mut lockless: Vec<&str> = Vec::new();
+        // Each majority that locks this resource (its name as a protector, its services and
+        // quorum), with the classes that use it.
+        let mut majorities: SortedMap<String, (Vec<&str>, u32, SortedSet<&str>)> = SortedMap::new();
         for class in scenario.clients.iter().filter(|c| c.resource == res.name) {
-            let services: Vec<&str> = match &class.protocol {
-                Protocol::Single { service } => vec![service.as_str()],
-                Protocol::AllUnordered { services, .. } | Protocol::AllOrdered { services, .. } => {
-                    services.iter().map(String::as_str).collect()
-                }
-                Protocol::TokenChain {
-                    authority,
-                    subordinate,
-                } => vec![authority.as_str(), subordinate.as_str()],
-                Protocol::NoLock => Vec::new(),
-            };
+            let services: Vec<&str> = class.protocol.services();
             if services.is_empty() {
                 lockless.push(&class.name);
             }
@@ -199,12 +217,37 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                         ),
                     );
                 }
+                if let Protocol::Majority { .. } = &class.protocol {
+                    continue;
+                }
                 for row in &rows {
                     protectors
                         .entry_or_default(row)
-                        .entry_or_default(root(scenario, service))
+                        .entry_or_default(root(scenario, service).to_string())
                         .insert(format!("client \"{}\"", class.name));
                 }
+            }
+            if let Protocol::Majority {
+                services: listed,
+                quorum,
+                ..
+            } = &class.protocol
+            {
+                let name = majority_name(listed, *quorum);
+                let quorum = quorum.unwrap_or_else(|| default_quorum(listed.len()));
+                let names: SortedSet<&str> = crate::sort::set(listed.iter().map(String::as_str));
+                for row in &rows {
+                    protectors
+                        .entry_or_default(row)
+                        .entry_or_default(name.clone())
+                        .insert(format!("client \"{}\"", class.name));
+                }
+                majorities
+                    .entry_or_insert_with(name, || {
+                        (names.into_iter().collect(), quorum, SortedSet::new())
+                    })
+                    .2
+                    .insert(class.name.as_str());
             }
             if let Protocol::Single { service } = &class.protocol {
                 if scenario
@@ -228,7 +271,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             if roots.len() > 1 {
                 let key = roots
                     .iter()
-                    .map(|(r, who)| (*r, who.iter().cloned().collect()))
+                    .map(|(r, who)| (r.as_str(), who.iter().cloned().collect()))
                     .collect();
                 conflicts.entry_or_default(key).push(row);
             }
@@ -285,8 +328,40 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                 );
             }
         }
-        let roots: SortedSet<&str> =
-            crate::sort::set(protectors.values().flat_map(|r| r.keys().copied()));
+        for (name, (services, quorum, classes)) in &majorities {
+            let n = services.len() as u32;
+            let classes = crate::sort::set(classes.iter().copied());
+            if *quorum * 2 <= n {
+                push(
+                    Severity::Defect,
+                    format!(
+                        "client(s) {} lock it with {name}: {quorum} of {n} is not more than half, so two clients can each hold a quorum of services that share none, at the same time and with no fault at all",
+                        quoted(&classes)
+                    ),
+                );
+            } else {
+                push(
+                    Severity::Warning,
+                    format!(
+                        "client(s) {} lock it with {name}, each an independent service. Any two majorities share a service, so this is one lock only while no lease runs out under a holder that is still working (a pause, a slow message, a service clock that runs fast), no service restarts without the grants it held (unless it first stays down for as long as a lease), and every client asks the same services for the same quorum. Even then it has no one order: each service issues its own tokens, so a resource can fence with one service's tokens only, which a holder without that service's grant cannot show",
+                        quoted(&classes)
+                    ),
+                );
+            }
+        }
+        let roots: SortedSet<&str> = crate::sort::set(
+            protectors
+                .values()
+                .flat_map(|r| r.keys().map(String::as_str)),
+        );
+        // The services whose tokens clients can show: every order root, and each service of
+        // a majority.
+        let mut showable = roots.clone();
+        for (services, _, _) in majorities.values() {
+            for service in services {
+                showable.insert(root(scenario, service));
+            }
+        }
         match (res.fencing, res.fencing_source.as_deref()) {
             (Fencing::AnySource, _) if roots.len() > 1 => push(
                 Severity::Warning,
@@ -296,7 +371,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                     quoted(&roots)
                 ),
             ),
-            (Fencing::OneSource, Some(source)) if !roots.is_empty() && !roots.contains(root(scenario, source)) => push(
+            (Fencing::OneSource, Some(source)) if !roots.is_empty() && !showable.contains(root(scenario, source)) => push(
                 Severity::Warning,
                 format!("fencing accepts only tokens of \"{source}\", which no client of it locks in"),
             ),

@@ -94,6 +94,10 @@ pub enum Timer {
     LeaseDeadline {
         attempt: u32,
     },
+    /// A majority client's lock would no longer be valid: an attempt still acquiring gives up.
+    Validity {
+        attempt: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -113,6 +117,9 @@ pub enum Message {
         resource: u32,
         attempt: u32,
         authority_token: Option<u64>,
+        /// A try (Redis' `SET NX`): granted only if the lock is free and nobody waits for it,
+        /// refused otherwise, never queued.
+        try_only: bool,
     },
     /// Releases the hold granted to this attempt. The attempt matters: a stale grant's release
     /// must not end a later attempt's hold that the service confirmed with the same token.
@@ -224,8 +231,22 @@ pub struct ServiceState {
     /// The service's own clock: one tick per operation it serializes.
     pub instant: u64,
     pub next_token: u64,
+    /// One more than the highest token the service ever issued: after a restart without
+    /// persistence `next_token` starts again from the first token, and clients may still hold
+    /// tokens from before it.
+    pub tokens_issued_below: u64,
     /// One lock per resource.
     pub locks: Vec<LockState>,
+}
+
+impl ServiceState {
+    /// Takes the next token: every grant and every hold a transfer brings in has one.
+    fn issue_token(&mut self) -> u64 {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.tokens_issued_below = self.tokens_issued_below.max(self.next_token);
+        token
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -338,6 +359,7 @@ impl State {
                 .map(|s| ServiceState {
                     instant: 0,
                     next_token: s.first_token,
+                    tokens_issued_below: s.first_token,
                     locks: vec![LockState::default(); world.resources.len()],
                 })
                 .collect(),
@@ -492,6 +514,31 @@ impl State {
         }
     }
 
+    /// Takes every lease expiry step of a service out of the agenda: the service forgot the
+    /// holds they were for, and its tokens start again, so a new hold may carry the token an
+    /// old step names. The agenda is scanned once for each restart without persistence, which
+    /// the scenario's limits make rare (at most 64 outages a service).
+    fn forget_expiries(&mut self, service: u32) {
+        let steps: Vec<u64> = self
+            .agenda
+            .iter()
+            .filter(|(_, _, step)| {
+                matches!(step, Step::LeaseExpiry { service: s, .. } if *s == service)
+            })
+            .map(|(_, seq, _)| seq)
+            .collect();
+        for seq in steps {
+            self.agenda.take(seq);
+        }
+        if !self.lease_timers.is_empty() {
+            let resources = self.resources.len();
+            let at = service as usize * resources;
+            for timers in &mut self.lease_timers[at..at + resources] {
+                *timers = LeaseTimers::default();
+            }
+        }
+    }
+
     /// The time of the earliest scheduled step, if any (the simulator's choice).
     pub fn next_due(&self) -> Option<Micros> {
         self.agenda.peek_at()
@@ -640,6 +687,9 @@ impl Cx<'_> {
                 // Overlapping outage windows: the service is back only when none is active.
                 if self.world.outage_until(s, self.state.now).is_none() {
                     self.emit(What::OutageEnded { service: s });
+                    if self.world.services[s as usize].forgets_on_restart {
+                        self.restart_empty(s);
+                    }
                 }
             }
             Fault::PauseStart(c) => self.emit(What::PauseStarted { client: c }),

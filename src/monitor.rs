@@ -13,7 +13,7 @@ use crate::sorted::SortedMap;
 use serde::Serialize;
 
 use crate::model::row_indices;
-use crate::trace::{Event, GrantRef, Recorded, What};
+use crate::trace::{Event, GrantRef, Recorded, ServiceOp, What};
 use crate::world::{Micros, World};
 
 mod availability;
@@ -69,6 +69,31 @@ pub struct Operations {
     pub abandoned: u64,
     /// Operations ended by a rejected access.
     pub rejected: u64,
+    /// Attempts of majority clients that got fewer grants than their quorum: split votes, or
+    /// services that did not answer while the lock could still be valid.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub quorums_missed: u64,
+    /// Attempts of majority clients that got their quorum only after acquiring had taken the
+    /// lock's whole validity.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub validity_spent: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A service that came back from an outage without its state (`forgets_on_restart`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Restart {
+    pub service: String,
+    pub at_us: Micros,
+    /// The holds it forgot, as (client, token); their clients were not told.
+    pub forgotten: Vec<(String, u64)>,
+    /// The requests it had queued and forgot.
+    pub forgotten_waits: u64,
+    /// The token it issues next: its first token again.
+    pub next_token: u64,
 }
 
 /// One client class's work in a run.
@@ -151,6 +176,10 @@ pub struct Verdict {
     pub class_work: Vec<ClassWork>,
     pub resources: Vec<ResourceReport>,
     pub unavailability: Vec<Unavailability>,
+    /// Every restart of a service without persistence, in time order (at most
+    /// [`VIOLATIONS_DETAILED_MAX`]; the scenario's limits allow few more).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restarts: Vec<Restart>,
     pub service_logs: Vec<ServiceLogCheck>,
     pub events: u64,
     pub end_us: Micros,
@@ -300,6 +329,7 @@ struct Monitors {
     /// Sections begun and the time waited for them, by client.
     sections: Vec<u64>,
     waited: Vec<u64>,
+    restarts: Vec<Restart>,
 }
 
 impl Monitors {
@@ -317,6 +347,7 @@ impl Monitors {
             op_start: vec![0; world.clients.len()],
             sections: vec![0; world.clients.len()],
             waited: vec![0; world.clients.len()],
+            restarts: Vec::new(),
         }
     }
 
@@ -345,6 +376,38 @@ impl Monitors {
                 accepted: true,
                 ..
             } => self.completed[*client as usize] += 1,
+            What::RestartedEmpty { service } => {
+                if self.restarts.len() < VIOLATIONS_DETAILED_MAX {
+                    let svc = &world.services[*service as usize];
+                    self.restarts.push(Restart {
+                        service: svc.name.clone(),
+                        at_us: e.at,
+                        forgotten: Vec::new(),
+                        forgotten_waits: 0,
+                        next_token: svc.first_token,
+                    });
+                }
+            }
+            What::Service {
+                service,
+                op: ServiceOp::Forgotten { client, token },
+                ..
+            } => {
+                // A restart's forgotten holds and waits follow it at the same instant.
+                let name = &world.services[*service as usize].name;
+                if let Some(r) = self
+                    .restarts
+                    .last_mut()
+                    .filter(|r| r.at_us == e.at && &r.service == name)
+                {
+                    match token {
+                        Some(t) => r
+                            .forgotten
+                            .push((world.clients[*client as usize].name.clone(), *t)),
+                        None => r.forgotten_waits += 1,
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -371,6 +434,7 @@ impl Monitors {
             op_start: _,
             sections,
             waited,
+            restarts,
         } = self;
         let mut class_work: Vec<ClassWork> = world
             .classes
@@ -475,6 +539,7 @@ impl Monitors {
             class_work,
             resources,
             unavailability: unavailability(world, end),
+            restarts,
             service_logs,
             events: events.len() as u64,
             end_us: end,
@@ -490,6 +555,8 @@ impl Operations {
             What::OpStarted { .. } => self.started += 1,
             What::Write { accepted: true, .. } => self.completed += 1,
             What::GaveUp { .. } => self.gave_up += 1,
+            What::QuorumMissed { .. } => self.quorums_missed += 1,
+            What::ValiditySpent { .. } => self.validity_spent += 1,
             What::BeliefEnded { reason, .. } => match reason {
                 crate::trace::BeliefEnd::LeaseExpiredLocally => self.abandoned += 1,
                 crate::trace::BeliefEnd::Rejected => self.rejected += 1,

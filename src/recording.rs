@@ -255,12 +255,17 @@ fn check_event(w: &World, what: &What) -> Result<(), String> {
         What::PartitionStarted { partition } | What::PartitionEnded { partition } => {
             index(*partition, w.partitions.len(), "partition")
         }
-        What::OutageStarted { service: s } | What::OutageEnded { service: s } => service(*s),
+        What::OutageStarted { service: s }
+        | What::OutageEnded { service: s }
+        | What::RestartedEmpty { service: s } => service(*s),
         What::PauseStarted { client: c }
         | What::PauseEnded { client: c }
         | What::OpStarted { client: c, .. }
         | What::AttemptAborted { client: c, .. }
         | What::GaveUp { client: c }
+        | What::QuorumReached { client: c, .. }
+        | What::QuorumMissed { client: c, .. }
+        | What::ValiditySpent { client: c, .. }
         | What::ClientStopped { client: c } => client(*c),
         What::Migrated {
             migration,
@@ -337,7 +342,8 @@ fn check_event(w: &World, what: &What) -> Result<(), String> {
                 | ServiceOp::ReleaseIgnored { client: c, .. }
                 | ServiceOp::Cancelled { client: c }
                 | ServiceOp::Expired { client: c, .. }
-                | ServiceOp::Superseded { client: c, .. } => client(*c),
+                | ServiceOp::Superseded { client: c, .. }
+                | ServiceOp::Forgotten { client: c, .. } => client(*c),
                 ServiceOp::Queued { client: c, behind } => {
                     client(*c)?;
                     behind.map_or(Ok(()), client)
@@ -517,6 +523,7 @@ fn read_op(v: &Value) -> Result<ServiceOp, String> {
                     ("no_authority_token", RefuseReason::NoAuthorityToken),
                     ("stale_authority_token", RefuseReason::StaleAuthorityToken),
                     ("moved", RefuseReason::Moved),
+                    ("taken", RefuseReason::Taken),
                 ],
             )?,
         },
@@ -547,6 +554,10 @@ fn read_op(v: &Value) -> Result<ServiceOp, String> {
             token: token()?,
             from: o.u32("from")?,
         },
+        "forgotten" => ServiceOp::Forgotten {
+            client: client()?,
+            token: o.opt_u64("token")?,
+        },
         "drained" => ServiceOp::Drained {
             from: o.u32("from")?,
             more: o.get("more").is_some() && o.bool("more")?,
@@ -572,6 +583,9 @@ fn read_event(v: &Value) -> Result<Event, String> {
             service: service()?,
         },
         "outage_ended" => What::OutageEnded {
+            service: service()?,
+        },
+        "restarted_empty" => What::RestartedEmpty {
             service: service()?,
         },
         "pause_started" => What::PauseStarted { client: client()? },
@@ -601,11 +615,29 @@ fn read_event(v: &Value) -> Result<Event, String> {
                     ("timeout", AbortReason::Timeout),
                     ("refused", AbortReason::Refused),
                     ("nothing_reachable", AbortReason::NothingReachable),
+                    ("quorum_missed", AbortReason::QuorumMissed),
+                    ("validity_spent", AbortReason::ValiditySpent),
                 ],
             )?,
             retry: o.bool("retry")?,
         },
         "gave_up" => What::GaveUp { client: client()? },
+        "quorum_reached" => What::QuorumReached {
+            client: client()?,
+            granted: o.u32("granted")?,
+            quorum: o.u32("quorum")?,
+            valid_until: o.opt_u64("valid_until")?,
+        },
+        "quorum_missed" => What::QuorumMissed {
+            client: client()?,
+            granted: o.u32("granted")?,
+            quorum: o.u32("quorum")?,
+        },
+        "validity_spent" => What::ValiditySpent {
+            client: client()?,
+            granted: o.u32("granted")?,
+            acquiring_us: o.u64("acquiring_us")?,
+        },
         "belief_started" => What::BeliefStarted {
             client: client()?,
             resource: resource()?,

@@ -35,6 +35,10 @@ pub mod limits {
     pub const WINDOWS_MAX: usize = 64;
     pub const MIGRATIONS_MAX: usize = 16;
     pub const RETRIES_MAX: u32 = 1_000;
+    /// The slowest and fastest a service's clock may run, in percent of real time: a lease
+    /// lasts at most twice `SPAN_MS_MAX` in real time.
+    pub const CLOCK_RATE_PERCENT_MIN: u32 = 50;
+    pub const CLOCK_RATE_PERCENT_MAX: u32 = 1_000;
     pub const NAME_LEN_MAX: usize = 40;
     /// The scenario's title and description.
     pub const TITLE_LEN_MAX: usize = 200;
@@ -195,10 +199,41 @@ pub struct Service {
     #[serde(default)]
     #[schemars(length(max = limits::WINDOWS_MAX))]
     pub outages: Vec<Window>,
+    /// The service keeps nothing across an outage (no persistence): when it comes back, every
+    /// grant it held and every request it had queued are forgotten, and its tokens start
+    /// again from `first_token`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forgets_on_restart: bool,
+    /// With `forgets_on_restart`: how much longer than each outage the service stays down
+    /// before it serves again (default 0). Redis' advice for instances without persistence: a
+    /// little more than the longest lease, so that every grant it forgot has run out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(range(max = limits::SPAN_MS_MAX))]
+    pub restart_delay_ms: u64,
+    /// How fast the service's clock runs, in percent of real time (default 100). A clock at
+    /// 150 ends every lease after two thirds of `lease_ms` in real time; clients are not told.
+    #[serde(
+        default = "hundred_percent",
+        skip_serializing_if = "is_hundred_percent"
+    )]
+    #[schemars(range(min = limits::CLOCK_RATE_PERCENT_MIN, max = limits::CLOCK_RATE_PERCENT_MAX))]
+    pub clock_rate_percent: u32,
 }
 
 fn one() -> u64 {
     1
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn hundred_percent() -> u32 {
+    100
+}
+
+fn is_hundred_percent(n: &u32) -> bool {
+    *n == 100
 }
 
 /// A time window.
@@ -303,6 +338,44 @@ pub enum Protocol {
     },
     /// No lock at all: read-modify-write and let the last writer win.
     NoLock,
+    /// Ask every listed service at once, each only if its lock is free (a try, like Redis'
+    /// `SET NX`), and hold when at least `quorum` granted while the lock is still valid: the
+    /// Redlock algorithm.
+    Majority {
+        #[schemars(length(min = 2, max = limits::SERVICES_MAX))]
+        services: Vec<String>,
+        /// How many grants make the lock (default: more than half of `services`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(min = 1, max = limits::SERVICES_MAX))]
+        quorum: Option<u32>,
+        /// The allowance for clock drift taken off the lock's validity (default 0).
+        #[serde(default)]
+        #[schemars(range(max = limits::SPAN_MS_MAX))]
+        clock_drift_ms: u64,
+    },
+}
+
+impl Protocol {
+    /// The services a protocol asks, in its order: the listed ones, or the authority and then
+    /// the subordinate of a chain.
+    pub fn services(&self) -> Vec<&str> {
+        match self {
+            Protocol::Single { service } => vec![service.as_str()],
+            Protocol::AllUnordered { services, .. }
+            | Protocol::AllOrdered { services, .. }
+            | Protocol::Majority { services, .. } => services.iter().map(String::as_str).collect(),
+            Protocol::TokenChain {
+                authority,
+                subordinate,
+            } => vec![authority.as_str(), subordinate.as_str()],
+            Protocol::NoLock => Vec::new(),
+        }
+    }
+}
+
+/// The quorum a majority of `services` services needs by default: more than half of them.
+pub fn default_quorum(services: usize) -> u32 {
+    (services / 2 + 1) as u32
 }
 
 /// A protocol's `kind`, read where it is written, so that an unknown kind is located at its
@@ -315,6 +388,7 @@ enum ProtocolKind {
     AllOrdered,
     TokenChain,
     NoLock,
+    Majority,
 }
 
 impl ProtocolKind {
@@ -327,6 +401,7 @@ impl ProtocolKind {
             }
             ProtocolKind::TokenChain => &["authority", "subordinate"],
             ProtocolKind::NoLock => &[],
+            ProtocolKind::Majority => &["services", "quorum", "clock_drift_ms"],
         }
     }
 }
@@ -358,8 +433,10 @@ impl<'de> serde::de::Visitor<'de> for ProtocolVisitor {
         let mut skip_unreachable: Option<bool> = None;
         let mut authority: Option<String> = None;
         let mut subordinate: Option<String> = None;
+        let mut quorum: Option<u32> = None;
+        let mut clock_drift_ms: Option<u64> = None;
         // Which fields a table may have depends on its kind, which may come after them, so the
-        // keys are kept to check at the end: the six names (each at most once) and the first
+        // keys are kept to check at the end: the eight names (each at most once) and the first
         // other key, which is an error whatever the kind. Later other keys cannot be the first
         // error, so they are passed over unkept, and a table of any size costs linear time.
         let mut keys: Vec<String> = Vec::new();
@@ -367,7 +444,14 @@ impl<'de> serde::de::Visitor<'de> for ProtocolVisitor {
         while let Some(key) = map.next_key::<String>()? {
             let known = matches!(
                 key.as_str(),
-                "kind" | "service" | "services" | "skip_unreachable" | "authority" | "subordinate"
+                "kind"
+                    | "service"
+                    | "services"
+                    | "skip_unreachable"
+                    | "authority"
+                    | "subordinate"
+                    | "quorum"
+                    | "clock_drift_ms"
             );
             if known && keys.contains(&key) {
                 return Err(A::Error::custom(format_args!("duplicate field `{key}`")));
@@ -379,6 +463,8 @@ impl<'de> serde::de::Visitor<'de> for ProtocolVisitor {
                 "skip_unreachable" => skip_unreachable = Some(map.next_value()?),
                 "authority" => authority = Some(map.next_value()?),
                 "subordinate" => subordinate = Some(map.next_value()?),
+                "quorum" => quorum = Some(map.next_value()?),
+                "clock_drift_ms" => clock_drift_ms = Some(map.next_value()?),
                 _ => {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
@@ -417,6 +503,11 @@ impl<'de> serde::de::Visitor<'de> for ProtocolVisitor {
                 subordinate: need(subordinate, "subordinate")?,
             },
             ProtocolKind::NoLock => Protocol::NoLock,
+            ProtocolKind::Majority => Protocol::Majority {
+                services: listed(services)?,
+                quorum,
+                clock_drift_ms: clock_drift_ms.unwrap_or(0),
+            },
         })
     }
 }
@@ -1059,6 +1150,29 @@ impl Validator {
                 self.span(&loc, "outage start_ms", w.start_ms);
                 self.span(&loc, "outage duration_ms", w.duration_ms);
             }
+            self.span(&loc, "restart_delay_ms", svc.restart_delay_ms);
+            if svc.restart_delay_ms > 0 && !svc.forgets_on_restart {
+                self.error(
+                    &loc,
+                    "restart_delay_ms applies only to a service that forgets_on_restart",
+                );
+            }
+            let rate = svc.clock_rate_percent;
+            if !(limits::CLOCK_RATE_PERCENT_MIN..=limits::CLOCK_RATE_PERCENT_MAX).contains(&rate) {
+                self.error(
+                    &loc,
+                    format!(
+                        "clock_rate_percent is {rate}, it must be between {} and {}",
+                        limits::CLOCK_RATE_PERCENT_MIN,
+                        limits::CLOCK_RATE_PERCENT_MAX
+                    ),
+                );
+            } else if rate != 100 && svc.lease_ms.is_none() {
+                self.error(
+                    &loc,
+                    "clock_rate_percent changes only when leases end, and this service has no lease_ms",
+                );
+            }
         }
 
         for (at, res) in s.resources.iter().enumerate() {
@@ -1187,6 +1301,61 @@ impl Validator {
                             self.error(&loc, format!("protocol lists service \"{x}\" twice"));
                         }
                         services_named.push(x);
+                    }
+                }
+                Protocol::Majority {
+                    services,
+                    quorum,
+                    clock_drift_ms,
+                } => {
+                    self.count(
+                        &loc,
+                        "protocol services",
+                        services.len(),
+                        2,
+                        limits::SERVICES_MAX,
+                    );
+                    let mut seen = SortedSet::new();
+                    let check = services.len() <= REPEATS_CHECKED_MAX;
+                    for x in services {
+                        if check && !seen.insert(x.as_str()) {
+                            self.error(&loc, format!("protocol lists service \"{x}\" twice"));
+                        }
+                        if service(x).is_some_and(|svc| svc.subordinate_to.is_some()) {
+                            self.error(
+                                &loc,
+                                format!(
+                                    "protocol majority: service \"{x}\" is subordinate and refuses every request without its authority's token; a majority asks independent services"
+                                ),
+                            );
+                        }
+                        services_named.push(x);
+                    }
+                    if let Some(q) = quorum {
+                        if *q == 0 || *q as usize > services.len() {
+                            self.error(
+                                &loc,
+                                format!(
+                                    "protocol quorum is {q}, it must be between 1 and the {} services listed",
+                                    services.len()
+                                ),
+                            );
+                        }
+                    }
+                    self.span(&loc, "protocol clock_drift_ms", *clock_drift_ms);
+                    let shortest = services
+                        .iter()
+                        .filter_map(|x| service(x).and_then(|svc| svc.lease_ms))
+                        .min();
+                    if let Some(lease) = shortest {
+                        if *clock_drift_ms >= lease {
+                            self.error(
+                                &loc,
+                                format!(
+                                    "protocol clock_drift_ms is {clock_drift_ms}, not less than the shortest lease of the listed services ({lease} ms): the lock would never be valid"
+                                ),
+                            );
+                        }
                     }
                 }
                 Protocol::TokenChain {

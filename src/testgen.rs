@@ -309,6 +309,9 @@ impl<D: Draw> Gen<'_, D> {
                 first_token,
                 protects,
                 outages,
+                forgets_on_restart: false,
+                restart_delay_ms: 0,
+                clock_rate_percent: 100,
             });
         }
 

@@ -41,6 +41,10 @@ pub enum AbortReason {
     Refused,
     /// Every service was skipped as unreachable.
     NothingReachable,
+    /// A majority client got fewer grants than its quorum.
+    QuorumMissed,
+    /// A majority client got its quorum, but acquiring took all of the lock's validity.
+    ValiditySpent,
 }
 
 /// Why a client stopped believing it held the lock.
@@ -65,6 +69,8 @@ pub enum RefuseReason {
     StaleAuthorityToken,
     /// The lock has moved to another service.
     Moved,
+    /// A try found the lock taken (or waited for): a majority client's request is never queued.
+    Taken,
 }
 
 /// What a lock service did, at one of its own instants.
@@ -119,6 +125,12 @@ pub enum ServiceOp {
         token: u64,
         from: u32,
     },
+    /// The service came back from an outage without its state (it forgets on restart): the
+    /// holder (with its token) or a waiter (without) is forgotten. The holder is not told.
+    Forgotten {
+        client: u32,
+        token: Option<u64>,
+    },
     /// The holder of a service this lock drained from let go. Unless `more` (the lock also
     /// drains from another service whose holder has not let go yet), this service may grant.
     Drained {
@@ -147,7 +159,11 @@ impl ServiceOp {
             }
             ServiceOp::Released { client, token }
             | ServiceOp::Expired { client, token }
-            | ServiceOp::Superseded { client, token } => Some(HoldChange::Ends {
+            | ServiceOp::Superseded { client, token }
+            | ServiceOp::Forgotten {
+                client,
+                token: Some(token),
+            } => Some(HoldChange::Ends {
                 client,
                 token: Some(token),
             }),
@@ -194,6 +210,12 @@ pub enum What {
     PauseEnded {
         client: u32,
     },
+    /// A service that forgets on restart came back from its outage empty: every grant and
+    /// queued request it had is forgotten (each in its log), and its tokens start again from
+    /// its first token.
+    RestartedEmpty {
+        service: u32,
+    },
     Migrated {
         migration: u32,
         /// Set when an earlier drain or transfer had already taken the lock away from the
@@ -228,6 +250,28 @@ pub enum What {
     /// The operation ended without entering the critical section.
     GaveUp {
         client: u32,
+    },
+    /// A majority client has its quorum in time: it holds the lock until `valid_until` (no
+    /// limit when its services have no lease).
+    QuorumReached {
+        client: u32,
+        granted: u32,
+        quorum: u32,
+        valid_until: Option<Micros>,
+    },
+    /// A majority client got fewer grants than its quorum (a split vote, or services that did
+    /// not answer within the lock's validity): it lets go of what it got.
+    QuorumMissed {
+        client: u32,
+        granted: u32,
+        quorum: u32,
+    },
+    /// A majority client got its quorum, but only after acquiring had taken the whole validity
+    /// of the lock (`acquiring_us`, counted from its requests): it does not use the lock.
+    ValiditySpent {
+        client: u32,
+        granted: u32,
+        acquiring_us: Micros,
     },
     BeliefStarted {
         client: u32,
@@ -397,6 +441,14 @@ impl Event {
             What::OutageEnded { service: s } => {
                 let _ = write!(out, "{:<8} outage ends", service(s));
             }
+            What::RestartedEmpty { service: s } => {
+                let _ = write!(
+                    out,
+                    "{:<8} restarted empty: it forgot every grant, and its tokens start again at {}",
+                    service(s),
+                    world.services[*s as usize].first_token
+                );
+            }
             What::PauseStarted { client: c } => {
                 let _ = write!(out, "{:<8} pause starts", client(c));
             }
@@ -457,12 +509,52 @@ impl Event {
                     AbortReason::Timeout => "timeout",
                     AbortReason::Refused => "refused",
                     AbortReason::NothingReachable => "nothing reachable",
+                    AbortReason::QuorumMissed => "quorum missed",
+                    AbortReason::ValiditySpent => "validity spent",
                 };
                 let retry = if *retry { ", will retry" } else { "" };
                 let _ = write!(out, "{:<8} abandons attempt ({reason}){retry}", client(c));
             }
             What::GaveUp { client: c } => {
                 let _ = write!(out, "{:<8} gives up the operation", client(c));
+            }
+            What::QuorumReached {
+                client: c,
+                granted,
+                quorum,
+                valid_until,
+            } => {
+                let _ = write!(
+                    out,
+                    "{:<8} has its quorum: {granted} granted, {quorum} needed",
+                    client(c)
+                );
+                if let Some(t) = valid_until {
+                    let _ = write!(out, ", valid to {}", seconds(*t));
+                }
+            }
+            What::QuorumMissed {
+                client: c,
+                granted,
+                quorum,
+            } => {
+                let _ = write!(
+                    out,
+                    "{:<8} misses its quorum: {granted} granted, {quorum} needed",
+                    client(c)
+                );
+            }
+            What::ValiditySpent {
+                client: c,
+                granted,
+                acquiring_us,
+            } => {
+                let _ = write!(
+                    out,
+                    "{:<8} has {granted} grants, but acquiring took {}: the lock is no longer valid",
+                    client(c),
+                    seconds(*acquiring_us)
+                );
             }
             What::BeliefStarted {
                 client: c,
@@ -582,6 +674,7 @@ impl Event {
                             RefuseReason::NoAuthorityToken => "no authority token",
                             RefuseReason::StaleAuthorityToken => "stale authority token",
                             RefuseReason::Moved => "lock moved",
+                            RefuseReason::Taken => "taken, a try is not queued",
                         };
                         write!(out, "refuse {r} to {} ({reason})", client(c))
                     }
@@ -620,6 +713,14 @@ impl Event {
                         client(c),
                         service(from)
                     ),
+                    ServiceOp::Forgotten {
+                        client: c,
+                        token: Some(token),
+                    } => write!(out, "forget {}'s hold of {r} token {token}", client(c)),
+                    ServiceOp::Forgotten {
+                        client: c,
+                        token: None,
+                    } => write!(out, "forget {}'s wait for {r}", client(c)),
                     ServiceOp::Drained { from, more } => {
                         let then = if *more { "still draining" } else { "may grant" };
                         write!(out, "{r} drained from {}, {then}", service(from))

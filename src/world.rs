@@ -210,10 +210,19 @@ pub struct ServiceConfig {
     /// How many replicas a request must reach.
     pub majority: usize,
     pub authority: Option<u32>,
+    /// How long a lease lasts in real time: `lease_ms` as the service's own clock measures it,
+    /// so shorter than stated when that clock runs fast.
     pub lease: Option<Micros>,
+    /// The lease as stated (`lease_ms`): what clients count on.
+    pub stated_lease: Option<Micros>,
     pub first_token: u64,
-    /// Outage windows as `[start, end)`.
+    /// Outage windows as `[start, end)`. For a service that forgets on restart, each ends
+    /// `restart_delay` later than written: the service stays down until then.
     pub outages: Vec<(Micros, Micros)>,
+    /// Whether the service comes back from an outage empty (no persistence).
+    pub forgets_on_restart: bool,
+    /// How much longer than written each outage of a forgetful service keeps it down.
+    pub restart_delay: Micros,
     pub protects: Vec<u32>,
 }
 
@@ -231,10 +240,12 @@ pub struct ResourceConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProtocolConfig {
     /// Services to lock, in order. `ordered` acquires one after another; otherwise all at once.
+    /// With `majority`, the requests are tries and a quorum of grants is enough.
     Locks {
         services: Vec<u32>,
         ordered: bool,
         skip_unreachable: bool,
+        majority: Option<Majority>,
     },
     /// Lock in the authority, then present its token to the subordinate.
     TokenChain {
@@ -242,6 +253,21 @@ pub enum ProtocolConfig {
         subordinate: u32,
     },
     NoLock,
+}
+
+/// What a majority client counts on (the `majority` protocol).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Majority {
+    /// How many grants make the lock.
+    pub quorum: u32,
+    /// How long the lock stays valid from the moment the client sent its requests: the
+    /// shortest stated lease of its services less the drift allowance; `None` when none of
+    /// them has a lease, and the lock is valid until released.
+    pub validity: Option<Micros>,
+    /// Whether the client reads its clock to check that validity once it has its quorum. The
+    /// explorer, which treats time abstractly, turns this off: the validity's own timer, which
+    /// may then come at any moment, stands for every way acquiring can take too long.
+    pub clock_checked: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -297,6 +323,16 @@ fn ms(value: u64) -> Micros {
     value.saturating_mul(MS)
 }
 
+/// How much longer than written each outage keeps a service down: its restart delay if it
+/// forgets on restart, otherwise nothing.
+fn restart_delay(s: &crate::scenario::Service) -> Micros {
+    if s.forgets_on_restart {
+        ms(s.restart_delay_ms)
+    } else {
+        0
+    }
+}
+
 impl World {
     /// Compiles a scenario that has passed [`Scenario::validate`].
     pub fn compile(scenario: &Scenario) -> World {
@@ -326,13 +362,22 @@ impl World {
                     .subordinate_to
                     .as_ref()
                     .map(|a| index_of(&service_names, a)),
-                lease: s.lease_ms.map(ms),
+                // At 150 % a lease of 900 ms lasts 600 ms; never less than a microsecond.
+                lease: s
+                    .lease_ms
+                    .map(|l| (ms(l) * 100 / u64::from(s.clock_rate_percent.max(1))).max(1)),
+                stated_lease: s.lease_ms.map(ms),
                 first_token: s.first_token,
                 outages: s
                     .outages
                     .iter()
-                    .map(|w| (ms(w.start_ms), ms(w.start_ms) + ms(w.duration_ms)))
+                    .map(|w| {
+                        let end = ms(w.start_ms) + ms(w.duration_ms);
+                        (ms(w.start_ms), end + restart_delay(s))
+                    })
                     .collect(),
+                forgets_on_restart: s.forgets_on_restart,
+                restart_delay: restart_delay(s),
                 protects: s
                     .protects
                     .iter()
@@ -382,6 +427,7 @@ impl World {
                     services: vec![svc(service)],
                     ordered: true,
                     skip_unreachable: false,
+                    majority: None,
                 },
                 Protocol::AllUnordered {
                     services,
@@ -390,6 +436,7 @@ impl World {
                     services: services.iter().map(svc).collect(),
                     ordered: false,
                     skip_unreachable: *skip_unreachable,
+                    majority: None,
                 },
                 Protocol::AllOrdered {
                     services,
@@ -398,7 +445,30 @@ impl World {
                     services: services.iter().map(svc).collect(),
                     ordered: true,
                     skip_unreachable: *skip_unreachable,
+                    majority: None,
                 },
+                Protocol::Majority {
+                    services,
+                    quorum,
+                    clock_drift_ms,
+                } => {
+                    let services: Vec<u32> = services.iter().map(svc).collect();
+                    let shortest = services
+                        .iter()
+                        .filter_map(|s| scenario.services[*s as usize].lease_ms)
+                        .min();
+                    ProtocolConfig::Locks {
+                        majority: Some(Majority {
+                            quorum: quorum
+                                .unwrap_or_else(|| crate::scenario::default_quorum(services.len())),
+                            validity: shortest.map(|l| ms(l).saturating_sub(ms(*clock_drift_ms))),
+                            clock_checked: true,
+                        }),
+                        services,
+                        ordered: false,
+                        skip_unreachable: false,
+                    }
+                }
                 Protocol::TokenChain {
                     authority,
                     subordinate,

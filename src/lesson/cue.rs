@@ -113,12 +113,16 @@ fn kind_of(what: &What) -> &'static str {
         What::OutageEnded { .. } => "outage_ended",
         What::PauseStarted { .. } => "pause_started",
         What::PauseEnded { .. } => "pause_ended",
+        What::RestartedEmpty { .. } => "restarted_empty",
         What::Migrated { .. } => "migrated",
         What::OpStarted { .. } => "op_started",
         What::AcquireSent { .. } => "acquire_sent",
         What::SkippedUnreachable { .. } => "skipped_unreachable",
         What::AttemptAborted { .. } => "attempt_aborted",
         What::GaveUp { .. } => "gave_up",
+        What::QuorumReached { .. } => "quorum_reached",
+        What::QuorumMissed { .. } => "quorum_missed",
+        What::ValiditySpent { .. } => "validity_spent",
         What::BeliefStarted { .. } => "belief_started",
         What::BeliefEnded { .. } => "belief_ended",
         What::LockTransferred { .. } => "lock_transferred",
@@ -139,6 +143,7 @@ fn kind_of(what: &What) -> &'static str {
             ServiceOp::MovedOut { .. } => "moved_out",
             ServiceOp::TransferredIn { .. } => "transferred_in",
             ServiceOp::Drained { .. } => "drained",
+            ServiceOp::Forgotten { .. } => "forgotten",
         },
     }
 }
@@ -152,14 +157,17 @@ fn about(world: &World, what: &What) -> About {
     };
     match what {
         What::PartitionStarted { .. } | What::PartitionEnded { .. } => {}
-        What::OutageStarted { service } | What::OutageEnded { service } => {
-            a.services.push(*service)
-        }
+        What::OutageStarted { service }
+        | What::OutageEnded { service }
+        | What::RestartedEmpty { service } => a.services.push(*service),
         What::PauseStarted { client }
         | What::PauseEnded { client }
         | What::OpStarted { client, .. }
         | What::AttemptAborted { client, .. }
         | What::GaveUp { client }
+        | What::QuorumReached { client, .. }
+        | What::QuorumMissed { client, .. }
+        | What::ValiditySpent { client, .. }
         | What::ClientStopped { client } => a.clients.push(*client),
         What::Migrated {
             migration,
@@ -243,7 +251,8 @@ fn about(world: &World, what: &What) -> About {
                 | ServiceOp::Expired { client, .. }
                 | ServiceOp::Superseded { client, .. }
                 | ServiceOp::MovedOut { client, .. }
-                | ServiceOp::TransferredIn { client, .. } => Some(client),
+                | ServiceOp::TransferredIn { client, .. }
+                | ServiceOp::Forgotten { client, .. } => Some(client),
                 ServiceOp::Drained { .. } => None,
             };
             a.clients.extend(client);

@@ -1,8 +1,9 @@
 //! Clients: their workloads' timers, attempts at their locks (in order, unordered or as a token
 //! chain), the critical section, leases kept in view, and the replies they receive.
 
+use crate::scenario::Fencing;
 use crate::trace::{AbortReason, BeliefEnd, Endpoint, GrantRef, Token, Values, What};
-use crate::world::{Micros, ProtocolConfig};
+use crate::world::{Majority, Micros, ProtocolConfig};
 
 use super::{Cx, Message, Phase, Slot, SlotState, Step, Stream, Timer};
 
@@ -52,6 +53,15 @@ impl Cx<'_> {
                     } => *skip_unreachable,
                     _ => false,
                 };
+                if let Some(majority) = self.majority(client) {
+                    // A service that has not answered in time is one grant fewer.
+                    if slot.state == SlotState::Pending {
+                        self.state.clients[c].slots[i].state = SlotState::Skipped;
+                        self.send_cancel(client, service, attempt);
+                        self.count_votes(client, majority);
+                    }
+                    return;
+                }
                 match slot.state {
                     SlotState::Pending if skip => {
                         self.state.clients[c].slots[i].state = SlotState::Skipped;
@@ -73,6 +83,22 @@ impl Cx<'_> {
                     // this moment the service may already have granted to someone else.
                     self.end_operation(client, BeliefEnd::LeaseExpiredLocally);
                 }
+            }
+            Timer::Validity { attempt } => {
+                let st = &self.state.clients[c];
+                if st.phase != Phase::Acquiring || st.attempt != attempt {
+                    return;
+                }
+                // Still short of a quorum when the lock could no longer be valid: whatever
+                // comes back now comes too late.
+                let granted = self.granted(client);
+                let quorum = self.majority(client).map_or(0, |m| m.quorum);
+                self.emit(What::QuorumMissed {
+                    client,
+                    granted,
+                    quorum,
+                });
+                self.abort_attempt(client, AbortReason::QuorumMissed);
             }
             Timer::WorkDone { attempt } => {
                 let st = &self.state.clients[c];
@@ -139,6 +165,16 @@ impl Cx<'_> {
         }
         st.phase = Phase::Acquiring;
         let parallel = matches!(cfg.protocol, ProtocolConfig::Locks { ordered: false, .. });
+        if let Some(validity) = self.majority(client).and_then(|m| m.validity) {
+            let attempt = self.state.clients[c].attempt;
+            self.state.schedule(
+                self.state.now + validity,
+                Step::ClientTimer {
+                    client,
+                    timer: Timer::Validity { attempt },
+                },
+            );
+        }
         if parallel {
             for i in 0..count {
                 self.send_acquire(client, i);
@@ -165,6 +201,13 @@ impl Cx<'_> {
             },
             _ => None,
         };
+        let try_only = matches!(
+            cfg.protocol,
+            ProtocolConfig::Locks {
+                majority: Some(_),
+                ..
+            }
+        );
         self.emit(What::AcquireSent { client, service });
         self.send(
             Endpoint::Client(client),
@@ -173,6 +216,7 @@ impl Cx<'_> {
                 resource: cfg.resource,
                 attempt,
                 authority_token,
+                try_only,
             },
         );
         if let Some(timeout) = cfg.acquire_timeout {
@@ -211,9 +255,95 @@ impl Cx<'_> {
         );
     }
 
+    /// The majority a client counts, if its protocol is `majority`.
+    fn majority(&self, client: u32) -> Option<Majority> {
+        match &self.world.clients[client as usize].protocol {
+            ProtocolConfig::Locks { majority, .. } => *majority,
+            _ => None,
+        }
+    }
+
+    /// How many of the current attempt's services have granted.
+    fn granted(&self, client: u32) -> u32 {
+        self.state.clients[client as usize]
+            .slots
+            .iter()
+            .filter(|s| matches!(s.state, SlotState::Held { .. }))
+            .count() as u32
+    }
+
+    /// When the current attempt sent its first request: the moment a majority client counts
+    /// its lock's validity from.
+    fn attempt_sent_at(&self, client: u32) -> Micros {
+        let slots = &self.state.clients[client as usize].slots;
+        slots
+            .iter()
+            .map(|s| s.sent_at)
+            .min()
+            .unwrap_or(self.state.now)
+    }
+
+    /// A majority client after an answer: with its quorum of grants, it holds the lock if the
+    /// lock is still valid; once too few requests are left unanswered for a quorum, it lets go
+    /// of what it got and cancels the rest. Otherwise it waits.
+    fn count_votes(&mut self, client: u32, majority: Majority) {
+        let c = client as usize;
+        let granted = self.granted(client);
+        let open = self.state.clients[c]
+            .slots
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.state,
+                    SlotState::NotSent | SlotState::Pending | SlotState::Queued
+                )
+            })
+            .count() as u32;
+        let quorum = majority.quorum;
+        if granted >= quorum {
+            let sent_at = self.attempt_sent_at(client);
+            let valid_until = majority.validity.map(|v| sent_at + v);
+            let now = self.state.now;
+            if majority.clock_checked && valid_until.is_some_and(|until| now >= until) {
+                self.emit(What::ValiditySpent {
+                    client,
+                    granted,
+                    acquiring_us: now - sent_at,
+                });
+                self.abort_attempt(client, AbortReason::ValiditySpent);
+                return;
+            }
+            // The requests still unanswered are no longer needed: a grant that comes back for
+            // one is released at once (as a stale grant), a refusal is ignored.
+            for slot in &mut self.state.clients[c].slots {
+                if matches!(slot.state, SlotState::Pending | SlotState::Queued) {
+                    slot.state = SlotState::Skipped;
+                }
+            }
+            self.emit(What::QuorumReached {
+                client,
+                granted,
+                quorum,
+                valid_until,
+            });
+            self.enter_critical_section(client);
+        } else if granted + open < quorum {
+            self.emit(What::QuorumMissed {
+                client,
+                granted,
+                quorum,
+            });
+            self.abort_attempt(client, AbortReason::QuorumMissed);
+        }
+    }
+
     /// After a slot is held or skipped: ask the next service, or enter the critical section.
     fn advance(&mut self, client: u32) {
         let c = client as usize;
+        if let Some(majority) = self.majority(client) {
+            self.count_votes(client, majority);
+            return;
+        }
         let st = &self.state.clients[c];
         if let Some(next) = st.slots.iter().position(|s| s.state == SlotState::NotSent) {
             let waiting = st
@@ -302,18 +432,35 @@ impl Cx<'_> {
     }
 
     /// The token a client presents to the resource: the authority's for a token chain,
-    /// otherwise that of the first service it holds.
+    /// otherwise that of the first service it holds. A majority client holds several services'
+    /// tokens and none of them orders the lock; it presents the one the resource checks if it
+    /// holds it (`one_source` fencing), otherwise that of the first service it holds.
     fn access_token(&self, client: u32) -> Option<Token> {
-        self.state.clients[client as usize]
-            .slots
-            .iter()
-            .find_map(|s| match s.state {
-                SlotState::Held { token, .. } => Some(Token {
-                    service: s.service,
-                    value: token,
-                }),
-                _ => None,
-            })
+        let c = client as usize;
+        let slots = &self.state.clients[c].slots;
+        if self.majority(client).is_some() {
+            let resource = &self.world.resources[self.world.clients[c].resource as usize];
+            if let (Fencing::OneSource, Some(source)) = (resource.fencing, resource.fencing_source)
+            {
+                let checked = slots.iter().find_map(|s| match s.state {
+                    SlotState::Held { token, .. } if s.service == source => Some(Token {
+                        service: s.service,
+                        value: token,
+                    }),
+                    _ => None,
+                });
+                if checked.is_some() {
+                    return checked;
+                }
+            }
+        }
+        slots.iter().find_map(|s| match s.state {
+            SlotState::Held { token, .. } => Some(Token {
+                service: s.service,
+                value: token,
+            }),
+            _ => None,
+        })
     }
 
     /// For a lease-aware client: whether every lease it holds still has `lease_margin` left,
@@ -333,11 +480,18 @@ impl Cx<'_> {
     /// For a lease-aware client holding leases: the moment, less its safety margin, at which
     /// the first of its leases may expire, counted from when it sent each request (a safe lower
     /// bound on the service's grant time).
+    ///
+    /// A majority client's deadline is the end of its lock's validity, less the margin.
     fn lease_deadline(&self, client: u32) -> Option<Micros> {
         let c = client as usize;
         let cfg = &self.world.clients[c];
         if !cfg.lease_aware {
             return None;
+        }
+        if let Some(majority) = self.majority(client) {
+            return majority
+                .validity
+                .map(|v| (self.attempt_sent_at(client) + v).saturating_sub(cfg.lease_margin));
         }
         self.state.clients[c]
             .slots
@@ -345,7 +499,7 @@ impl Cx<'_> {
             .filter(|s| matches!(s.state, SlotState::Held { .. }))
             .filter_map(|s| {
                 self.world.services[s.service as usize]
-                    .lease
+                    .stated_lease
                     .map(|l| (s.sent_at + l).saturating_sub(cfg.lease_margin))
             })
             .min()
@@ -488,6 +642,18 @@ impl Cx<'_> {
                     && st.phase == Phase::Acquiring
                     && st.slots.iter().any(|s| s.service == service);
                 if ours {
+                    if let Some(majority) = self.majority(client) {
+                        // A refusal is one grant fewer; the others may still make a quorum.
+                        if let Some(s) = self.state.clients[c]
+                            .slots
+                            .iter_mut()
+                            .find(|s| s.service == service && s.state == SlotState::Pending)
+                        {
+                            s.state = SlotState::Skipped;
+                            self.count_votes(client, majority);
+                        }
+                        return;
+                    }
                     if let Some(s) = self.state.clients[c]
                         .slots
                         .iter_mut()

@@ -327,7 +327,7 @@ impl State {
                     return Err(format!("{}: slot {i} names no service", at()));
                 };
                 if let SlotState::Held { token, .. } = slot.state {
-                    if token >= service.next_token {
+                    if token >= service.tokens_issued_below {
                         return Err(format!("{}: holds token {token} never issued", at()));
                     }
                 }

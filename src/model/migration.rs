@@ -83,8 +83,7 @@ impl Cx<'_> {
                     );
                     if self.lock(m.to, r).holder.is_none() {
                         let s = &mut self.state.services[m.to as usize];
-                        let token = s.next_token;
-                        s.next_token += 1;
+                        let token = s.issue_token();
                         let mut moved_from = h.moved_from.clone();
                         moved_from.push((m.from, h.token));
                         s.locks[r as usize].holder = Some(Hold {

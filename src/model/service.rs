@@ -127,7 +127,14 @@ impl Cx<'_> {
                 resource,
                 attempt,
                 authority_token,
-            } => self.acquire(service, client, resource, attempt, authority_token),
+                try_only,
+            } => {
+                if try_only {
+                    self.try_acquire(service, client, resource, attempt);
+                } else {
+                    self.acquire(service, client, resource, attempt, authority_token);
+                }
+            }
             Message::Release {
                 resource,
                 token,
@@ -272,6 +279,29 @@ impl Cx<'_> {
         }
     }
 
+    /// A try (Redis' `SET NX`): granted at once if the lock is free, nobody waits for it and no
+    /// drain holds it back; refused otherwise, even to the lock's own holder (whose earlier
+    /// attempt it is: a new attempt is a new value, and `SET NX` finds the key taken). Only
+    /// independent services are asked this way (validation sees to it).
+    fn try_acquire(&mut self, service: u32, client: u32, resource: u32, attempt: u32) {
+        let lock = self.lock(service, resource);
+        if lock.holder.is_none() && lock.queue.is_empty() && lock.draining_from == 0 {
+            self.grant(service, resource, client, attempt, None);
+            return;
+        }
+        let reason = RefuseReason::Taken;
+        self.log(service, resource, ServiceOp::Refused { client, reason });
+        self.send(
+            Endpoint::Service(service),
+            Endpoint::Client(client),
+            Message::Refused {
+                service,
+                attempt,
+                reason,
+            },
+        );
+    }
+
     fn grant(
         &mut self,
         service: u32,
@@ -283,8 +313,7 @@ impl Cx<'_> {
         let now = self.state.now;
         let lease = self.world.services[service as usize].lease;
         let s = &mut self.state.services[service as usize];
-        let token = s.next_token;
-        s.next_token += 1;
+        let token = s.issue_token();
         let lease_until = lease.map(|l| now + l);
         s.locks[resource as usize].holder = Some(Hold {
             client,
@@ -403,6 +432,36 @@ impl Cx<'_> {
             self.grant(service, resource, w.client, w.attempt, w.authority_token);
             return;
         }
+    }
+
+    /// A service that forgets on restart is back from an outage with none of its state: each
+    /// lock's holder and waiters are forgotten (each logged, none told), a subordinate forgets
+    /// the highest authority token it saw, and tokens start again from the first. A lock that
+    /// moved on and kept a holder here stops holding up its new home's drain. Where locks have
+    /// moved (migrations) is the operator's configuration and is kept.
+    #[cold]
+    pub(super) fn restart_empty(&mut self, service: u32) {
+        self.emit(What::RestartedEmpty { service });
+        for resource in 0..self.world.resources.len() as u32 {
+            let lock = self.lock(service, resource);
+            let holder = lock.holder.take();
+            let waiters = std::mem::take(&mut lock.queue);
+            lock.highest_authority_token = 0;
+            if let Some(h) = &holder {
+                let (client, token) = (h.client, Some(h.token));
+                self.log(service, resource, ServiceOp::Forgotten { client, token });
+            }
+            for w in waiters {
+                let (client, token) = (w.client, None);
+                self.log(service, resource, ServiceOp::Forgotten { client, token });
+            }
+            if holder.is_some() {
+                self.lock_freed(service, resource);
+            }
+        }
+        let first = self.world.services[service as usize].first_token;
+        self.state.services[service as usize].next_token = first;
+        self.state.forget_expiries(service);
     }
 
     pub(super) fn lease_expiry(&mut self, service: u32, resource: u32, token: u64) {

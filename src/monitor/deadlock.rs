@@ -173,6 +173,14 @@ impl WaitGraph {
             ServiceOp::Cancelled { client } | ServiceOp::Refused { client, .. } => {
                 self.stop_waiting(key, client);
             }
+            ServiceOp::Forgotten {
+                client,
+                token: Some(_),
+            } => self.let_go(key, client),
+            ServiceOp::Forgotten {
+                client,
+                token: None,
+            } => self.stop_waiting(key, client),
             ServiceOp::MovedOut { client, held, .. } => {
                 if held {
                     self.let_go(key, client);
@@ -369,6 +377,7 @@ fn broke_by(op: &ServiceOp, aborts: &[Option<&'static str>]) -> &'static str {
         ServiceOp::Released { client, .. } => aborts[*client as usize].unwrap_or("release"),
         ServiceOp::Cancelled { client } => aborts[*client as usize].unwrap_or("client timeout"),
         ServiceOp::Refused { .. } => "refusal",
+        ServiceOp::Forgotten { .. } => "a restart without persistence",
         ServiceOp::MovedOut { .. }
         | ServiceOp::TransferredIn { .. }
         | ServiceOp::Drained { .. } => "migration",
@@ -428,6 +437,8 @@ impl CycleWatch {
                     crate::trace::AbortReason::Timeout => "client timeout",
                     crate::trace::AbortReason::Refused => "refusal",
                     crate::trace::AbortReason::NothingReachable => "client gave up",
+                    crate::trace::AbortReason::QuorumMissed => "a missed quorum",
+                    crate::trace::AbortReason::ValiditySpent => "a spent validity",
                 });
                 return;
             }

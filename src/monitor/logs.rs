@@ -1,5 +1,5 @@
-//! The services' own logs, each checked on its own: consecutive instants, increasing tokens,
-//! one holder per lock.
+//! The services' own logs, each checked on its own: consecutive instants, increasing tokens
+//! (since the service last restarted empty), one holder per lock.
 
 use serde::Serialize;
 
@@ -62,6 +62,10 @@ impl LogCheck {
             op,
         } = &e.what
         else {
+            if let What::RestartedEmpty { service } = e.what {
+                // Its tokens start again: they increase from here on.
+                self.last_token[service as usize] = None;
+            }
             return;
         };
         let s = *service as usize;
@@ -97,7 +101,11 @@ impl LogCheck {
             }
             ServiceOp::Released { client, token }
             | ServiceOp::Expired { client, token }
-            | ServiceOp::Superseded { client, token } => {
+            | ServiceOp::Superseded { client, token }
+            | ServiceOp::Forgotten {
+                client,
+                token: Some(token),
+            } => {
                 if *holder == Some((client, token)) {
                     *holder = None;
                 } else {

@@ -56,6 +56,26 @@ impl Verdict {
                     v.holders[1].client,
                     grants(&v.holders[1]),
                 ));
+                // A service that granted to both after forgetting the first grant is why two
+                // majorities could meet there.
+                let since = v.holders[0].since_us.min(v.holders[1].since_us);
+                for r in &self.restarts {
+                    let both = v
+                        .holders
+                        .iter()
+                        .all(|h| h.grants.iter().any(|g| g.service == r.service));
+                    let between = since <= r.at_us && r.at_us <= v.to_us;
+                    if let (true, true, Some((client, token))) = (both, between, r.forgotten.first())
+                    {
+                        out.push_str(&format!(
+                            " Service {} granted to both: it restarted empty at t={} and forgot {}'s grant (token {}).",
+                            r.service,
+                            seconds(r.at_us),
+                            client,
+                            token
+                        ));
+                    }
+                }
                 if self.violation_count > 1 {
                     out.push_str(&format!(" ({} overlaps in all.)", self.violation_count));
                 }
@@ -149,6 +169,34 @@ impl Verdict {
                     out.push_str(&cycle_line(c));
                 }
             }
+        }
+        for r in &self.restarts {
+            let forgot = if r.forgotten.is_empty() {
+                "no grant".to_string()
+            } else {
+                r.forgotten
+                    .iter()
+                    .map(|(c, t)| format!("{c}'s grant (token {t})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let waits = match r.forgotten_waits {
+                0 => String::new(),
+                n => format!(" and {n} queued request(s)"),
+            };
+            out.push_str(&format!(
+                "Service {} restarted empty at t={}: it forgot {forgot}{waits}, and its tokens started again at {}.\n",
+                r.service,
+                seconds(r.at_us),
+                r.next_token
+            ));
+        }
+        let o = &self.operations;
+        if o.quorums_missed > 0 || o.validity_spent > 0 {
+            out.push_str(&format!(
+                "Majority locks: {} attempt(s) missed their quorum (split votes, or services that did not answer in time); {} got their quorum only after the lock's validity was spent.\n",
+                o.quorums_missed, o.validity_spent
+            ));
         }
         out.push_str(&format!(
             "Incomparable grant pairs: {} (services overlapping: {}; at most {} at once).\n",

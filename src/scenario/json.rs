@@ -463,6 +463,9 @@ fn service(path: &[Step], v: &Json) -> Read<Service> {
             "first_token",
             "protects",
             "outages",
+            "forgets_on_restart",
+            "restart_delay_ms",
+            "clock_rate_percent",
         ],
     )?;
     Ok(Service {
@@ -473,6 +476,9 @@ fn service(path: &[Step], v: &Json) -> Read<Service> {
         first_token: m.or("first_token", 1, u64_of)?,
         protects: m.or("protects", Vec::new(), strings)?,
         outages: m.or("outages", Vec::new(), |p, v| list_of(p, v, window))?,
+        forgets_on_restart: m.or("forgets_on_restart", false, bool_of)?,
+        restart_delay_ms: m.or("restart_delay_ms", 0, u64_of)?,
+        clock_rate_percent: m.or("clock_rate_percent", 100, u32_of)?,
     })
 }
 
@@ -542,12 +548,13 @@ fn row_share(path: &[Step], v: &Json) -> Read<RowShare> {
 /// A protocol, with the words of its hand-written serde reader (`ProtocolVisitor`): which
 /// members it may have depends on its `kind`.
 fn protocol(path: &[Step], v: &Json) -> Read<Protocol> {
-    const KINDS: [&str; 5] = [
+    const KINDS: [&str; 6] = [
         "single",
         "all_unordered",
         "all_ordered",
         "token_chain",
         "no_lock",
+        "majority",
     ];
     let Json::Object(members) = v else {
         return invalid_type(path, v, "a protocol table with a `kind`");
@@ -563,6 +570,7 @@ fn protocol(path: &[Step], v: &Json) -> Read<Protocol> {
                 (KINDS[2], 2),
                 (KINDS[3], 3),
                 (KINDS[4], 4),
+                (KINDS[5], 5),
             ],
         )?),
     };
@@ -570,6 +578,7 @@ fn protocol(path: &[Step], v: &Json) -> Read<Protocol> {
         Some(0) => &["service"],
         Some(1 | 2) => &["services", "skip_unreachable"],
         Some(3) => &["authority", "subordinate"],
+        Some(5) => &["services", "quorum", "clock_drift_ms"],
         _ => &[],
     };
     // The serde reader reads every known member's value as it comes, so a value of the wrong
@@ -585,6 +594,12 @@ fn protocol(path: &[Step], v: &Json) -> Read<Protocol> {
             }
             "skip_unreachable" => {
                 bool_of(&at, value)?;
+            }
+            "quorum" => {
+                u32_of(&at, value)?;
+            }
+            "clock_drift_ms" => {
+                u64_of(&at, value)?;
             }
             _ => {}
         }
@@ -622,6 +637,11 @@ fn protocol(path: &[Step], v: &Json) -> Read<Protocol> {
         3 => Protocol::TokenChain {
             authority: m.need("authority", string_of)?,
             subordinate: m.need("subordinate", string_of)?,
+        },
+        5 => Protocol::Majority {
+            services: m.need("services", strings)?,
+            quorum: m.opt("quorum", u32_of)?,
+            clock_drift_ms: m.or("clock_drift_ms", 0, u64_of)?,
         },
         _ => Protocol::NoLock,
     })

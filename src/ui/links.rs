@@ -120,6 +120,9 @@ impl LaneIndex {
             | What::SkippedUnreachable { client, .. }
             | What::AttemptAborted { client, .. }
             | What::GaveUp { client }
+            | What::QuorumReached { client, .. }
+            | What::QuorumMissed { client, .. }
+            | What::ValiditySpent { client, .. }
             | What::BeliefStarted { client, .. }
             | What::BeliefEnded { client, .. }
             | What::LockTransferred { client, .. }
@@ -131,6 +134,7 @@ impl LaneIndex {
             | What::PartitionEnded { .. }
             | What::OutageStarted { .. }
             | What::OutageEnded { .. }
+            | What::RestartedEmpty { .. }
             | What::PauseStarted { .. }
             | What::PauseEnded { .. }
             | What::Migrated { .. }
@@ -275,6 +279,7 @@ pub fn links(world: &World, events: &[Event], lanes: &LaneIndex) -> Vec<Link> {
                 }
                 ServiceOp::Expired { .. }
                 | ServiceOp::Superseded { .. }
+                | ServiceOp::Forgotten { .. }
                 | ServiceOp::Drained { .. } => {}
             },
             What::Read { client, token, .. } => {

@@ -325,7 +325,11 @@ impl Layout {
                 What::OutageStarted { service } => outages[*service as usize] = Some((at, i)),
                 What::OutageEnded { service } => {
                     let s = *service as usize;
-                    let label = format!("{} down", world.services[s].name);
+                    let label = if world.services[s].forgets_on_restart {
+                        format!("{} down, back empty", world.services[s].name)
+                    } else {
+                        format!("{} down", world.services[s].name)
+                    };
                     let into = [service_lane(*service), faults];
                     close_into(
                         &mut lanes,
@@ -411,6 +415,9 @@ impl Layout {
                                     ServiceOp::Superseded { .. } => {
                                         "superseded by a higher authority token"
                                     }
+                                    ServiceOp::Forgotten { .. } => {
+                                        "forgotten: the service restarted empty"
+                                    }
                                     _ => "handed to another service by a migration",
                                 };
                                 ended.push(((*service, token), (at, why)));
@@ -467,7 +474,11 @@ impl Layout {
                 What::MessageLost { .. } => mark(&mut lanes[faults], at, MarkKind::MessageLost, i),
                 What::SkippedUnreachable { .. }
                 | What::LockTransferred { .. }
-                | What::StaleGrantReleased { .. } => {}
+                | What::StaleGrantReleased { .. }
+                | What::QuorumReached { .. }
+                | What::QuorumMissed { .. }
+                | What::ValiditySpent { .. }
+                | What::RestartedEmpty { .. } => {}
             }
         }
 
@@ -784,6 +795,14 @@ pub fn own_orders(world: &World, events: &[Event]) -> Vec<OwnOrder> {
                 ServiceOp::TransferredIn { client, token, .. } => {
                     format!("took over {} with token {}", name(client), token)
                 }
+                ServiceOp::Forgotten {
+                    client,
+                    token: Some(token),
+                } => format!("forgot {} (token {})", name(client), token),
+                ServiceOp::Forgotten {
+                    client,
+                    token: None,
+                } => format!("forgot {}'s wait", name(client)),
                 ServiceOp::Drained { from, .. } => {
                     format!("{} drained", world.services[*from as usize].name)
                 }

@@ -97,6 +97,7 @@ pub fn protocol_value(p: &Protocol) -> String {
         Protocol::AllOrdered { .. } => "all_ordered".into(),
         Protocol::TokenChain { .. } => "token_chain".into(),
         Protocol::NoLock => "no_lock".into(),
+        Protocol::Majority { .. } => "majority".into(),
     }
 }
 
@@ -116,7 +117,9 @@ fn chain_pair(s: &Scenario) -> Option<(String, String)> {
 /// otherwise every independent service.
 fn all_services(s: &Scenario, current: &Protocol) -> Vec<String> {
     match current {
-        Protocol::AllOrdered { services, .. } | Protocol::AllUnordered { services, .. }
+        Protocol::AllOrdered { services, .. }
+        | Protocol::AllUnordered { services, .. }
+        | Protocol::Majority { services, .. }
             if services.len() >= 2 =>
         {
             services.clone()
@@ -169,8 +172,21 @@ pub fn protocol_options(s: &Scenario) -> Vec<Choice> {
             },
         ));
     }
+    // A majority is offered where a class already locks that way, so that the control can
+    // show it; its fields (quorum, drift allowance) come from that class.
+    if majority_of(s).is_some() {
+        out.push(choice("majority", "A majority of its services (Redlock)"));
+    }
     out.push(choice("no_lock", "No lock (last writer wins)"));
     out
+}
+
+/// The first majority protocol of a scenario's classes, if one has any.
+fn majority_of(s: &Scenario) -> Option<&Protocol> {
+    s.clients
+        .iter()
+        .map(|c| &c.protocol)
+        .find(|p| matches!(p, Protocol::Majority { .. }))
 }
 
 /// The words of a protocol choice without a scenario to name its services: what
@@ -184,6 +200,7 @@ pub fn protocol_label(choice: &str) -> String {
         "all_ordered" => "Lock in all, fixed order",
         "token_chain" => "Token from the authority, shown to its subordinate",
         "no_lock" => "No lock (last writer wins)",
+        "majority" => "A majority of its services (Redlock)",
         other => other,
     }
     .to_string()
@@ -306,6 +323,22 @@ pub fn apply(s: &Scenario, toggle: &Toggle, memory: &mut Memory) -> Scenario {
                         }
                     }
                     "no_lock" => Protocol::NoLock,
+                    "majority" => match (&current, majority_of(&s)) {
+                        (Protocol::Majority { .. }, _) => current.clone(),
+                        (
+                            _,
+                            Some(Protocol::Majority {
+                                services,
+                                quorum,
+                                clock_drift_ms,
+                            }),
+                        ) => Protocol::Majority {
+                            services: services.clone(),
+                            quorum: *quorum,
+                            clock_drift_ms: *clock_drift_ms,
+                        },
+                        _ => return s,
+                    },
                     _ => return s,
                 }
             };

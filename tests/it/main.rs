@@ -12,6 +12,7 @@ mod determinism;
 mod explore;
 mod lesson_format;
 mod lessons;
+mod majority;
 mod mdbook;
 mod mechanisms;
 mod model_api;

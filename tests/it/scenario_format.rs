@@ -117,6 +117,11 @@ protects = ["ledger"]
 [[services]]
 name = "spare"
 replicas = ["west", "west", "west"]
+lease_ms = 300
+outages = [{ start_ms = 900, duration_ms = 30 }]
+forgets_on_restart = true
+restart_delay_ms = 20
+clock_rate_percent = 120
 
 [[resources]]
 name = "ledger"
@@ -165,6 +170,14 @@ acquire_timeout_ms = 100
 name = "ordered"
 region = "central"
 protocol = { kind = "all_ordered", services = ["spare", "authority"] }
+resource = "cache"
+period_ms = 30
+work_ms = 10
+
+[[clients]]
+name = "voters"
+region = "east"
+protocol = { kind = "majority", services = ["authority", "spare"], quorum = 1, clock_drift_ms = 5 }
 resource = "cache"
 period_ms = 30
 work_ms = 10
@@ -225,6 +238,7 @@ fn a_scenario_using_every_field_round_trips_and_runs() {
             "chain-2",
             "both-1",
             "ordered-1",
+            "voters-1",
             "reckless-1",
             "reckless-2",
             "reckless-3"
@@ -241,6 +255,17 @@ fn a_scenario_using_every_field_round_trips_and_runs() {
     assert_eq!(scenario.migrations[0].mode, MigrationMode::Transfer);
     assert_eq!(scenario.migrations[1].mode, MigrationMode::Drain);
     assert_eq!(scenario.event_budget(), 10_000);
+    let spare = &scenario.services[2];
+    assert!(spare.forgets_on_restart);
+    assert_eq!((spare.restart_delay_ms, spare.clock_rate_percent), (20, 120));
+    assert_eq!(
+        scenario.clients[3].protocol,
+        Protocol::Majority {
+            services: vec!["authority".into(), "spare".into()],
+            quorum: Some(1),
+            clock_drift_ms: 5
+        }
+    );
     // It is a world the engine can run, not only a text that parses.
     crate::check(&scenario, 3);
 }
@@ -330,6 +355,8 @@ replicas = [\"here\"]
     assert_eq!(svc.lease_ms, None);
     assert_eq!(svc.first_token, 1);
     assert!(svc.protects.is_empty() && svc.outages.is_empty());
+    assert!(!svc.forgets_on_restart);
+    assert_eq!((svc.restart_delay_ms, svc.clock_rate_percent), (0, 100));
     let c = &s.clients[0];
     assert_eq!(c.count, 1);
     assert!(c.rows.is_empty(), "no rows listed means all rows");
@@ -362,6 +389,21 @@ replicas = [\"here\"]
             skip_unreachable: false
         }
     );
+    let majority = Scenario::from_toml_str(&with_parts.replace(
+        "kind = \"single\", service = \"locks\"",
+        "kind = \"majority\", services = [\"locks\", \"other\"]",
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        majority.clients[0].protocol,
+        Protocol::Majority {
+            services: vec!["locks".into(), "other".into()],
+            quorum: None,
+            clock_drift_ms: 0
+        }
+    );
+    assert_eq!(lockstep::scenario::default_quorum(2), 2);
+    assert_eq!(lockstep::scenario::default_quorum(5), 3);
 }
 
 #[test]
@@ -417,7 +459,8 @@ fn the_shipped_schema_is_the_generated_one() {
             "all_unordered",
             "all_ordered",
             "token_chain",
-            "no_lock"
+            "no_lock",
+            "majority"
         ],
         "the protocol kinds changed: update docs/scenario-format.md"
     );

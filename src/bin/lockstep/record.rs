@@ -261,6 +261,22 @@ impl Plan {
                     "etcd's lock API takes no authority token",
                 );
             }
+            if s.forgets_on_restart {
+                let (at, _) = line_of(text, &["forgets_on_restart"], line.saturating_sub(1), &at);
+                refuse(
+                    at,
+                    "a service that forgets on restart",
+                    "an etcd member keeps its data on disk across a restart",
+                );
+            }
+            if s.clock_rate_percent != 100 {
+                let (at, _) = line_of(text, &["clock_rate_percent"], line.saturating_sub(1), &at);
+                refuse(
+                    at,
+                    "a service clock that runs fast or slow",
+                    "etcd's leases run on the machine's own clock",
+                );
+            }
         }
         for (i, c) in scenario.clients.iter().enumerate() {
             let (at, line) = nth_header(text, "[[clients]]", i, &format!("client \"{}\"", c.name));
@@ -269,6 +285,11 @@ impl Plan {
                 Protocol::TokenChain { .. } => {
                     refuse(pat, "the token_chain protocol", "etcd's lock API takes no authority token")
                 }
+                Protocol::Majority { .. } => refuse(
+                    pat,
+                    "the majority protocol",
+                    "etcd's lock API waits in a queue, where a majority client's request is a try that is never queued",
+                ),
                 Protocol::AllUnordered {
                     skip_unreachable: true,
                     ..

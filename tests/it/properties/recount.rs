@@ -817,6 +817,10 @@ fn check_wait_cycles_recount(s: &Scenario) -> Result<(), TestCaseError> {
             | ServiceOp::Superseded { client, .. }
             | ServiceOp::MovedOut {
                 client, held: true, ..
+            }
+            | ServiceOp::Forgotten {
+                client,
+                token: Some(_),
             } => let_go(&mut holder, client),
             ServiceOp::Cancelled { client }
             | ServiceOp::Refused { client, .. }
@@ -824,6 +828,10 @@ fn check_wait_cycles_recount(s: &Scenario) -> Result<(), TestCaseError> {
                 client,
                 held: false,
                 ..
+            }
+            | ServiceOp::Forgotten {
+                client,
+                token: None,
             } => {
                 waits.remove(&(client, key));
             }

@@ -1,0 +1,585 @@
+//! Majority locks (Redlock): a client that asks several independent services at once and holds
+//! the lock with a quorum of their grants while the lock is valid. Each claim of the shipped
+//! scenarios `12` to `15` is checked over seeds, through the verdict and the trace a user reads;
+//! the variants that a lesson would make (a restart delay, a fast clock, fencing by one
+//! service's tokens, a lease-aware holder, a quorum that is not a majority) are edits of them.
+
+use lockstep::explore::{explorable, Budgets, ExploreError};
+use lockstep::scenario::{Fencing, FencingChecks, Protocol, Scenario};
+use lockstep::trace::{AbortReason, Event, ServiceOp, What};
+use lockstep::{Exclusion, Integrity, Run, Verdict};
+
+use crate::{check, scenario};
+
+const SEEDS: std::ops::Range<u64> = 0..16;
+
+fn client(run: &Run, name: &str) -> u32 {
+    run.world
+        .clients
+        .iter()
+        .position(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no client {name}")) as u32
+}
+
+fn service(run: &Run, name: &str) -> u32 {
+    run.world
+        .services
+        .iter()
+        .position(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no service {name}")) as u32
+}
+
+fn text(run: &Run) -> String {
+    lockstep::trace::render(&run.world, &run.events)
+}
+
+/// Each critical section of a majority client, as (client, start, grants), with the quorum it
+/// reached just before: every belief of a majority client follows its `quorum_reached`.
+fn sections(run: &Run) -> Vec<(u32, u64, usize, u32)> {
+    let mut out = Vec::new();
+    for (i, e) in run.events.iter().enumerate() {
+        if let What::BeliefStarted { client, grants, .. } = &e.what {
+            let reached = run.events[..i].iter().rev().find_map(|x| match x.what {
+                What::QuorumReached {
+                    client: c,
+                    granted,
+                    quorum,
+                    ..
+                } if c == *client => Some((granted, quorum)),
+                _ => None,
+            });
+            let (granted, quorum) = reached.expect("a majority client's belief follows its quorum");
+            assert_eq!(
+                granted as usize,
+                grants.len(),
+                "the belief holds what was counted"
+            );
+            out.push((*client, e.at, grants.len(), quorum));
+        }
+    }
+    out
+}
+
+fn set_pause(s: &mut Scenario, start_ms: u64) {
+    s.pauses[0].start_ms = start_ms;
+}
+
+#[test]
+fn two_majority_clients_of_five_services_never_overlap_without_faults() {
+    let s = scenario("12");
+    let (mut holds, mut missed) = (0, 0);
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(v.exclusion, Exclusion::Holds, "seed {seed}\n{}", text(&run));
+        assert_eq!(v.integrity, Integrity::Intact, "seed {seed}");
+        // Tries are never queued: nobody waits for anybody, so no wait-for cycle forms.
+        assert_eq!(v.wait_cycle_count, 0, "seed {seed}");
+        for (_, _, grants, quorum) in sections(&run) {
+            assert!(grants >= quorum as usize && quorum == 3, "seed {seed}");
+            holds += 1;
+        }
+        missed += v.operations.quorums_missed;
+        assert!(v.class_work.iter().all(|w| w.completed > 0), "seed {seed}");
+    }
+    assert!(holds > 100, "{holds} sections");
+    // Contention costs retries: the loser of each race misses its quorum and tries again.
+    assert!(missed > 50, "{missed} missed quorums");
+}
+
+#[test]
+fn a_split_vote_leaves_every_client_short_of_its_quorum() {
+    // Three clients racing for five services: each takes some, none takes three. The trace
+    // says so with the counts, and the time shows as the resource idle while clients wait.
+    let mut s = scenario("12");
+    let mut third = s.clients[0].clone();
+    third.name = "central".into();
+    third.region = "central".into();
+    s.clients.push(third);
+    let mut splits = 0;
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(v.exclusion, Exclusion::Holds, "seed {seed}");
+        // A split: at one instant's race, two or more clients each missed with some grants.
+        let mut last_miss: Vec<(u32, u64)> = Vec::new();
+        for e in &run.events {
+            if let What::QuorumMissed {
+                client,
+                granted,
+                quorum,
+            } = e.what
+            {
+                assert!(granted < quorum, "seed {seed}");
+                if granted > 0 {
+                    last_miss.push((client, e.at));
+                }
+            }
+        }
+        splits += last_miss
+            .windows(2)
+            .filter(|w| w[0].0 != w[1].0 && w[1].1 - w[0].1 < 50_000)
+            .count();
+        assert!(v.resources[0].idle_while_waiting_us > 0, "seed {seed}");
+        let said = v.summary();
+        assert!(said.contains("missed their quorum"), "{said}");
+    }
+    assert!(splits > 0, "no split vote in any seed");
+}
+
+#[test]
+fn a_holder_paused_past_its_lease_writes_beside_the_next_majority() {
+    let s = scenario("13");
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(
+            v.exclusion,
+            Exclusion::Broken,
+            "seed {seed}\n{}",
+            text(&run)
+        );
+        assert!(v.lost_updates > 0, "seed {seed}");
+        let east = client(&run, "east-1");
+        // The east client's check passed: its quorum was valid until about a second in.
+        let valid_until = run
+            .events
+            .iter()
+            .find_map(|e| match e.what {
+                What::QuorumReached {
+                    client,
+                    valid_until,
+                    ..
+                } if client == east => valid_until,
+                _ => None,
+            })
+            .expect("east-1 held a valid majority");
+        let o = &v.violations[0];
+        assert_eq!(
+            [o.holders[0].client.as_str(), o.holders[1].client.as_str()],
+            ["east-1", "west-1"]
+        );
+        assert!(o.holders.iter().all(|h| h.grants.len() >= 3), "seed {seed}");
+        // The overlap is the west client's valid majority beside the east client's expired one.
+        assert!(o.from_us > valid_until, "seed {seed}");
+        let wrote_late = run.events.iter().any(|e| {
+            matches!(e.what, What::Write { client, accepted: true, .. } if client == east)
+                && e.at > valid_until
+        });
+        assert!(wrote_late, "seed {seed}: east-1 writes after its validity");
+    }
+}
+
+#[test]
+fn a_lease_aware_holder_checks_again_before_it_writes_and_lets_go() {
+    // The same pause, with the client checking its validity before each access: it wakes after
+    // the validity ended, finds it spent before its write and abandons the operation.
+    let mut s = scenario("13");
+    s.clients[0].lease_aware = true;
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(v.operations.abandoned, 1, "seed {seed}\n{}", text(&run));
+        assert_eq!(v.integrity, Integrity::Intact, "seed {seed}");
+        let east = client(&run, "east-1");
+        assert!(!run
+            .events
+            .iter()
+            .any(|e| matches!(e.what, What::Write { client, .. } if client == east)));
+    }
+}
+
+#[test]
+fn fencing_by_one_services_tokens_stops_the_stale_writer_and_refuses_holders_without_them() {
+    // The resource checks r3's tokens on every access. No update is lost, but a majority that
+    // does not include r3 cannot show one of its tokens, and its holder is refused.
+    let mut s = scenario("13");
+    s.resources[0].fencing = Fencing::OneSource;
+    s.resources[0].fencing_source = Some("r3".into());
+    s.resources[0].fencing_checks = FencingChecks::AllAccesses;
+    let mut refused = 0;
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(v.lost_updates, 0, "seed {seed}");
+        let r3 = service(&run, "r3");
+        for e in &run.events {
+            if let What::Read {
+                accepted: false,
+                token: Some(t),
+                ..
+            } = e.what
+            {
+                refused += u64::from(t.service != r3);
+            }
+        }
+    }
+    assert!(refused > 0, "some valid holder lacked r3's grant");
+}
+
+#[test]
+fn a_pause_while_the_grants_are_in_flight_is_caught_by_the_validity_check() {
+    let s = scenario("14");
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(v.exclusion, Exclusion::Holds, "seed {seed}\n{}", text(&run));
+        assert_eq!(v.integrity, Integrity::Intact, "seed {seed}");
+        assert_eq!(v.operations.validity_spent, 1, "seed {seed}");
+        let east = client(&run, "east-1");
+        let pause_end = s.pauses[0].start_ms * 1000 + s.pauses[0].duration_ms * 1000;
+        let spent: Vec<&Event> = run
+            .events
+            .iter()
+            .filter(|e| matches!(e.what, What::ValiditySpent { client, .. } if client == east))
+            .collect();
+        // It counts its grants when it wakes: a majority, too late.
+        assert_eq!(spent.len(), 1, "seed {seed}");
+        assert_eq!(spent[0].at, pause_end);
+        let What::ValiditySpent {
+            granted,
+            acquiring_us,
+            ..
+        } = spent[0].what
+        else {
+            unreachable!()
+        };
+        assert!(granted >= 3 && acquiring_us >= 990_000, "seed {seed}");
+        let aborted = run.events.iter().any(|e| {
+            matches!(e.what, What::AttemptAborted { client, reason: AbortReason::ValiditySpent, .. } if client == east)
+        });
+        assert!(aborted, "seed {seed}");
+        // It did not use the lock of that attempt: its first belief comes later.
+        let first_belief = run
+            .events
+            .iter()
+            .find(|e| matches!(e.what, What::BeliefStarted { client, .. } if client == east))
+            .map(|e| e.at);
+        assert!(first_belief.is_none_or(|t| t > pause_end), "seed {seed}");
+    }
+}
+
+#[test]
+fn the_same_pause_once_the_lock_is_held_is_not_caught() {
+    // Moved from the acquisition into the critical section, the pause breaks exclusion.
+    let mut s = scenario("14");
+    set_pause(&mut s, 150);
+    let broken = SEEDS
+        .filter(|seed| check(&s, *seed).1.exclusion == Exclusion::Broken)
+        .count();
+    assert_eq!(broken, SEEDS.count());
+}
+
+/// Scenario 15 with r3 down `restart_delay_ms` longer after its restart.
+fn with_delay(delay_ms: u64) -> Scenario {
+    let mut s = scenario("15");
+    let r3 = s.services.iter_mut().find(|x| x.name == "r3").unwrap();
+    r3.restart_delay_ms = delay_ms;
+    s
+}
+
+#[test]
+fn a_restart_without_persistence_gives_two_majorities_with_no_pause() {
+    let s = scenario("15");
+    assert!(s.pauses.is_empty());
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(
+            v.exclusion,
+            Exclusion::Broken,
+            "seed {seed}\n{}",
+            text(&run)
+        );
+        let o = &v.violations[0];
+        // Both majorities include r3, which granted to both.
+        for h in &o.holders {
+            assert_eq!(h.grants.len(), 3, "seed {seed}: a bare majority");
+            assert!(h.grants.iter().any(|g| g.service == "r3"), "seed {seed}");
+        }
+        // No lease ran out and nobody paused: r3 forgot the east client's grant.
+        assert!(!run.events.iter().any(|e| matches!(
+            e.what,
+            What::Service {
+                op: ServiceOp::Expired { .. },
+                ..
+            }
+        ) && e.at < o.to_us));
+        let r3 = service(&run, "r3");
+        let restarts: Vec<u64> = run
+            .events
+            .iter()
+            .filter(|e| e.what == What::RestartedEmpty { service: r3 })
+            .map(|e| e.at)
+            .collect();
+        assert_eq!(restarts, [300_000], "seed {seed}");
+        assert_eq!(v.restarts.len(), 1);
+        assert_eq!(v.restarts[0].forgotten, [("east-1".to_string(), 200)]);
+        // Its tokens went back: it issued token 200 again.
+        let r3_tokens: Vec<u64> = o
+            .holders
+            .iter()
+            .flat_map(|h| {
+                h.grants
+                    .iter()
+                    .filter(|g| g.service == "r3")
+                    .map(|g| g.token)
+            })
+            .collect();
+        assert_eq!(r3_tokens, [200, 200], "seed {seed}");
+        let headline = v.summary().lines().next().unwrap().to_string();
+        assert!(
+            headline.contains("Service r3 granted to both: it restarted empty at t=0.300s"),
+            "{headline}"
+        );
+    }
+}
+
+#[test]
+fn a_restart_delay_of_a_lease_keeps_the_majorities_apart() {
+    for (delay_ms, holds) in [(0, false), (200, false), (1000, true), (1500, true)] {
+        let s = with_delay(delay_ms);
+        for seed in SEEDS {
+            let (run, v) = check(&s, seed);
+            assert_eq!(
+                v.exclusion == Exclusion::Holds,
+                holds,
+                "delay {delay_ms} ms, seed {seed}\n{}",
+                text(&run)
+            );
+            // The remedy costs availability: r3 is down for the outage and the delay.
+            let down: u64 = v
+                .unavailability
+                .iter()
+                .filter(|u| u.service == "r3" && u.region == "east")
+                .map(|u| u.unavailable_us)
+                .sum();
+            assert_eq!(down, (100 + delay_ms) * 1000, "delay {delay_ms} ms");
+        }
+    }
+}
+
+#[test]
+fn a_fast_clock_on_one_service_ends_its_lease_under_a_bare_majority() {
+    // Scenario 15 without its outage: the east client holds r1, r2 and r3 for 800 ms of work,
+    // inside its validity (a 1000 ms lease less 10 ms). A clock on r3 that runs fast enough
+    // ends r3's lease before the work is done, and the west client takes r3, r4 and r5.
+    for (rate, holds) in [(100, true), (110, true), (150, false), (200, false)] {
+        let mut s = scenario("15");
+        let r3 = s.services.iter_mut().find(|x| x.name == "r3").unwrap();
+        r3.outages.clear();
+        r3.forgets_on_restart = false;
+        r3.clock_rate_percent = rate;
+        for seed in SEEDS {
+            let (run, v) = check(&s, seed);
+            assert_eq!(
+                v.exclusion == Exclusion::Holds,
+                holds,
+                "rate {rate} %, seed {seed}\n{}",
+                text(&run)
+            );
+            // The service logs the lease's real end: 1000 ms by its clock.
+            let r3 = service(&run, "r3");
+            for e in &run.events {
+                if let What::Service {
+                    service,
+                    op:
+                        ServiceOp::Granted {
+                            lease_until: Some(until),
+                            ..
+                        },
+                    ..
+                } = e.what
+                {
+                    if service == r3 {
+                        assert_eq!(until - e.at, 1_000_000 * 100 / u64::from(rate), "rate {rate}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_quorum_of_half_the_services_lets_two_clients_hold_at_once_without_faults() {
+    // Two of five is not a majority: the east and west clients each take the services near
+    // them, and both hold.
+    let mut s = scenario("12");
+    for c in &mut s.clients {
+        if let Protocol::Majority { quorum, .. } = &mut c.protocol {
+            *quorum = Some(2);
+        }
+    }
+    let broken = SEEDS
+        .filter(|seed| {
+            let (_, v) = check(&s, *seed);
+            v.exclusion == Exclusion::Broken
+        })
+        .count();
+    assert!(broken > 0);
+    let findings = lockstep::inventory::check(&s);
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.severity == lockstep::inventory::Severity::Defect
+                && f.message.contains("2 of 5 is not more than half")),
+        "{findings:?}"
+    );
+    // A strict majority is one lock under stated assumptions: a warning that names them.
+    let findings = lockstep::inventory::check(&scenario("12"));
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let f = &findings[0];
+    assert_eq!(f.severity, lockstep::inventory::Severity::Warning);
+    for assumption in [
+        "no lease runs out under a holder",
+        "no service restarts without the grants it held",
+        "the same services for the same quorum",
+        "each service issues its own tokens",
+    ] {
+        assert!(f.message.contains(assumption), "{}", f.message);
+    }
+}
+
+#[test]
+fn a_majority_with_leases_is_not_explored_and_says_why() {
+    let Err(ExploreError::Timed(reasons)) = explorable(&scenario("12"), &Budgets::default()) else {
+        panic!("a majority client counts its validity on a clock");
+    };
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("class east's majority clients")),
+        "{reasons:?}"
+    );
+}
+
+/// The verdict of one run, for the validation table below.
+fn errors_of(s: &Scenario) -> Vec<String> {
+    match s.validate() {
+        Ok(()) => Vec::new(),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+#[test]
+fn bad_majorities_and_service_options_are_refused_where_they_are() {
+    type Edit = fn(&mut Scenario);
+    let cases: [(Edit, &str); 8] = [
+        (
+            |s| {
+                s.clients[0].protocol = Protocol::Majority {
+                    services: vec!["r1".into()],
+                    quorum: None,
+                    clock_drift_ms: 0,
+                }
+            },
+            "client \"east\": protocol services: 1 given, 2 to 8 allowed",
+        ),
+        (
+            |s| {
+                s.clients[0].protocol = Protocol::Majority {
+                    services: vec!["r1".into(), "r1".into()],
+                    quorum: None,
+                    clock_drift_ms: 0,
+                }
+            },
+            "client \"east\": protocol lists service \"r1\" twice",
+        ),
+        (
+            |s| {
+                s.clients[0].protocol = Protocol::Majority {
+                    services: vec!["r1".into(), "r9".into()],
+                    quorum: None,
+                    clock_drift_ms: 0,
+                }
+            },
+            "client \"east\": protocol names service \"r9\", which does not exist",
+        ),
+        (
+            |s| {
+                s.clients[0].protocol = Protocol::Majority {
+                    services: vec!["r1".into(), "r2".into()],
+                    quorum: Some(3),
+                    clock_drift_ms: 0,
+                }
+            },
+            "client \"east\": protocol quorum is 3, it must be between 1 and the 2 services listed",
+        ),
+        (
+            |s| {
+                s.clients[0].protocol = Protocol::Majority {
+                    services: vec!["r1".into(), "r2".into()],
+                    quorum: None,
+                    clock_drift_ms: 1000,
+                }
+            },
+            "client \"east\": protocol clock_drift_ms is 1000, not less than the shortest lease of the listed services (1000 ms): the lock would never be valid",
+        ),
+        (
+            |s| {
+                s.services[1].subordinate_to = Some("r1".into());
+            },
+            "client \"east\": protocol majority: service \"r2\" is subordinate",
+        ),
+        (
+            |s| s.services[0].restart_delay_ms = 10,
+            "service \"r1\": restart_delay_ms applies only to a service that forgets_on_restart",
+        ),
+        (
+            |s| {
+                s.services[0].lease_ms = None;
+                s.services[0].clock_rate_percent = 150;
+            },
+            "service \"r1\": clock_rate_percent changes only when leases end, and this service has no lease_ms",
+        ),
+    ];
+    for (edit, expected) in cases {
+        let mut s = scenario("12");
+        edit(&mut s);
+        let errors = errors_of(&s);
+        assert!(
+            errors.iter().any(|e| e.starts_with(expected)),
+            "{expected}\n{errors:?}"
+        );
+    }
+    let mut s = scenario("12");
+    s.services[0].clock_rate_percent = 1001;
+    assert!(
+        errors_of(&s)
+            .iter()
+            .any(|e| e
+                == "service \"r1\": clock_rate_percent is 1001, it must be between 50 and 1000")
+    );
+    // In the text, the same problem is located at its line, with the derived reader's words.
+    let toml = scenario("12").to_toml_string().replacen(
+        "clock_drift_ms = 10",
+        "clock_drift_ms = \"ten\"",
+        1,
+    );
+    let e = Scenario::from_toml_str(&toml).unwrap_err().to_string();
+    assert!(
+        e.starts_with("line ") && e.contains("invalid type: string \"ten\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_figure_of_a_majority_verdict_is_one_a_user_can_count_in_the_trace() {
+    // The counts the verdict adds for majority clients are the trace's events, one each.
+    for prefix in ["12", "13", "14", "15"] {
+        let s = scenario(prefix);
+        for seed in 0..4 {
+            let (run, v): (Run, Verdict) = check(&s, seed);
+            let count =
+                |f: fn(&What) -> bool| run.events.iter().filter(|e| f(&e.what)).count() as u64;
+            assert_eq!(
+                v.operations.quorums_missed,
+                count(|w| matches!(w, What::QuorumMissed { .. })),
+                "{prefix} seed {seed}"
+            );
+            assert_eq!(
+                v.operations.validity_spent,
+                count(|w| matches!(w, What::ValiditySpent { .. })),
+                "{prefix} seed {seed}"
+            );
+            assert_eq!(
+                v.restarts.len() as u64,
+                count(|w| matches!(w, What::RestartedEmpty { .. })),
+                "{prefix} seed {seed}"
+            );
+        }
+    }
+}
