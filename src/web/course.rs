@@ -216,15 +216,17 @@ pub fn headline(p: &super::panels::OutcomeProps) -> Html {
                     </li>
                 }) }
             </ul>
-            <div id="lesson-inventory" class="inventory">
-                if o.inventory.is_empty() {
+            if o.inventory.is_empty() {
+                <div id="lesson-inventory" class="inventory">
                     <p>{ "Inventory check (it reads the scenario, not the run: does every row have one source of order?): no defect; every resource has one." }</p>
-                } else {
-                    { for o.inventory.iter().map(|f| html! {
-                        <p>{ format!("Inventory check (it reads the scenario, not the run: does every row have one source of order?): {}", f.text()) }</p>
-                    }) }
-                }
-            </div>
+                </div>
+            } else {
+                // Folded: its findings are long, and the run and its controls come first.
+                <details id="lesson-inventory" class="inventory">
+                    <summary>{ inventory_summary(&o.inventory) }</summary>
+                    { for o.inventory.iter().map(|f| html! { <p>{ f.text() }</p> }) }
+                </details>
+            }
         </section>
     }
 }
@@ -984,4 +986,19 @@ pub fn step_sweep(p: &StepSweepProps) -> Html {
 /// forty characters a row), so that it is seen and copied entire.
 fn code_rows(code: &str) -> String {
     (code.len() / 40 + 1).clamp(2, 12).to_string()
+}
+
+/// The inventory check's findings counted, for the line a lesson shows folded over them.
+fn inventory_summary(findings: &[crate::ui::InventoryNote]) -> String {
+    let defects = findings.iter().filter(|f| f.defect).count();
+    let warnings = findings.len() - defects;
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "Inventory check (it reads the scenario, not the run: does every row have one source of order?): {}",
+        match (defects, warnings) {
+            (d, 0) => count(d, "defect"),
+            (0, w) => count(w, "warning"),
+            (d, w) => format!("{} and {}", count(d, "defect"), count(w, "warning")),
+        }
+    )
 }

@@ -225,6 +225,8 @@ async function zoomedTimeline(ctx, screen, zoom) {
     // The step asks a prediction; "Just show me" plays its run, with the playback and its zoom.
     if (await page.$('#show-me')) await page.click('#show-me');
     await page.waitForSelector('#zoom', { timeout: 20000 });
+    // Clicking the answer scrolled to it; the first screen is what is measured.
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.waitForFunction(() => document.documentElement.dataset.presenter === 'true');
     await page.waitForTimeout(300);
     return {
