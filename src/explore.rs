@@ -12,7 +12,11 @@
 //! FIFO). What depends on reading a clock is therefore not explored: scenarios with outages,
 //! partitions that drop messages, or lease-aware clients are refused ([`explorable`]); pauses,
 //! partitions that only delay, jitter, periods and start and stop times are ignored, because
-//! the interleavings already cover what they could do.
+//! the interleavings already cover what they could do. Two timed things are explored as steps
+//! that may come at any moment: a majority client's validity running out (its timer; the
+//! client does not read its clock), and the restart of a service that forgets on restart (an
+//! outage of no length: what it forgets is explored, the requests its downtime would lose are
+//! not).
 //!
 //! The search is bounded by [`Budgets`]: a depth (steps from the initial state), a number of
 //! unique states, a number of faults per path (lease expiries and the scenario's migrations,
@@ -29,10 +33,10 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use crate::model::{Choices, StableHasher, State, Step, Stream};
 use crate::property::Property;
-use crate::scenario::{PartitionMode, Protocol, Scenario, ScenarioErrors};
+use crate::scenario::{PartitionMode, Scenario, ScenarioErrors};
 use crate::sim::Run;
 use crate::trace::Event;
-use crate::world::{Micros, World, MS};
+use crate::world::{Micros, ProtocolConfig, World, MS};
 
 /// The bounds of a search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +94,10 @@ pub fn explorable(scenario: &Scenario, budgets: &Budgets) -> Result<World, Explo
     scenario.validate().map_err(ExploreError::Invalid)?;
     let mut reasons = Vec::new();
     for s in &scenario.services {
-        if !s.outages.is_empty() {
+        // A service that forgets on restart is explored as one that may restart empty at any
+        // moment, at once: what its downtime does (requests lost) is left out, what its
+        // restart does (grants forgotten, tokens again from the first) is kept.
+        if !s.outages.is_empty() && !s.forgets_on_restart {
             reasons.push(format!(
                 "service {}'s outages (a service that is down drops requests for a while)",
                 s.name
@@ -109,19 +116,6 @@ pub fn explorable(scenario: &Scenario, budgets: &Budgets) -> Result<World, Explo
         );
     }
     for c in &scenario.clients {
-        if let Protocol::Majority { services, .. } = &c.protocol {
-            let leased = scenario
-                .services
-                .iter()
-                .any(|s| s.lease_ms.is_some() && services.contains(&s.name));
-            if leased {
-                reasons.push(format!(
-                    "class {}'s majority clients (they count their lock's validity, the lease \
-                     less the time spent acquiring, on their own clock)",
-                    c.name
-                ));
-            }
-        }
         if c.lease_aware {
             reasons.push(format!(
                 "class {}'s lease-aware clients (they decide by their own clock whether a lease \
@@ -136,6 +130,13 @@ pub fn explorable(scenario: &Scenario, budgets: &Budgets) -> Result<World, Explo
     let mut untimed = scenario.clone();
     untimed.pauses.clear();
     untimed.partitions.clear();
+    for s in &mut untimed.services {
+        // Each outage of a service that forgets becomes a restart with no downtime.
+        for w in &mut s.outages {
+            w.duration_ms = 0;
+        }
+        s.restart_delay_ms = 0;
+    }
     let mut world = World::compile(&untimed);
     for c in &mut world.clients {
         c.stop = Micros::MAX;
@@ -143,6 +144,14 @@ pub fn explorable(scenario: &Scenario, budgets: &Budgets) -> Result<World, Explo
             c.max_operations
                 .map_or(budgets.operations, |m| m.min(budgets.operations)),
         );
+        // A majority client's validity is its timer, which may come at any moment: before
+        // the quorum (acquiring took too long) or after it (it did not). Its clock is not read.
+        if let ProtocolConfig::Locks {
+            majority: Some(m), ..
+        } = &mut c.protocol
+        {
+            m.clock_checked = false;
+        }
     }
     Ok(world)
 }
