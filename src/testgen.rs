@@ -301,6 +301,23 @@ impl<D: Draw> Gen<'_, D> {
             let outages = (0..self.size(self.faults(), 0, limits::WINDOWS_MAX))
                 .map(|_| self.window(duration_ms))
                 .collect();
+            // Some services restart empty (most often after a delay), and some leases run on
+            // a clock that is fast or slow.
+            let forgets_on_restart = self.chance(0.2);
+            let restart_delay_ms = if forgets_on_restart && self.chance(0.5) {
+                self.ms(1_000)
+            } else if self.chance(self.bad) {
+                1
+            } else {
+                0
+            };
+            let clock_rate_percent = if self.chance(self.bad) {
+                self.pick(&[0, limits::CLOCK_RATE_PERCENT_MAX + 1])
+            } else if lease_ms.is_some() && self.chance(0.2) {
+                self.rng.u32_in(limits::CLOCK_RATE_PERCENT_MIN..=300)
+            } else {
+                100
+            };
             services.push(Service {
                 name: name.clone(),
                 replicas,
@@ -309,9 +326,9 @@ impl<D: Draw> Gen<'_, D> {
                 first_token,
                 protects,
                 outages,
-                forgets_on_restart: false,
-                restart_delay_ms: 0,
-                clock_rate_percent: 100,
+                forgets_on_restart,
+                restart_delay_ms,
+                clock_rate_percent,
             });
         }
 
@@ -569,9 +586,9 @@ impl<D: Draw> Gen<'_, D> {
         // single locks, which leaves too few token chains and lockless clients in a few hundred
         // cases.
         let kind = if self.small {
-            [0, 4, 6, 8, 9][self.rng.usize_range(0..5)]
+            [0, 4, 6, 8, 9, 10][self.rng.usize_range(0..6)]
         } else {
-            self.rng.u32_range(0..10)
+            self.rng.u32_range(0..11)
         };
         match kind {
             0..4 => Protocol::Single {
@@ -601,7 +618,49 @@ impl<D: Draw> Gen<'_, D> {
                     },
                 }
             }
-            _ => Protocol::NoLock,
+            9 => Protocol::NoLock,
+            _ => {
+                // A majority of the independent services that the rules accept: its drift
+                // allowance below the shortest lease among them.
+                let independent: Vec<&Service> = services
+                    .iter()
+                    .filter(|s| s.subordinate_to.is_none())
+                    .collect();
+                if independent.len() < 2 && self.bad == 0.0 {
+                    return Protocol::Single {
+                        service: self.reference(&names),
+                    };
+                }
+                let chosen: Vec<String> = if self.chance(self.bad) {
+                    self.some_of(&names, 3)
+                } else {
+                    let names: Vec<String> = independent.iter().map(|s| s.name.clone()).collect();
+                    let n = self.rng.usize_in(2..=names.len().clamp(2, 5));
+                    names.into_iter().take(n).collect()
+                };
+                let shortest = services
+                    .iter()
+                    .filter(|s| chosen.contains(&s.name))
+                    .filter_map(|s| s.lease_ms)
+                    .min();
+                let clock_drift_ms = match shortest {
+                    _ if self.chance(self.bad) => self.ms(2_000),
+                    Some(lease) if lease > 1 => self.rng.u64_in(0..=(lease - 1).min(50)),
+                    _ => 0,
+                };
+                let quorum = if self.chance(self.bad) {
+                    Some(self.pick(&[0, chosen.len() as u32 + 1]))
+                } else if self.chance(0.3) {
+                    Some(self.rng.u32_in(1..=(chosen.len() as u32).max(1)))
+                } else {
+                    None
+                };
+                Protocol::Majority {
+                    services: chosen,
+                    quorum,
+                    clock_drift_ms,
+                }
+            }
         }
     }
 }

@@ -160,6 +160,15 @@ fn keep_services(s: &mut Scenario, n: usize) {
     s.migrations.clear();
 }
 
+/// Every service keeps its state across its outages: the properties that rest on one order
+/// (a lock held until released, tokens that only grow) assume it.
+fn persistent(s: &mut Scenario) {
+    for service in &mut s.services {
+        service.forgets_on_restart = false;
+        service.restart_delay_ms = 0;
+    }
+}
+
 /// Every resource fenced with `source`'s tokens, checked on every access.
 fn fence_every_access(s: &mut Scenario, source: &str) {
     for r in &mut s.resources {
@@ -170,10 +179,12 @@ fn fence_every_access(s: &mut Scenario, source: &str) {
 }
 
 /// Every class locks in one independent service, the first, which also fences every resource
-/// and checks every access. Leases, outages, partitions and pauses stay as generated.
+/// and checks every access, and keeps its state across outages. Leases, outages, partitions
+/// and pauses stay as generated.
 pub(super) fn single_service_fenced() -> impl Strategy<Value = Case> {
     any_scenario().prop_map(|Case(mut s)| {
         keep_services(&mut s, 1);
+        persistent(&mut s);
         let only = s.services[0].name.clone();
         for c in &mut s.clients {
             c.protocol = Protocol::Single {
@@ -196,6 +207,7 @@ pub(super) fn token_chain_fenced() -> impl Strategy<Value = Case> {
             s.services.push(copy);
         }
         keep_services(&mut s, 2);
+        persistent(&mut s);
         let authority = s.services[0].name.clone();
         let subordinate = s.services[1].name.clone();
         s.services[1].subordinate_to = Some(authority.clone());
@@ -210,12 +222,14 @@ pub(super) fn token_chain_fenced() -> impl Strategy<Value = Case> {
     })
 }
 
-/// Every class locks in one independent service without leases, and no client ever pauses.
-/// Fencing, outages and partitions stay as generated.
+/// Every class locks in one independent service without leases that keeps its state across
+/// outages, and no client ever pauses. Fencing, outages and partitions stay as generated.
 pub(super) fn single_service_no_lease() -> impl Strategy<Value = Case> {
     any_scenario().prop_map(|Case(mut s)| {
         keep_services(&mut s, 1);
+        persistent(&mut s);
         s.services[0].lease_ms = None;
+        s.services[0].clock_rate_percent = 100;
         let only = s.services[0].name.clone();
         for c in &mut s.clients {
             c.protocol = Protocol::Single {
@@ -228,6 +242,43 @@ pub(super) fn single_service_no_lease() -> impl Strategy<Value = Case> {
             }
         }
         s.pauses.clear();
+        Case(s)
+    })
+}
+
+/// Every class locks by a majority of all the services (at least two, made independent, kept
+/// without leases and keeping their state across outages), for the quorum the generator drew
+/// if it is more than half, otherwise more than half. Outages, partitions and pauses stay as
+/// generated.
+pub(super) fn majority_no_lease() -> impl Strategy<Value = Case> {
+    any_scenario().prop_map(|Case(mut s)| {
+        if s.services.len() < 2 {
+            let mut copy = s.services[0].clone();
+            copy.name = "second".to_string();
+            copy.first_token += 500;
+            s.services.push(copy);
+        }
+        let n = s.services.len();
+        keep_services(&mut s, n);
+        persistent(&mut s);
+        for service in &mut s.services {
+            service.lease_ms = None;
+            service.clock_rate_percent = 100;
+        }
+        let names: Vec<String> = s.services.iter().map(|x| x.name.clone()).collect();
+        for c in &mut s.clients {
+            let quorum = match &c.protocol {
+                Protocol::Majority {
+                    quorum: Some(q), ..
+                } if (*q as usize) * 2 > n && (*q as usize) <= n => Some(*q),
+                _ => None,
+            };
+            c.protocol = Protocol::Majority {
+                services: names.clone(),
+                quorum,
+                clock_drift_ms: 0,
+            };
+        }
         Case(s)
     })
 }

@@ -30,8 +30,8 @@ mod gen;
 mod recount;
 
 use gen::{
-    any_scenario, round_trip_migration, single_service_fenced, single_service_no_lease,
-    token_chain_fenced,
+    any_scenario, majority_no_lease, round_trip_migration, single_service_fenced,
+    single_service_no_lease, token_chain_fenced,
 };
 
 // ----- Checks ------------------------------------------------------------------------------------
@@ -268,6 +268,22 @@ proptest! {
             "exclusion broken by one service without leases: {}",
             verdict.summary()
         );
+    }
+
+    /// Majority clients of services without leases that keep their state: any two quorums of
+    /// more than half share a service, which grants only one of them until it is released, so
+    /// no two clients ever believe they hold the lock at once, whatever pauses, partitions and
+    /// outages do; and since a try is never queued, nobody waits for anybody.
+    #[test]
+    fn a_majority_without_leases_or_forgetful_restarts_excludes(case in majority_no_lease()) {
+        let run = run(&case.0)?;
+        let verdict = monitor::verdict(&run);
+        prop_assert!(
+            verdict.violations.is_empty(),
+            "exclusion broken by a majority without leases: {}",
+            verdict.summary()
+        );
+        prop_assert_eq!(verdict.wait_cycle_count, 0);
     }
 }
 
