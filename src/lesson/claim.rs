@@ -128,7 +128,7 @@ pub enum Metric {
 }
 
 /// The verdict's counts a claim can name, by their JSON field names.
-const COUNTS: [&str; 12] = [
+const COUNTS: [&str; 13] = [
     "violation_count",
     "lost_updates",
     "interleaved_writes",
@@ -141,9 +141,18 @@ const COUNTS: [&str; 12] = [
     "overlapping_service_pairs",
     "max_simultaneous_holders",
     "unprotected_clients",
+    "restarts",
 ];
 
-const OPERATIONS: [&str; 5] = ["started", "completed", "gave_up", "abandoned", "rejected"];
+const OPERATIONS: [&str; 7] = [
+    "started",
+    "completed",
+    "gave_up",
+    "abandoned",
+    "rejected",
+    "quorums_missed",
+    "validity_spent",
+];
 
 /// The result of judging a claim.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -168,6 +177,7 @@ fn count(v: &Verdict, name: &str) -> u64 {
         "overlapping_service_pairs" => v.overlapping_service_pairs.len() as u64,
         "max_simultaneous_holders" => u64::from(v.max_simultaneous_holders),
         "unprotected_clients" => v.unprotected_clients.len() as u64,
+        "restarts" => v.restarts.len() as u64,
         _ => unreachable!("only names from COUNTS are parsed"),
     }
 }
@@ -189,6 +199,8 @@ impl Metric {
                     "completed" => v.operations.completed,
                     "gave_up" => v.operations.gave_up,
                     "abandoned" => v.operations.abandoned,
+                    "quorums_missed" => v.operations.quorums_missed,
+                    "validity_spent" => v.operations.validity_spent,
                     _ => v.operations.rejected,
                 }) as f64
             }
@@ -451,10 +463,15 @@ impl Metric {
                     "the most clients holding the same rows at once".into()
                 }
                 "unprotected_clients" => "the number of clients working without any lock".into(),
+                "restarts" => "the number of restarts without persistence".into(),
                 other => format!("the number of {}", other.replace('_', " ")),
             },
             Metric::Operations(n) => match *n {
                 "gave_up" => "the number of operations given up".into(),
+                "quorums_missed" => "the number of attempts that missed their quorum".into(),
+                "validity_spent" => {
+                    "the number of attempts whose quorum came after the lock's validity".into()
+                }
                 other => format!("the number of operations {other}"),
             },
             Metric::IdleMs(r) => format!("the time {r} stands idle while clients wait"),
@@ -565,6 +582,13 @@ impl Metric {
                 "max_simultaneous_holders" => {
                     format!("as many as {n} clients held the same rows at once")
                 }
+                "restarts" if none => "no service restarted without its state".into(),
+                "restarts" => counted(
+                    "restart without persistence",
+                    "restarts without persistence",
+                    "happened",
+                    "happened",
+                ),
                 "unprotected_clients" if none => "every client took a lock".into(),
                 "unprotected_clients" => counted(
                     "client",
@@ -574,6 +598,24 @@ impl Metric {
                 ),
                 other => format!("{}: {n}", other.replace('_', " ")),
             },
+            Metric::Operations("quorums_missed") if none => {
+                "no attempt missed its quorum".to_string()
+            }
+            Metric::Operations("quorums_missed") => counted(
+                "attempt",
+                "attempts",
+                "missed its quorum",
+                "missed their quorum",
+            ),
+            Metric::Operations("validity_spent") if none => {
+                "no quorum came after the lock's validity".to_string()
+            }
+            Metric::Operations("validity_spent") => counted(
+                "attempt",
+                "attempts",
+                "got its quorum after the lock's validity",
+                "got their quorum after the lock's validity",
+            ),
             Metric::Operations(name) => {
                 let done = match *name {
                     "started" => "started",

@@ -330,6 +330,50 @@ fn a_restart_without_persistence_gives_two_majorities_with_no_pause() {
 }
 
 #[test]
+fn fencing_with_a_restarted_services_tokens_lets_its_repeated_token_through() {
+    // The resource checks r3's tokens on every access. r3 forgot its grant and issued token 200
+    // again: both holders show r3:200, and the later write, computed from a stale read, is
+    // accepted. Checked with r1's tokens instead (r1 keeps its state), no update is lost, but
+    // the west client, whose majority lacks r1, is refused although it holds a valid majority.
+    for (source, lost) in [("r3", true), ("r1", false)] {
+        let mut s = scenario("15");
+        s.resources[0].fencing = Fencing::OneSource;
+        s.resources[0].fencing_source = Some(source.into());
+        s.resources[0].fencing_checks = FencingChecks::AllAccesses;
+        for seed in SEEDS {
+            let (run, v) = check(&s, seed);
+            assert_eq!(
+                v.lost_updates > 0,
+                lost,
+                "{source}, seed {seed}\n{}",
+                text(&run)
+            );
+            let r3 = service(&run, "r3");
+            let shown: Vec<(u32, u64)> = run
+                .events
+                .iter()
+                .filter_map(|e| match e.what {
+                    What::Write {
+                        client,
+                        accepted: true,
+                        token: Some(t),
+                        ..
+                    } if t.service == r3 => Some((client, t.value)),
+                    _ => None,
+                })
+                .collect();
+            if lost {
+                let east = client(&run, "east-1");
+                let west = client(&run, "west-1");
+                assert_eq!(shown, [(east, 200), (west, 200)], "seed {seed}");
+            } else {
+                assert!(v.rejected_reads + v.rejected_writes > 0, "seed {seed}");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_restart_delay_of_a_lease_keeps_the_majorities_apart() {
     for (delay_ms, holds) in [(0, false), (200, false), (1000, true), (1500, true)] {
         let s = with_delay(delay_ms);
@@ -678,5 +722,54 @@ fn every_figure_of_a_majority_verdict_is_one_a_user_can_count_in_the_trace() {
                 "{prefix} seed {seed}"
             );
         }
+    }
+}
+
+#[test]
+fn a_lesson_can_claim_the_majority_figures_and_reads_them_in_words() {
+    use lockstep::lesson::claim::Claim;
+    let cases = [
+        (
+            "12",
+            "operations.quorums_missed > 0",
+            true,
+            "missed their quorum",
+        ),
+        (
+            "12",
+            "restarts == 0",
+            true,
+            "no service restarted without its state",
+        ),
+        (
+            "14",
+            "operations.validity_spent == 1",
+            true,
+            "1 attempt got its quorum after the lock's validity",
+        ),
+        (
+            "15",
+            "restarts == 1",
+            true,
+            "1 restart without persistence happened",
+        ),
+        (
+            "15",
+            "operations.validity_spent > 0",
+            false,
+            "no quorum came after the lock's validity",
+        ),
+    ];
+    for (prefix, text, holds, words) in cases {
+        let s = scenario(prefix);
+        let (_, v) = check(&s, s.seed);
+        let claim = Claim::parse(text, 1).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let result = claim.check(&s, &v);
+        assert_eq!(result.holds, holds, "{prefix}: {text}: {}", result.actual);
+        assert!(
+            result.actual.contains(words),
+            "{prefix}: {text}: {}",
+            result.actual
+        );
     }
 }
