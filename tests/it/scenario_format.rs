@@ -257,7 +257,10 @@ fn a_scenario_using_every_field_round_trips_and_runs() {
     assert_eq!(scenario.event_budget(), 10_000);
     let spare = &scenario.services[2];
     assert!(spare.forgets_on_restart);
-    assert_eq!((spare.restart_delay_ms, spare.clock_rate_percent), (20, 120));
+    assert_eq!(
+        (spare.restart_delay_ms, spare.clock_rate_percent),
+        (20, 120)
+    );
     assert_eq!(
         scenario.clients[3].protocol,
         Protocol::Majority {
