@@ -261,8 +261,11 @@ pub fn playback(p: &AppProps) -> Html {
             <p id="playhead-verdict" class={classes!("playhead-verdict", if broken { "broken" } else if broke_before { "after-break" } else { "holds" })}
                 aria-live={if a.playing { "off" } else { "polite" }}>
                 { sentence }
-                if broke_before && !broken { { " It broke earlier in this run." } }
             </p>
+            // Said beside the snapshot's sentence, which stays word for word the engine's.
+            if broke_before && !broken {
+                <p id="playhead-earlier" class="hint">{ "Exclusion broke earlier in this run." }</p>
+            }
         </section>
     }
 }
