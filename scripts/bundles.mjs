@@ -47,7 +47,7 @@ export const VIEWS = [
     carries: 'the simulator, the verdict, the timeline, the sandbox with its controls and editor (read in a worker); its heavier panels folded. Split: app_bg.wasm is what the first view runs, app_rest.wasm the rest, fetched once the view is ready',
     firstLoad: ['index.html', 'loader', 'style.css', 'app.js', 'app_bg.wasm'],
     // 311 KB whole; 277 once split by what the first view runs (src/bin/split.rs).
-    budgetKB: 279,
+    budgetKB: 290,
     // A recording is imported only by the share panel, so its checks and its label are the
     // studio's alone. The browser inflates a permalink's scenario (web/packing.rs).
     mustNotLink: [...HEAVY, 'lockstep::lesson::claim::', 'lockstep::lesson::wire::', 'lockstep::ui::course::LessonRun::check', 'lockstep::web::course::LessonView', 'lockstep::web::embed::', 'plotters::', 'lockstep::recording::check_event', 'lockstep::web::panels::recorded_label', 'miniz_oxide::'],
@@ -58,7 +58,7 @@ export const VIEWS = [
     carries: 'the simulator, the verdict, the timeline and the controls the address lists; no editor, panels or lessons. Split like the sandbox\'s (embed_bg.wasm, then embed_rest.wasm)',
     firstLoad: ['index.html', 'loader', 'style.css', 'embed.js', 'embed_bg.wasm'],
     // 281 KB whole; 246 once split by what the first view runs (src/bin/split.rs).
-    budgetKB: 248,
+    budgetKB: 258,
     // The browser deflates and inflates a link's scenario for the embed (web/embed.rs).
     mustNotLink: [...HEAVY, 'lockstep::lesson::claim::', 'lockstep::lesson::wire::', 'lockstep::ui::course::LessonRun::check', 'lockstep::ui::course::LessonRun::follow_run', 'lockstep::web::course::', 'lockstep::web::controls::Editor', 'plotters::', 'miniz_oxide::'],
     mustNotCarry: [SHIPPED_TOML],
@@ -90,7 +90,7 @@ export const VIEWS = [
     // views of every step run (src/bin/split.rs; course_rest.wasm follows once the view is
     // ready). A single step's own profile would give 313: function by function, no split
     // reaches 300 here, hence the preview above.
-    budgetKB: 353,
+    budgetKB: 378,
     // A step's plot is a file of the course, or is drawn by the `plot` bundle.
     // The lesson view writes no scenario text: "Open in sandbox" hands over the run.
     mustNotLink: [...HEAVY, 'lockstep::web::embed::', 'lockstep::web::Sandbox', 'lockstep::web::course::FacilitatorView', 'lockstep::web::controls::Editor', 'plotters::', 'lockstep::plot::', 'lockstep::scenario::canonical::'],
