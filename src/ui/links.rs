@@ -128,13 +128,16 @@ impl LaneIndex {
             | What::LockTransferred { client, .. }
             | What::StaleGrantReleased { client, .. }
             | What::ClientStopped { client } => self.client(*client),
-            What::Service { service, .. } => self.service(*service),
+            // A restart that forgot every grant is the service's own doing, drawn in its lane
+            // beside the grants it forgot.
+            What::Service { service, .. } | What::RestartedEmpty { service } => {
+                self.service(*service)
+            }
             What::Read { resource, .. } | What::Write { resource, .. } => self.resource(*resource),
             What::PartitionStarted { .. }
             | What::PartitionEnded { .. }
             | What::OutageStarted { .. }
             | What::OutageEnded { .. }
-            | What::RestartedEmpty { .. }
             | What::PauseStarted { .. }
             | What::PauseEnded { .. }
             | What::Migrated { .. }

@@ -91,7 +91,8 @@ pub fn span_edge(kind: SpanKind) -> Option<Colour> {
 pub fn mark_colour(kind: MarkKind) -> Colour {
     match kind {
         MarkKind::Request => WAITING,
-        MarkKind::Aborted => BROKEN,
+        MarkKind::Aborted | MarkKind::QuorumMissed | MarkKind::ValiditySpent => BROKEN,
+        MarkKind::RestartedEmpty => OUTAGE,
         MarkKind::Read => READ,
         MarkKind::Write => WRITE,
         MarkKind::Rejected => REJECTED,
@@ -134,11 +135,17 @@ pub fn mark_path(kind: MarkKind) -> &'static str {
     match kind {
         MarkKind::Request => "M0,-5 L5,4 L-5,4 Z",
         MarkKind::Aborted => "M-4,-4 L4,4 M4,-4 L-4,4",
+        // A vote split in two: two halves that do not meet.
+        MarkKind::QuorumMissed => "M-5,-5 H-1.2 V5 H-5 Z M1.2,-5 H5 V5 H1.2 Z",
+        // A clock face: the time ran out before the lock could be used.
+        MarkKind::ValiditySpent => "M-5,0 A5,5 0 1 1 5,0 A5,5 0 1 1 -5,0 M0,0 V-3.5 M0,0 H3",
         MarkKind::Queued => "M-3.5,-3.5 H3.5 V3.5 H-3.5 Z",
         MarkKind::Refused => "M-5,0 H5 M0,-5 A5,5 0 1 1 0,5 A5,5 0 1 1 0,-5",
         MarkKind::Released => "M0,5 L5,-4 L-5,-4 Z",
         MarkKind::Expired => "M-4,-5 H4 L-4,5 H4 Z",
         MarkKind::Superseded => "M0,-5 L5,0 L0,5 L-5,0 Z",
+        // A restart arrow round an empty middle.
+        MarkKind::RestartedEmpty => "M3.5,-3.5 A5,5 0 1 0 5,0 M3.5,-3.5 V-0.3 M3.5,-3.5 H0.3",
         MarkKind::Read => "M-3.5,0 A3.5,3.5 0 1 1 3.5,0 A3.5,3.5 0 1 1 -3.5,0",
         MarkKind::Write => "M-4.5,0 A4.5,4.5 0 1 1 4.5,0 A4.5,4.5 0 1 1 -4.5,0 Z",
         MarkKind::Rejected => "M-5,-5 L5,5 M5,-5 L-5,5 M-5,-5 H5 V5 H-5 Z",
@@ -153,6 +160,9 @@ pub fn outlined(kind: MarkKind) -> bool {
     matches!(
         kind,
         MarkKind::Aborted
+            | MarkKind::QuorumMissed
+            | MarkKind::ValiditySpent
+            | MarkKind::RestartedEmpty
             | MarkKind::Queued
             | MarkKind::Refused
             | MarkKind::Read

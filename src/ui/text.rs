@@ -466,6 +466,24 @@ pub fn event_words(world: &World, events: &[Event], index: usize) -> Option<Stri
                     client(c),
                     resource(r)
                 ),
+                ServiceOp::Forgotten {
+                    client: c,
+                    token: Some(t),
+                } => format!(
+                    "{} no longer knows that it granted {} to {} (token {t}): it restarted empty {at}, and may grant the same lock again",
+                    service(s),
+                    resource(r),
+                    client(c)
+                ),
+                ServiceOp::Forgotten {
+                    client: c,
+                    token: None,
+                } => format!(
+                    "{} no longer knows that {} was waiting for {}: it restarted empty {at}",
+                    service(s),
+                    client(c),
+                    resource(r)
+                ),
                 ServiceOp::Expired { client: c, token } => format!(
                     "{}'s lease on {} (token {token}) expires at {} {at}: the service takes the lock back, whatever {} believes",
                     client(c),
@@ -475,6 +493,53 @@ pub fn event_words(world: &World, events: &[Event], index: usize) -> Option<Stri
                 ),
                 _ => e.describe(world),
             }
+        }
+        What::QuorumMissed {
+            client: c,
+            granted,
+            quorum,
+        } => format!(
+            "{} counts {granted} grant(s), short of the {quorum} it needs: quorum missed, so it does not hold the lock and lets go of what it got. {}",
+            client(c),
+            quorum_race(world, events, index, *c)
+        ),
+        What::ValiditySpent {
+            client: c,
+            granted,
+            acquiring_us,
+        } => format!(
+            "{} counts {granted} grants, enough for its quorum, but acquiring took {}: the lock's validity (the lease, less the time spent acquiring and the allowance for clock drift) is spent, so it lets go without touching {}",
+            client(c),
+            seconds(*acquiring_us),
+            resource(&world.clients[*c as usize].resource)
+        ),
+        What::RestartedEmpty { service: s } => {
+            let forgot: Vec<String> = events[index + 1..]
+                .iter()
+                .take_while(|x| x.at == e.at)
+                .filter_map(|x| match &x.what {
+                    What::Service {
+                        service,
+                        op:
+                            ServiceOp::Forgotten {
+                                client: c,
+                                token: Some(t),
+                            },
+                        ..
+                    } if service == s => Some(format!("{}'s (token {t})", client(c))),
+                    _ => None,
+                })
+                .collect();
+            let held = if forgot.is_empty() {
+                "it held no grant to forget".to_string()
+            } else {
+                format!("it has forgotten every grant it held: {}", forgot.join(", "))
+            };
+            format!(
+                "{} comes back from its outage empty, with nothing kept on disk: {held}, and its tokens start again at {}. A client that counted on a forgotten grant still believes it holds the lock",
+                service(s),
+                world.services[*s as usize].first_token
+            )
         }
         What::Read {
             client: c,
@@ -542,6 +607,75 @@ pub fn event_words(world: &World, events: &[Event], index: usize) -> Option<Stri
         _ => e.describe(world),
     };
     Some(words)
+}
+
+/// Who else had grants for the lock when a majority client missed its quorum, in words: a
+/// client that holds the lock by its own quorum, or other clients whose grants split the vote,
+/// or services that had not granted to anyone. Read from the trace up to the miss.
+fn quorum_race(world: &World, events: &[Event], index: usize, client: u32) -> String {
+    use crate::trace::{HoldChange, What};
+    let resource = world.clients[client as usize].resource;
+    // Each service's holders of the resource, and each client's open belief, at the miss.
+    let mut holds: Vec<Vec<u32>> = vec![Vec::new(); world.services.len()];
+    let mut believes: Vec<bool> = vec![false; world.clients.len()];
+    for e in &events[..index] {
+        match &e.what {
+            What::Service {
+                service,
+                resource: r,
+                op,
+                ..
+            } if *r == resource => match op.hold_change() {
+                Some(HoldChange::Begins { client: c, .. }) => {
+                    let h = &mut holds[*service as usize];
+                    if !h.contains(&c) {
+                        h.push(c);
+                    }
+                }
+                Some(HoldChange::Ends { client: c, .. }) => {
+                    holds[*service as usize].retain(|x| *x != c)
+                }
+                None => {}
+            },
+            What::BeliefStarted {
+                client: c,
+                resource: r,
+                ..
+            } if *r == resource => believes[*c as usize] = true,
+            What::BeliefEnded {
+                client: c,
+                resource: r,
+                ..
+            } if *r == resource => believes[*c as usize] = false,
+            _ => {}
+        }
+    }
+    let name = |c: usize| world.clients[c].name.as_str();
+    if let Some(h) = (0..believes.len()).find(|c| believes[*c] && *c != client as usize) {
+        return format!("{} holds the lock by its own quorum.", name(h));
+    }
+    let mut others: Vec<usize> = holds
+        .iter()
+        .flatten()
+        .map(|c| *c as usize)
+        .filter(|c| *c != client as usize)
+        .collect();
+    crate::sort::sort(&mut others);
+    others.dedup();
+    if others.is_empty() {
+        return "The other services had granted to nobody by then: they did not answer in time."
+            .to_string();
+    }
+    let services = holds
+        .iter()
+        .filter(|h| h.iter().any(|c| *c != client))
+        .count();
+    let who: Vec<&str> = others.iter().map(|c| name(*c)).collect();
+    format!(
+        "{} service(s) had granted to {} instead, and no client holds the lock: a split vote, which leaves the resource idle until someone tries again.",
+        services,
+        who.join(" and ")
+    )
 }
 
 /// An event's card: what happened in plain words, the notes about it, what caused it and what
@@ -671,6 +805,31 @@ pub fn because(
             }
         }
     }
+    // A grant forgotten has no message behind it: the service's restart, in the same moment,
+    // emptied it.
+    if let What::Service {
+        service: s,
+        op: ServiceOp::Forgotten { .. },
+        ..
+    } = &e.what
+    {
+        let restart = events[..index]
+            .iter()
+            .enumerate()
+            .rev()
+            .take_while(|(_, x)| x.at == e.at)
+            .find(|(_, x)| matches!(&x.what, What::RestartedEmpty { service } if service == s));
+        if let Some((k, _)) = restart {
+            because.push((
+                format!(
+                    "forgotten because {} restarted empty at {}",
+                    service(*s),
+                    at(k)
+                ),
+                k,
+            ));
+        }
+    }
     because
 }
 
@@ -684,13 +843,27 @@ pub fn card(
     let e = events.get(index)?;
     let at = |k: usize| seconds(events[k].at);
     let because = because(world, events, layout, index);
-    let led_to = layout
+    let mut led_to: Vec<(String, usize)> = layout
         .effects(index)
         .map(|l| {
             let words = event_words(world, events, l.effect).unwrap_or_default();
             (format!("{} at {}", words, at(l.effect)), l.effect)
         })
         .collect();
+    // A restart that forgot its grants led to each forgetting, in the same moment (the twin of
+    // the forgetting's cause).
+    if let crate::trace::What::RestartedEmpty { service: s } = &e.what {
+        for (k, x) in events.iter().enumerate().skip(index + 1) {
+            if x.at != e.at {
+                break;
+            }
+            if matches!(&x.what, crate::trace::What::Service { service, op: crate::trace::ServiceOp::Forgotten { .. }, .. } if service == s)
+            {
+                let words = event_words(world, events, k).unwrap_or_default();
+                led_to.push((format!("{} at {}", words, at(k)), k));
+            }
+        }
+    }
     let notes = layout
         .notes
         .iter()

@@ -3,7 +3,7 @@
 //! that made it.
 
 use crate::monitor;
-use crate::trace::{rows_text, seconds, Event, HoldChange, ServiceOp, What};
+use crate::trace::{rows_text, seconds, AbortReason, Event, HoldChange, ServiceOp, What};
 use crate::ui::links::{self, LaneIndex, Link};
 use crate::ui::notes::{self, Note};
 use crate::world::{Micros, World};
@@ -39,11 +39,18 @@ pub enum SpanKind {
 pub enum MarkKind {
     Request,
     Aborted,
+    /// A majority client counted fewer grants than its quorum: it holds nothing and lets go.
+    QuorumMissed,
+    /// A majority client counted its quorum only after the lock's validity had run out: it
+    /// lets go without using the lock.
+    ValiditySpent,
     Queued,
     Refused,
     Released,
     Expired,
     Superseded,
+    /// A service without persistence came back from its outage having forgotten every grant.
+    RestartedEmpty,
     Read,
     Write,
     Rejected,
@@ -54,14 +61,17 @@ pub enum MarkKind {
 
 impl MarkKind {
     /// Every kind, in legend order.
-    pub const ALL: [MarkKind; 13] = [
+    pub const ALL: [MarkKind; 16] = [
         MarkKind::Request,
         MarkKind::Aborted,
+        MarkKind::QuorumMissed,
+        MarkKind::ValiditySpent,
         MarkKind::Queued,
         MarkKind::Refused,
         MarkKind::Released,
         MarkKind::Expired,
         MarkKind::Superseded,
+        MarkKind::RestartedEmpty,
         MarkKind::Read,
         MarkKind::Write,
         MarkKind::Rejected,
@@ -75,11 +85,14 @@ impl MarkKind {
         match self {
             MarkKind::Request => "request",
             MarkKind::Aborted => "aborted",
+            MarkKind::QuorumMissed => "quorum-missed",
+            MarkKind::ValiditySpent => "validity-spent",
             MarkKind::Queued => "queued",
             MarkKind::Refused => "refused",
             MarkKind::Released => "released",
             MarkKind::Expired => "expired",
             MarkKind::Superseded => "superseded",
+            MarkKind::RestartedEmpty => "restarted-empty",
             MarkKind::Read => "read",
             MarkKind::Write => "write",
             MarkKind::Rejected => "rejected",
@@ -94,11 +107,18 @@ impl MarkKind {
         match self {
             MarkKind::Request => "acquire request sent",
             MarkKind::Aborted => "attempt abandoned",
+            MarkKind::QuorumMissed => {
+                "quorum missed: too few grants to hold the lock (a split vote, or another holds it)"
+            }
+            MarkKind::ValiditySpent => {
+                "validity spent: a quorum counted too late to use, so the lock is let go"
+            }
             MarkKind::Queued => "request queued behind a holder",
             MarkKind::Refused => "request refused",
             MarkKind::Released => "lock released",
             MarkKind::Expired => "lease expired",
             MarkKind::Superseded => "holder superseded",
+            MarkKind::RestartedEmpty => "service restarted empty: it forgot every grant it held",
             MarkKind::Read => "read accepted",
             MarkKind::Write => "write accepted",
             MarkKind::Rejected => "access rejected by fencing",
@@ -304,6 +324,9 @@ impl Layout {
         let mut ended: Vec<HoldEnd> = Vec::new();
         let mut outages: Vec<Option<(Micros, usize)>> = vec![None; services];
         let mut partitions: Vec<Option<(Micros, usize)>> = vec![None; world.partitions.len()];
+        // When each client last counted its grants and came up short or late, so that the
+        // abandonment it leads to is not drawn twice.
+        let mut counted: Vec<Option<Micros>> = vec![None; clients];
 
         for (i, e) in events.iter().enumerate() {
             let at = e.at;
@@ -361,8 +384,40 @@ impl Layout {
                 What::AcquireSent { client, .. } => {
                     mark(&mut lanes[client_lane(*client)], at, MarkKind::Request, i)
                 }
-                What::AttemptAborted { client, .. } => {
-                    mark(&mut lanes[client_lane(*client)], at, MarkKind::Aborted, i)
+                What::AttemptAborted { client, reason, .. } => {
+                    // A missed quorum or a spent validity has its own mark at this instant,
+                    // which says why; the abandonment that follows it adds nothing to draw.
+                    let said = matches!(
+                        reason,
+                        AbortReason::QuorumMissed | AbortReason::ValiditySpent
+                    ) && counted[*client as usize] == Some(at);
+                    if !said {
+                        mark(&mut lanes[client_lane(*client)], at, MarkKind::Aborted, i)
+                    }
+                }
+                What::QuorumMissed { client, .. } => {
+                    counted[*client as usize] = Some(at);
+                    mark(
+                        &mut lanes[client_lane(*client)],
+                        at,
+                        MarkKind::QuorumMissed,
+                        i,
+                    )
+                }
+                What::ValiditySpent { client, .. } => {
+                    counted[*client as usize] = Some(at);
+                    mark(
+                        &mut lanes[client_lane(*client)],
+                        at,
+                        MarkKind::ValiditySpent,
+                        i,
+                    )
+                }
+                What::RestartedEmpty { service } => {
+                    // Drawn as an outage is: in the service's lane and in the faults' lane.
+                    for l in [service_lane(*service), faults] {
+                        mark(&mut lanes[l], at, MarkKind::RestartedEmpty, i);
+                    }
                 }
                 What::GaveUp { client } | What::ClientStopped { client } => {
                     let c = *client as usize;
@@ -475,10 +530,7 @@ impl Layout {
                 What::SkippedUnreachable { .. }
                 | What::LockTransferred { .. }
                 | What::StaleGrantReleased { .. }
-                | What::QuorumReached { .. }
-                | What::QuorumMissed { .. }
-                | What::ValiditySpent { .. }
-                | What::RestartedEmpty { .. } => {}
+                | What::QuorumReached { .. } => {}
             }
         }
 

@@ -2237,3 +2237,142 @@ fn an_unavailable_note_names_a_region_only_where_there_are_several() {
         "notes in one-region and in several-region scenarios: {seen:?}"
     );
 }
+
+/// The marks of one kind in a layout, as (lane label, event).
+fn marks_of(o: &lockstep::ui::Outcome, kind: MarkKind) -> Vec<(String, usize)> {
+    o.layout
+        .lanes
+        .iter()
+        .flat_map(|l| {
+            l.marks
+                .iter()
+                .filter(move |m| m.kind == kind)
+                .map(move |m| (l.label.clone(), m.event))
+        })
+        .collect()
+}
+
+/// Majority locks on the timeline: every missed quorum and every spent validity has its own mark
+/// in its client's lane (not the generic abandonment beside it), and its card says in words how
+/// many grants were counted and what happened to the lock; a split vote says that nobody holds
+/// the lock. Over the majority scenarios and the seeds that show each.
+#[test]
+fn split_votes_and_spent_validity_have_their_own_marks_and_words() {
+    use lockstep::ui::Outcome;
+    let mut s = crate::scenario("12");
+    let mut splits = 0;
+    let mut held_elsewhere = 0;
+    for seed in 0..6 {
+        s.seed = seed;
+        let o = Outcome::compute(&s).unwrap();
+        let missed = marks_of(&o, MarkKind::QuorumMissed);
+        assert_eq!(
+            missed.len() as u64,
+            o.verdict.operations.quorums_missed,
+            "seed {seed}"
+        );
+        assert!(!missed.is_empty(), "seed {seed}");
+        for (lane, i) in &missed {
+            let What::QuorumMissed { client, .. } = o.events[*i].what else {
+                panic!("seed {seed}: a quorum-missed mark on {:?}", o.events[*i]);
+            };
+            assert_eq!(*lane, o.world.clients[client as usize].name);
+            let card = text::card(&o.world, &o.events, &o.layout, *i).unwrap();
+            assert!(card.words.contains("quorum missed"), "{}", card.words);
+            assert!(
+                card.words.contains("short of the 3 it needs"),
+                "{}",
+                card.words
+            );
+            splits += usize::from(card.words.contains("a split vote"));
+            held_elsewhere += usize::from(card.words.contains("holds the lock by its own quorum"));
+        }
+        // The abandonment that follows each miss is not drawn again.
+        let aborted = marks_of(&o, MarkKind::Aborted);
+        assert!(aborted.is_empty(), "seed {seed}: {aborted:?}");
+    }
+    assert!(splits > 0, "no split vote is called one");
+    assert!(held_elsewhere > 0, "no miss beside a holder");
+
+    let o = Outcome::compute(&crate::scenario("14")).unwrap();
+    let spent = marks_of(&o, MarkKind::ValiditySpent);
+    assert_eq!(spent.len() as u64, o.verdict.operations.validity_spent);
+    assert_eq!(spent.len(), 1);
+    assert_eq!(spent[0].0, "east-1");
+    let card = text::card(&o.world, &o.events, &o.layout, spent[0].1).unwrap();
+    assert!(
+        card.words.starts_with(
+            "east-1 counts 3 grants, enough for its quorum, but acquiring took 1.501s"
+        ),
+        "{}",
+        card.words
+    );
+    assert!(
+        card.words.contains("lets go without touching counter"),
+        "{}",
+        card.words
+    );
+    assert!(marks_of(&o, MarkKind::Aborted).is_empty());
+    for k in [
+        MarkKind::QuorumMissed,
+        MarkKind::ValiditySpent,
+        MarkKind::RestartedEmpty,
+    ] {
+        assert!(!k.meaning().is_empty() && !k.name().contains(' '));
+    }
+}
+
+/// A restart without persistence: a mark in the service's lane and in the faults' lane, as its
+/// outage is drawn; its card names every grant it forgot and leads to each forgetting, whose own
+/// card says why, and the service's hold of the forgotten grant ends there.
+#[test]
+fn a_restart_that_forgets_is_marked_and_said_with_what_it_forgot() {
+    let o = lockstep::ui::Outcome::compute(&crate::scenario("15")).unwrap();
+    let restarts = marks_of(&o, MarkKind::RestartedEmpty);
+    let lanes: Vec<&str> = restarts.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(lanes, ["service r3", "faults"]);
+    let i = restarts[0].1;
+    assert_eq!(o.events[i].at, 300_000);
+    let card = text::card(&o.world, &o.events, &o.layout, i).unwrap();
+    assert_eq!(
+        card.words,
+        "r3 comes back from its outage empty, with nothing kept on disk: it has forgotten every grant it held: east-1's (token 200), and its tokens start again at 200. A client that counted on a forgotten grant still believes it holds the lock"
+    );
+    let (said, k) = &card.led_to[0];
+    assert!(
+        said.starts_with("r3 no longer knows that it granted counter to east-1 (token 200)"),
+        "{said}"
+    );
+    let forgot = text::card(&o.world, &o.events, &o.layout, *k).unwrap();
+    assert_eq!(
+        forgot.because,
+        vec![(
+            "forgotten because r3 restarted empty at 0.300s".to_string(),
+            i
+        )]
+    );
+    // The selected restart is ringed in the service's lane.
+    assert_eq!(
+        o.layout.index.of(&o.events[i].what),
+        o.layout
+            .lanes
+            .iter()
+            .position(|l| l.label == "service r3")
+            .unwrap()
+    );
+    let r3 = o
+        .layout
+        .lanes
+        .iter()
+        .find(|l| l.label == "service r3")
+        .unwrap();
+    assert!(r3
+        .spans
+        .iter()
+        .any(|s| s.kind == lockstep::ui::timeline::SpanKind::Held && s.to == 300_000));
+    assert!(r3
+        .spans
+        .iter()
+        .any(|s| s.kind == lockstep::ui::timeline::SpanKind::Outage
+            && s.label == "r3 down, back empty"));
+}
