@@ -433,6 +433,7 @@ pub mod builtin {
         "06-regions.md",
         "07-migrations.md",
         "08-the-rule.md",
+        "09-majority.md",
     ];
 
     /// Parses every shipped lesson. They are checked by the tests, so this cannot fail in a

@@ -17,11 +17,12 @@ use crate::world::{Micros, World};
 
 /// The kinds of trace events a pattern can name: the `event` of the JSON trace, with a
 /// service's log entries named by their `op`.
-pub const TRACE_KINDS: [&str; 31] = [
+pub const TRACE_KINDS: [&str; 36] = [
     "partition_started",
     "partition_ended",
     "outage_started",
     "outage_ended",
+    "restarted_empty",
     "pause_started",
     "pause_ended",
     "migrated",
@@ -30,6 +31,9 @@ pub const TRACE_KINDS: [&str; 31] = [
     "skipped_unreachable",
     "attempt_aborted",
     "gave_up",
+    "quorum_reached",
+    "quorum_missed",
+    "validity_spent",
     "belief_started",
     "belief_ended",
     "lock_transferred",
@@ -49,6 +53,7 @@ pub const TRACE_KINDS: [&str; 31] = [
     "moved_out",
     "transferred_in",
     "drained",
+    "forgotten",
 ];
 
 /// Kinds the verdict derives from the whole trace: the start of an overlap of two beliefs,

@@ -773,3 +773,90 @@ fn a_lesson_can_claim_the_majority_figures_and_reads_them_in_words() {
         );
     }
 }
+
+#[test]
+fn one_consensus_group_with_fencing_refuses_the_paused_holders_write() {
+    // The pause of scenario 13, with one lock service across three regions whose tokens the
+    // counter checks: both still believe at once, but the stale write is refused and nothing is
+    // lost; the paused client's second operation goes through.
+    let s = scenario("16");
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(
+            v.exclusion,
+            Exclusion::Broken,
+            "seed {seed}\n{}",
+            text(&run)
+        );
+        assert_eq!(v.integrity, Integrity::Intact, "seed {seed}");
+        assert_eq!(v.rejected_writes, 1, "seed {seed}");
+        assert!(v.class_work.iter().all(|w| w.completed > 0), "seed {seed}");
+        let east = client(&run, "east-1");
+        let refused = run.events.iter().any(|e| {
+            matches!(e.what, What::Write { client, accepted: false, token: Some(t), .. } if client == east && t.value == 1)
+        });
+        assert!(
+            refused,
+            "seed {seed}: east-1's write with token 1 is refused"
+        );
+    }
+}
+
+/// Scenario 17 with the restart of r3 (or r1) at `start_ms`.
+fn restart_at(service: &str, start_ms: u64) -> Scenario {
+    let mut s = scenario("17");
+    let x = s.services.iter_mut().find(|x| x.name == service).unwrap();
+    x.outages = vec![lockstep::scenario::Window {
+        start_ms,
+        duration_ms: 100,
+    }];
+    s
+}
+
+#[test]
+fn a_forgetful_restart_breaks_exclusion_only_under_a_hold() {
+    // Scenario 17 restarts r3 when nobody holds it: exclusion holds. Moved under the east
+    // client's bare majority, the same restart gives two majorities; a restart of r1, which
+    // keeps its grants, changes nothing; a pause of the holder past its leases breaks it too.
+    let quiet = scenario("17");
+    let under = restart_at("r3", 200);
+    let mut persistent = restart_at("r1", 200);
+    persistent
+        .services
+        .iter_mut()
+        .find(|x| x.name == "r3")
+        .unwrap()
+        .outages = quiet
+        .services
+        .iter()
+        .find(|x| x.name == "r3")
+        .unwrap()
+        .outages
+        .clone();
+    let mut paused = scenario("17");
+    paused.pauses.push(lockstep::scenario::Pause {
+        client: "east-1".into(),
+        start_ms: 100,
+        duration_ms: 1500,
+    });
+    for seed in 0..8 {
+        let (_, v) = check(&quiet, seed);
+        assert_eq!(v.exclusion, Exclusion::Holds, "seed {seed}");
+        assert_eq!(v.restarts.len(), 1, "seed {seed}");
+        assert_eq!(
+            check(&under, seed).1.exclusion,
+            Exclusion::Broken,
+            "seed {seed}"
+        );
+        assert_eq!(
+            check(&persistent, seed).1.exclusion,
+            Exclusion::Holds,
+            "seed {seed}"
+        );
+        assert_eq!(
+            check(&paused, seed).1.exclusion,
+            Exclusion::Broken,
+            "seed {seed}"
+        );
+    }
+}

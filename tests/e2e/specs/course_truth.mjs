@@ -166,7 +166,7 @@ export const tests = [
     },
   },
   // Every step and exercise as the learner first sees it at 1280×800, one test a lesson.
-  ...['two-orders', 'lock-in-both', 'fixed-order', 'one-order', 'fencing', 'regions', 'migrations', 'the-rule'].map((id) => ({
+  ...['two-orders', 'lock-in-both', 'fixed-order', 'one-order', 'fencing', 'regions', 'migrations', 'the-rule', 'majority'].map((id) => ({
     name: `course_truth::every_place_of_${id.replace(/-/g, '_')}`,
     viewport: { width: 1280, height: 800 },
     async run(ctx) {
