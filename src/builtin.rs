@@ -51,8 +51,7 @@ built_in![
     "13-majority-pause.toml",
     "14-majority-pause-acquiring.toml",
     "15-majority-restart.toml",
-    "16-majority-one-group.toml",
-    "17-majority-find-the-fault.toml",
+    "16-majority-find-the-fault.toml",
 ];
 
 /// A shipped scenario by file name.

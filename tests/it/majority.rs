@@ -777,9 +777,25 @@ fn a_lesson_can_claim_the_majority_figures_and_reads_them_in_words() {
 #[test]
 fn one_consensus_group_with_fencing_refuses_the_paused_holders_write() {
     // The pause of scenario 13, with one lock service across three regions whose tokens the
-    // counter checks: both still believe at once, but the stale write is refused and nothing is
+    // counter checks (as lesson 9's last step sets it up): both still believe at once, but the stale write is refused and nothing is
     // lost; the paused client's second operation goes through.
-    let s = scenario("16");
+    let mut s = scenario("13");
+    s.services = vec![lockstep::scenario::Service {
+        name: "group".into(),
+        replicas: vec!["east".into(), "central".into(), "west".into()],
+        lease_ms: Some(1000),
+        protects: vec!["counter".into()],
+        ..s.services[0].clone()
+    }];
+    s.resources[0].fencing = Fencing::OneSource;
+    s.resources[0].fencing_source = Some("group".into());
+    s.resources[0].fencing_checks = FencingChecks::AllAccesses;
+    for c in &mut s.clients {
+        c.protocol = Protocol::Single {
+            service: "group".into(),
+        };
+    }
+    s.clients[0].max_operations = Some(2);
     for seed in SEEDS {
         let (run, v) = check(&s, seed);
         assert_eq!(
@@ -802,9 +818,9 @@ fn one_consensus_group_with_fencing_refuses_the_paused_holders_write() {
     }
 }
 
-/// Scenario 17 with the restart of r3 (or r1) at `start_ms`.
+/// Scenario 16 with the restart of r3 (or r1) at `start_ms`.
 fn restart_at(service: &str, start_ms: u64) -> Scenario {
-    let mut s = scenario("17");
+    let mut s = scenario("16");
     let x = s.services.iter_mut().find(|x| x.name == service).unwrap();
     x.outages = vec![lockstep::scenario::Window {
         start_ms,
@@ -815,10 +831,10 @@ fn restart_at(service: &str, start_ms: u64) -> Scenario {
 
 #[test]
 fn a_forgetful_restart_breaks_exclusion_only_under_a_hold() {
-    // Scenario 17 restarts r3 when nobody holds it: exclusion holds. Moved under the east
+    // Scenario 16 restarts r3 when nobody holds it: exclusion holds. Moved under the east
     // client's bare majority, the same restart gives two majorities; a restart of r1, which
     // keeps its grants, changes nothing; a pause of the holder past its leases breaks it too.
-    let quiet = scenario("17");
+    let quiet = scenario("16");
     let under = restart_at("r3", 200);
     let mut persistent = restart_at("r1", 200);
     persistent
@@ -833,7 +849,7 @@ fn a_forgetful_restart_breaks_exclusion_only_under_a_hold() {
         .unwrap()
         .outages
         .clone();
-    let mut paused = scenario("17");
+    let mut paused = scenario("16");
     paused.pauses.push(lockstep::scenario::Pause {
         client: "east-1".into(),
         start_ms: 100,
