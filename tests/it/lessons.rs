@@ -1365,3 +1365,28 @@ fn narration_that_gives_the_predictions_answer_away_is_noted() {
         assert_eq!(notes(neutral), Vec::new(), "{neutral}");
     }
 }
+
+/// Every event kind docs/lessons.md lists for cues and highlights is one a pattern may name,
+/// and no other: the majority protocol's events and a forgotten grant included.
+#[test]
+fn the_event_kinds_a_pattern_may_name_are_the_ones_the_format_lists() {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/lessons.md"))
+            .unwrap();
+    let from = page
+        .find("- trace events:")
+        .expect("the list of trace events");
+    let to = from + page[from..].find("- derived by the verdict").unwrap();
+    let listed: BTreeSet<&str> = page[from..to].split('`').skip(1).step_by(2).collect();
+    let known: BTreeSet<&str> = lesson::cue::TRACE_KINDS.iter().copied().collect();
+    assert_eq!(listed, known);
+    for kind in [
+        "restarted_empty",
+        "quorum_reached",
+        "quorum_missed",
+        "validity_spent",
+        "forgotten",
+    ] {
+        assert!(known.contains(kind), "{kind}");
+    }
+}
