@@ -470,7 +470,7 @@ pub fn event_words(world: &World, events: &[Event], index: usize) -> Option<Stri
                     client: c,
                     token: Some(t),
                 } => format!(
-                    "{} no longer knows that it granted {} to {} (token {t}): it restarted empty {at}, and may grant the same lock again",
+                    "{} forgets, {at}, that it granted {} to {} (token {t}): it restarted empty and may grant the same lock again",
                     service(s),
                     resource(r),
                     client(c)
@@ -479,7 +479,7 @@ pub fn event_words(world: &World, events: &[Event], index: usize) -> Option<Stri
                     client: c,
                     token: None,
                 } => format!(
-                    "{} no longer knows that {} was waiting for {}: it restarted empty {at}",
+                    "{} forgets, {at}, that {} was waiting for {}: it restarted empty",
                     service(s),
                     client(c),
                     resource(r)
@@ -501,7 +501,7 @@ pub fn event_words(world: &World, events: &[Event], index: usize) -> Option<Stri
         } => format!(
             "{} counts {granted} grant(s), short of the {quorum} it needs: quorum missed, so it does not hold the lock and lets go of what it got. {}",
             client(c),
-            quorum_race(world, events, index, *c)
+            quorum_race(world, events, index, *c, *quorum)
         ),
         What::ValiditySpent {
             client: c,
@@ -610,9 +610,11 @@ pub fn event_words(world: &World, events: &[Event], index: usize) -> Option<Stri
 }
 
 /// Who else had grants for the lock when a majority client missed its quorum, in words: a
-/// client that holds the lock by its own quorum, or other clients whose grants split the vote,
-/// or services that had not granted to anyone. Read from the trace up to the miss.
-fn quorum_race(world: &World, events: &[Event], index: usize, client: u32) -> String {
+/// client that holds the lock by its own quorum, one whose grants make a quorum it has not
+/// counted yet, other clients whose grants split the vote so that nobody has a quorum, or
+/// services that had not granted to anyone. Read from the trace up to the miss.
+fn quorum_race(world: &World, events: &[Event], index: usize, client: u32, quorum: u32) -> String {
+    let quorum = quorum as usize;
     use crate::trace::{HoldChange, What};
     let resource = world.clients[client as usize].resource;
     // Each service's holders of the resource, and each client's open belief, at the miss.
@@ -654,26 +656,31 @@ fn quorum_race(world: &World, events: &[Event], index: usize, client: u32) -> St
     if let Some(h) = (0..believes.len()).find(|c| believes[*c] && *c != client as usize) {
         return format!("{} holds the lock by its own quorum.", name(h));
     }
-    let mut others: Vec<usize> = holds
-        .iter()
-        .flatten()
-        .map(|c| *c as usize)
-        .filter(|c| *c != client as usize)
-        .collect();
-    crate::sort::sort(&mut others);
-    others.dedup();
+    // How many services hold a grant for each other client.
+    let mut others: Vec<(usize, usize)> = Vec::new();
+    for c in holds.iter().flatten().filter(|c| **c != client) {
+        match others.iter_mut().find(|(x, _)| *x == *c as usize) {
+            Some((_, n)) => *n += 1,
+            None => others.push((*c as usize, 1)),
+        }
+    }
+    crate::sort::sort_by_key(&mut others, |(c, _)| *c);
+    if let Some((c, n)) = others.iter().find(|(_, n)| *n >= quorum) {
+        return format!(
+            "{n} service(s) had granted to {} instead, enough for its quorum, which it has not counted yet.",
+            name(*c)
+        );
+    }
     if others.is_empty() {
         return "The other services had granted to nobody by then: they did not answer in time."
             .to_string();
     }
-    let services = holds
+    let who: Vec<String> = others
         .iter()
-        .filter(|h| h.iter().any(|c| *c != client))
-        .count();
-    let who: Vec<&str> = others.iter().map(|c| name(*c)).collect();
+        .map(|(c, n)| format!("{n} to {}", name(*c)))
+        .collect();
     format!(
-        "{} service(s) had granted to {} instead, and no client holds the lock: a split vote, which leaves the resource idle until someone tries again.",
-        services,
+        "The other grants went {}: no client has a quorum, a split vote, and the resource waits until someone tries again.",
         who.join(" and ")
     )
 }
