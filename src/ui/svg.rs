@@ -138,7 +138,41 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     let headline = wrap(&outcome.headline, HEADLINE_CHARS);
     let top = TOP + (headline.len().saturating_sub(1)) as f64 * HEADLINE_LINE;
     let legend_y = top + lanes * LANE.height + 28.0;
-    let height = legend_y + 64.0;
+    // The legend's marks: the usual few, and the majority protocol's own where this run has
+    // them (a picture of any other run is not made longer by marks it cannot show).
+    let present = |k: MarkKind| {
+        layout
+            .lanes
+            .iter()
+            .any(|l| l.marks.iter().any(|m| m.kind == k))
+    };
+    let marks: Vec<MarkKind> = [
+        MarkKind::Request,
+        MarkKind::Read,
+        MarkKind::Write,
+        MarkKind::Rejected,
+        MarkKind::LostUpdate,
+    ]
+    .into_iter()
+    .chain(
+        [
+            MarkKind::QuorumMissed,
+            MarkKind::ValiditySpent,
+            MarkKind::RestartedEmpty,
+        ]
+        .into_iter()
+        .filter(|k| present(*k)),
+    )
+    .collect();
+    let legend_words: Vec<&str> = LEGEND_SPANS
+        .iter()
+        .map(|k| k.meaning())
+        .chain(marks.iter().map(|k| k.meaning()))
+        .chain(std::iter::once(LEGEND_OVERLAP))
+        .collect();
+    // Three rows at least, as every picture had before the legend could grow.
+    let rows = legend_rows(&legend_words, FRAME.right(width)).max(3);
+    let height = legend_y + 10.0 + rows as f64 * LEGEND_ROW;
     let us_per_px = end as f64 / plot_w;
     let x_of = |t: Micros| FRAME.x(t.min(end), Window::all(end), width);
     let lane_y = |i: usize| top + i as f64 * LANE.height;
@@ -317,14 +351,14 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         let _ = writeln!(s, "</g>");
     }
 
-    // The legend: every span and mark kind, by shape and word.
-    let mut x = 12.0;
+    // The legend: every span kind and the marks above, by shape and word.
+    let mut x = LEGEND_LEFT;
     let mut y = legend_y;
     let mut item = |s: &mut String, draw: &dyn Fn(&mut String, f64, f64), words: &str| {
-        let w = 22.0 + words.len() as f64 * 6.2;
+        let w = legend_item_width(words);
         if x + w > FRAME.right(width) {
-            x = 12.0;
-            y += 18.0;
+            x = LEGEND_LEFT;
+            y += LEGEND_ROW;
         }
         draw(s, x, y);
         let _ = writeln!(
@@ -336,27 +370,14 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         );
         x += w;
     };
-    for kind in [
-        SpanKind::Waiting,
-        SpanKind::Believed,
-        SpanKind::Held,
-        SpanKind::Paused,
-        SpanKind::Outage,
-        SpanKind::Partition,
-    ] {
+    for kind in LEGEND_SPANS {
         item(
             &mut s,
             &|s, x, y| span_rect(s, kind, (x, y - 4.0, 12.0, 8.0), ""),
             kind.meaning(),
         );
     }
-    for kind in [
-        MarkKind::Request,
-        MarkKind::Read,
-        MarkKind::Write,
-        MarkKind::Rejected,
-        MarkKind::LostUpdate,
-    ] {
+    for kind in marks {
         item(
             &mut s,
             &|s, x, y| mark_shape(s, kind, x + 6.0, y),
@@ -372,7 +393,7 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
                 y - 5.0
             );
         },
-        "exclusion broken: marked on each lane involved",
+        LEGEND_OVERLAP,
     );
     if let Some(link) = link {
         let _ = writeln!(
@@ -385,6 +406,40 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// The span kinds the picture's legend shows, in order.
+const LEGEND_SPANS: [SpanKind; 6] = [
+    SpanKind::Waiting,
+    SpanKind::Believed,
+    SpanKind::Held,
+    SpanKind::Paused,
+    SpanKind::Outage,
+    SpanKind::Partition,
+];
+/// The legend's last entry, the overlap's hatch.
+const LEGEND_OVERLAP: &str = "exclusion broken: marked on each lane involved";
+const LEGEND_LEFT: f64 = 12.0;
+const LEGEND_ROW: f64 = 18.0;
+
+/// How wide a legend entry is drawn: its swatch and its words.
+fn legend_item_width(words: &str) -> f64 {
+    22.0 + words.len() as f64 * 6.2
+}
+
+/// How many rows the legend's entries take up to `right`, laid out as the picture draws them.
+fn legend_rows(words: &[&str], right: f64) -> usize {
+    let mut x = LEGEND_LEFT;
+    let mut rows = 1;
+    for w in words {
+        let width = legend_item_width(w);
+        if x + width > right {
+            x = LEGEND_LEFT;
+            rows += 1;
+        }
+        x += width;
+    }
+    rows
 }
 
 /// Words in lines of at most `n` characters (a longer word gets a line of its own).

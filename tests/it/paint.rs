@@ -197,3 +197,52 @@ fn thicker_spans_stay_in_their_lane() {
         }
     }
 }
+
+/// A picture of a majority run names the marks of that protocol in its legend, drawn with the
+/// table, and grows to hold them; a picture of a run without them does not list them.
+#[test]
+fn the_exported_svg_legend_names_the_majority_marks_its_run_has() {
+    let legend = |svg: &str, k: MarkKind| svg.contains(&format!(">{}</text>", k.meaning()));
+    let s = scenario("15");
+    let svg = export::timeline_svg(&s, &Outcome::compute(&s).unwrap(), None);
+    for k in [MarkKind::QuorumMissed, MarkKind::RestartedEmpty] {
+        assert!(legend(&svg, k), "{k:?}");
+        assert!(svg.contains(&format!("d=\"{}\" fill=\"none\"", paint::mark_path(k))));
+    }
+    assert!(
+        !legend(&svg, MarkKind::ValiditySpent),
+        "15 spends no validity"
+    );
+    // Every text of the picture lies inside it.
+    let height: f64 = svg
+        .split("height=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let lowest = svg
+        .split("<text ")
+        .skip(1)
+        .filter_map(|t| {
+            t.split(" y=\"")
+                .nth(1)?
+                .split('"')
+                .next()?
+                .parse::<f64>()
+                .ok()
+        })
+        .fold(0.0, f64::max);
+    assert!(lowest < height, "{lowest} in a picture {height} high");
+    let s = scenario("05");
+    let svg = export::timeline_svg(&s, &Outcome::compute(&s).unwrap(), None);
+    for k in [
+        MarkKind::QuorumMissed,
+        MarkKind::ValiditySpent,
+        MarkKind::RestartedEmpty,
+    ] {
+        assert!(!legend(&svg, k), "{k:?}");
+    }
+}
