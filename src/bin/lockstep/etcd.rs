@@ -72,6 +72,25 @@ fn install_signal_handlers() {
     }
 }
 
+/// Puts a started process in a free slot, for the signal handler to kill; returns the slot.
+/// Every lock service the recorder starts goes through here, whatever its product.
+pub fn track(pid: u32) -> Result<usize, String> {
+    install_signal_handlers();
+    let slot = RUNNING
+        .iter()
+        .position(|s| {
+            s.compare_exchange(0, pid as i32, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        })
+        .ok_or("too many lock service processes at once")?;
+    Ok(slot)
+}
+
+/// Frees a slot once its process is killed and reaped.
+pub fn untrack(slot: usize) {
+    RUNNING[slot].store(0, Ordering::SeqCst);
+}
+
 /// A folder under the system's temporary folder, removed when dropped.
 pub struct TempDir(PathBuf);
 

@@ -25,6 +25,8 @@ use rand_chacha::ChaCha8Rng;
 
 #[path = "etcd.rs"]
 mod etcd;
+#[path = "zookeeper.rs"]
+mod zookeeper;
 
 use etcd::Etcd;
 
