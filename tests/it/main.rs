@@ -30,6 +30,7 @@ mod ui;
 mod verdicts;
 mod words;
 mod workshop;
+mod zookeeper;
 
 use std::path::PathBuf;
 

@@ -62,7 +62,7 @@ fn judged(o: &Output) -> Value {
 }
 
 /// The processes whose command line names `dir`: the etcd processes a recording started there.
-fn processes_under(dir: &Path) -> Vec<(u32, String)> {
+pub(crate) fn processes_under(dir: &Path) -> Vec<(u32, String)> {
     let needle = dir.to_string_lossy().into_owned();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc")
@@ -89,7 +89,7 @@ fn processes_under(dir: &Path) -> Vec<(u32, String)> {
 
 /// Waits (a few seconds at most) until no process names `dir`, and fails with those left.
 #[track_caller]
-fn assert_none_left(dir: &Path) {
+pub(crate) fn assert_none_left(dir: &Path) {
     let start = Instant::now();
     loop {
         let left = processes_under(dir);
