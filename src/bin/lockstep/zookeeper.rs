@@ -10,17 +10,24 @@
 //! The client makes every call with a deadline and never retries or reconnects on its own: a
 //! call that does not answer in time is an outcome the caller decides about.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use super::etcd;
+use lockstep::scenario::{Protocol, Scenario};
+use lockstep::trace::ServiceOp;
+use lockstep::world::{ProtocolConfig, World};
+
+use super::backend::{
+    Answer, Ask, Backend, Check, Entry, Grant, Logged, Places, Product, ServiceLog,
+};
+use super::process::{free_port, Process};
 
 /// The program that runs each server.
 pub const JAVA: &str = "java";
@@ -71,9 +78,6 @@ pub const NODE_EXISTS: i32 = -110;
 pub const PERSISTENT: i32 = 0;
 pub const EPHEMERAL_SEQUENTIAL: i32 = 3;
 
-/// The watch event a deleted node sends (`Watcher.Event.EventType.NodeDeleted`).
-pub const NODE_DELETED: i32 = 2;
-
 /// The first bytes of a transaction log ("ZKLG").
 const LOG_MAGIC: i32 = 0x5a4b_4c47;
 
@@ -100,24 +104,12 @@ pub fn version() -> Result<String, String> {
     Ok(format!("ZooKeeper {release}"))
 }
 
-/// A free loopback port: bound once to port 0 and let go, so the server can bind it next.
-fn free_port() -> Result<u16, String> {
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free loopback port: {e}"))?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .map_err(|e| format!("no free loopback port: {e}"))
-}
-
 /// One running standalone ZooKeeper server, with its configuration, data and log in its own
 /// folder.
 pub struct ZooKeeper {
-    child: Child,
-    slot: usize,
+    process: Process,
     pub client: SocketAddr,
     data: PathBuf,
-    log: PathBuf,
 }
 
 impl ZooKeeper {
@@ -151,11 +143,6 @@ impl ZooKeeper {
         std::fs::write(&config, text)
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
         let log = home.join("server.log");
-        let log_file = std::fs::File::create(&log)
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let log_err = log_file
-            .try_clone()
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let mut command = Command::new(JAVA);
         command
             // A small heap and one collector thread: two servers share the machine with the
@@ -166,36 +153,12 @@ impl ZooKeeper {
             .args(["-cp", CLASSPATH])
             .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
             .arg(&config)
-            .current_dir(&home)
-            .stdin(Stdio::null())
-            .stdout(log_file)
-            .stderr(log_err);
-        // The kernel kills the child if the recorder dies in a way no handler sees (SIGKILL).
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("cannot start {JAVA} ({e}): {INSTALL}"))?;
-        let slot = match etcd::track(child.id()) {
-            Ok(slot) => slot,
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(e);
-            }
-        };
+            .current_dir(&home);
+        let process = Process::spawn(command, &log, INSTALL)?;
         let mut server = ZooKeeper {
-            child,
-            slot,
+            process,
             client: SocketAddr::from(([127, 0, 0, 1], port)),
             data,
-            log,
         };
         server.wait_serving()?;
         Ok(server)
@@ -205,10 +168,10 @@ impl ZooKeeper {
     fn wait_serving(&mut self) -> Result<(), String> {
         let start = Instant::now();
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Some(status) = self.process.exited() {
                 return Err(format!(
                     "ZooKeeper exited at start ({status}): {}",
-                    self.log_tail()
+                    self.process.log_tail()
                 ));
             }
             if let Ok(session) = Session::connect(self.client, 10_000, Duration::from_millis(500)) {
@@ -219,34 +182,16 @@ impl ZooKeeper {
                 return Err(format!(
                     "ZooKeeper did not accept a session within {}s: {}",
                     START_TIMEOUT.as_secs(),
-                    self.log_tail()
+                    self.process.log_tail()
                 ));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
 
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(3)..].join(" / ")
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Every transaction the server has logged so far, in its zxid order.
     pub fn transactions(&self) -> Result<Vec<Txn>, String> {
         read_logs(&self.data.join("version-2"))
-    }
-}
-
-impl Drop for ZooKeeper {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        etcd::untrack(self.slot);
     }
 }
 
@@ -949,6 +894,520 @@ pub fn parse_log(bytes: &[u8]) -> Result<Vec<Txn>, String> {
     Ok(txns)
 }
 
+/// How long a call that should answer at once may take before the recording fails.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// ZooKeeper as a product the recorder plays scenarios on.
+pub struct ZooKeeperProduct;
+
+impl Product for ZooKeeperProduct {
+    fn name(&self) -> &'static str {
+        "zookeeper"
+    }
+
+    fn version(&self) -> Result<String, String> {
+        version()
+    }
+
+    fn check(&self, scenario: &Scenario, places: &Places, check: &mut Check) {
+        for (i, s) in scenario.services.iter().enumerate() {
+            if s.subordinate_to.is_some() {
+                check.refuse(
+                    places.service_field(scenario, i, "subordinate_to"),
+                    "a subordinate service",
+                    "ZooKeeper's lock recipe takes no authority token",
+                );
+            }
+            if s.forgets_on_restart {
+                check.refuse(
+                    places.service_field(scenario, i, "forgets_on_restart"),
+                    "a service that forgets on restart",
+                    "a ZooKeeper server keeps its transaction log on disk across a restart",
+                );
+            }
+            if s.clock_rate_percent != 100 {
+                check.refuse(
+                    places.service_field(scenario, i, "clock_rate_percent"),
+                    "a service clock that runs fast or slow",
+                    "ZooKeeper's session timeouts run on the machine's own clock",
+                );
+            }
+        }
+        for (i, c) in scenario.clients.iter().enumerate() {
+            let at = || places.client_field(scenario, i, "protocol");
+            match &c.protocol {
+                Protocol::TokenChain { .. } => check.refuse(
+                    at(),
+                    "the token_chain protocol",
+                    "ZooKeeper's lock recipe takes no authority token",
+                ),
+                Protocol::Majority { .. } => check.refuse(
+                    at(),
+                    "the majority protocol",
+                    "ZooKeeper's lock recipe waits in a queue, where a majority client's request is a try that is never queued; record it with --on redis",
+                ),
+                Protocol::AllUnordered {
+                    skip_unreachable: true,
+                    ..
+                }
+                | Protocol::AllOrdered {
+                    skip_unreachable: true,
+                    ..
+                } => check.refuse(
+                    at(),
+                    "skip_unreachable",
+                    "without partitions no service is unreachable, and an outage only delays answers",
+                ),
+                _ => {}
+            }
+        }
+        for (i, s) in scenario.services.iter().enumerate() {
+            if let Some(l) = s.lease_ms {
+                if l < u64::from(2 * TICK_MS) || l > u64::from(MAX_SESSION_MS) {
+                    check.refuse(
+                        places.service_field(scenario, i, "lease_ms"),
+                        &format!("lease_ms = {l}"),
+                        &format!(
+                            "a lease is a ZooKeeper session timeout, which the recorder's servers grant between {} ms and {MAX_SESSION_MS} ms",
+                            2 * TICK_MS
+                        ),
+                    );
+                }
+            }
+        }
+        // A service's tokens must increase over its whole log; two locks of one server
+        // interleave their nodes' creation zxids.
+        let world = World::compile(scenario);
+        let mut locks: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut reported = Vec::new();
+        for c in &world.clients {
+            if let ProtocolConfig::Locks { services, .. } = &c.protocol {
+                for s in services {
+                    let other = locks
+                        .insert(*s, c.resource)
+                        .is_some_and(|r| r != c.resource);
+                    if other && !reported.contains(s) {
+                        reported.push(*s);
+                        check.refuse(places.service(scenario, *s as usize), "one service locking two resources", "a ZooKeeper server's zxids are one counter, so two locks' tokens would not each increase in the service's log");
+                    }
+                }
+            }
+        }
+        check
+            .notes
+            .push("each service is one standalone ZooKeeper server, whatever its replicas".into());
+        if scenario.services.iter().any(|s| s.lease_ms.is_some()) {
+            check.notes.push(
+                "a lease is the ZooKeeper session's timeout: the server ends a session, and deletes its lock node, when it has heard nothing from the client for that long; a client pings it while it runs, so a lock is lost only by a client that stops (a pause), not by one that holds it long".into(),
+            );
+        }
+        if scenario.services.iter().any(|s| s.first_token != 1) {
+            check.notes.push(
+                "tokens are the lock nodes' creation zxids, the server's own transaction numbers (first_token is not applied)".into(),
+            );
+        }
+        if scenario.services.iter().any(|s| !s.outages.is_empty()) {
+            check.notes.push(
+                "an outage stops the ZooKeeper process: requests wait for it instead of being lost, and sessions it has not heard from for their timeout end when it continues".into(),
+            );
+        }
+    }
+
+    fn scale(&self, _scenario: &Scenario, _max: u64) -> Option<u64> {
+        // Session timeouts are milliseconds: no stretch is needed.
+        Some(1)
+    }
+
+    fn start(&self, world: &World, scale: u64, dir: &Path) -> Result<Box<dyn Backend>, String> {
+        let mut servers = Vec::new();
+        for (i, _) in world.services.iter().enumerate() {
+            servers.push(ZooKeeper::start(&format!("s{i}"), dir)?);
+        }
+        // The lock recipe's folders exist before any client asks, so that every client's
+        // first call is its own node's creation.
+        for server in &servers {
+            let deadline = Instant::now() + CALL_TIMEOUT;
+            let admin =
+                Session::connect(server.client, 10_000, CALL_TIMEOUT).map_err(|e| e.to_string())?;
+            admin.ensure("/lock", deadline).map_err(|e| e.to_string())?;
+            for r in &world.resources {
+                admin
+                    .ensure(&lock_dir(&r.name), deadline)
+                    .map_err(|e| e.to_string())?;
+            }
+            admin.close(CALL_TIMEOUT);
+        }
+        Ok(Box::new(Running {
+            world: world.clone(),
+            scale,
+            servers,
+            clock: (SystemTime::now(), Instant::now()),
+            sessions: Mutex::new(BTreeMap::new()),
+            paused: (0..world.clients.len())
+                .map(|_| Arc::new(AtomicBool::new(false)))
+                .collect(),
+        }))
+    }
+}
+
+/// One session a client opened for one lock request.
+struct Opened {
+    client: u32,
+    session: Arc<Session>,
+    /// When the client asked for its node and when the server answered.
+    created: Option<(Instant, Instant)>,
+    /// When the client asked to delete its node and when the server answered.
+    deleted: Option<(Instant, Instant)>,
+    /// When the client ended the session itself (not the server, for want of pings).
+    closed: Option<(Instant, Instant)>,
+}
+
+/// The servers of one recording, and what the recorder needs to read their logs.
+struct Running {
+    world: World,
+    scale: u64,
+    servers: Vec<ZooKeeper>,
+    /// The wall clock and the monotonic clock read at one moment: the servers log wall-clock
+    /// milliseconds, the recorder keeps monotonic instants.
+    clock: (SystemTime, Instant),
+    /// (service, session id) → the session and who opened it.
+    sessions: Mutex<BTreeMap<(u32, i64), Opened>>,
+    /// Whether each client is paused now: a paused client sends no heartbeat.
+    paused: Vec<Arc<AtomicBool>>,
+}
+
+impl Running {
+    fn session_timeout_ms(&self, service: u32) -> i32 {
+        self.world.services[service as usize]
+            .lease
+            .map(|l| (l * self.scale / 1000).max(1))
+            .unwrap_or(u64::from(MAX_SESSION_MS))
+            .min(u64::from(MAX_SESSION_MS)) as i32
+    }
+
+    /// A server's logged time as an instant of the recorder's clock.
+    fn instant_of(&self, time_ms: i64) -> Instant {
+        let (wall, mono) = self.clock;
+        let wall_ms = wall
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let delta = time_ms - wall_ms;
+        if delta >= 0 {
+            mono + Duration::from_millis(delta as u64)
+        } else {
+            mono.checked_sub(Duration::from_millis((-delta) as u64))
+                .unwrap_or(mono)
+        }
+    }
+}
+
+/// A moment the server logged, kept within the call that caused it: the server did it after the
+/// client asked and before the client heard back (its clock counts whole milliseconds).
+fn within(at: Instant, call: Option<(Instant, Instant)>) -> Instant {
+    match call {
+        Some((sent, answered)) => at.max(sent).min(answered),
+        None => at,
+    }
+}
+
+impl Backend for Running {
+    /// Opens a session whose timeout is the lease, and waits in the lock recipe's queue, at most
+    /// until `give_up`.
+    fn lock(&self, ask: &Ask) -> Result<Answer, String> {
+        if ask.try_only {
+            return Err("ZooKeeper's lock recipe has no try".into());
+        }
+        let service = ask.service;
+        let addr = self.servers[service as usize].client;
+        let left = ask.give_up.saturating_duration_since(Instant::now());
+        let session = match Session::connect(addr, self.session_timeout_ms(service), left) {
+            Ok(s) => Arc::new(s),
+            Err(Error::TimedOut(_)) => return Ok(Answer::Unanswered),
+            Err(_) if Instant::now() >= ask.deadline => return Ok(Answer::Unanswered),
+            Err(e) => return Err(e.to_string()),
+        };
+        let paused = self.paused[ask.client as usize].clone();
+        heartbeat(session.clone(), ask.deadline + CALL_TIMEOUT, move || {
+            !paused.load(Ordering::SeqCst)
+        });
+        let key = (service, session.id);
+        self.sessions.lock().unwrap().insert(
+            key,
+            Opened {
+                client: ask.client,
+                session: session.clone(),
+                created: None,
+                deleted: None,
+                closed: None,
+            },
+        );
+        let sent = Instant::now();
+        let waited = lock(&session, ask.resource, ask.give_up);
+        let answered = Instant::now();
+        let node = match &waited {
+            Ok(Waited::Held(l)) => Some(l.node.clone()),
+            Ok(Waited::TimedOut(node)) => node.clone(),
+            Err(_) => None,
+        };
+        if node.is_some() {
+            // The creation is the recipe's first call: it was answered before the wait ended.
+            if let Some(o) = self.sessions.lock().unwrap().get_mut(&key) {
+                o.created = Some((sent, answered));
+            }
+        }
+        match waited {
+            Ok(Waited::Held(locked)) => Ok(Answer::Granted(Grant {
+                service,
+                token: locked.czxid,
+                key: locked.node.into_bytes(),
+                lease: session.id as u64,
+            })),
+            Ok(Waited::TimedOut(_)) => {
+                // Ending the session deletes the waiting node (a cancellation in the log).
+                // Like the model's cancel, the client does not wait for it: a stopped server
+                // answers only when it is continued.
+                self.close_later(key);
+                Ok(Answer::Unanswered)
+            }
+            // The session ended while the client waited (it was paused past its timeout): the
+            // server deleted its node, and the request is over unanswered.
+            Err(Error::Closed(_)) => Ok(Answer::Unanswered),
+            Err(_) if Instant::now() >= ask.deadline => Ok(Answer::Unanswered),
+            Err(e) => Err(format!("lock {}: {e}", ask.resource)),
+        }
+    }
+
+    /// Deletes the lock node, then ends the session. A session the server already ended (its
+    /// client was paused past its timeout) has no node left to delete: the release never
+    /// reaches the service.
+    fn unlock(&self, _client: u32, grant: &Grant, timeout: Duration) -> Result<(), String> {
+        let key = (grant.service, grant.lease as i64);
+        let Some(session) = self
+            .sessions
+            .lock()
+            .unwrap()
+            .get(&key)
+            .map(|o| o.session.clone())
+        else {
+            return Ok(());
+        };
+        let node = String::from_utf8_lossy(&grant.key).into_owned();
+        let sent = Instant::now();
+        let deleted = session.delete(&node, sent + timeout);
+        let answered = Instant::now();
+        let closing = Instant::now();
+        session.close(timeout);
+        let closed = Instant::now();
+        if let Some(o) = self.sessions.lock().unwrap().get_mut(&key) {
+            if deleted.is_ok() {
+                o.deleted = Some((sent, answered));
+            }
+            o.closed = Some((closing, closed));
+        }
+        match deleted {
+            Ok(_) | Err(Error::Closed(_)) | Err(Error::Server(NO_NODE, _)) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn outage(&self, service: u32, starts: bool) -> Result<(), String> {
+        self.servers[service as usize].process.pause(starts);
+        Ok(())
+    }
+
+    fn pause(&self, client: u32, starts: bool) {
+        if let Some(p) = self.paused.get(client as usize) {
+            p.store(starts, Ordering::SeqCst);
+        }
+    }
+
+    fn finish(&self) -> Result<Vec<ServiceLog>, String> {
+        let mut logs = Vec::new();
+        for (s, server) in self.servers.iter().enumerate() {
+            server.process.pause(false);
+            // A server answers a request only once every transaction before it is in its log
+            // file: one last request makes sure the log holds the whole recording.
+            let session =
+                Session::connect(server.client, 10_000, CALL_TIMEOUT).map_err(|e| e.to_string())?;
+            session
+                .children("/lock", Instant::now() + CALL_TIMEOUT)
+                .map_err(|e| e.to_string())?;
+            session.close(CALL_TIMEOUT);
+            let txns = server.transactions()?;
+            let last_revision = txns.last().map_or(0, |t| t.zxid);
+            logs.push(ServiceLog {
+                entries: self.log_of(s as u32, &txns),
+                last_revision,
+            });
+        }
+        Ok(logs)
+    }
+}
+
+impl Running {
+    /// Ends a session from a thread of its own, and notes that the client ended it.
+    fn close_later(&self, key: (u32, i64)) {
+        let Some(session) = self
+            .sessions
+            .lock()
+            .unwrap()
+            .get(&key)
+            .map(|o| o.session.clone())
+        else {
+            return;
+        };
+        let closing = Instant::now();
+        if let Some(o) = self.sessions.lock().unwrap().get_mut(&key) {
+            // The server may take until an outage ends to act on it; the log's own time says
+            // when it did.
+            o.closed = Some((closing, closing + Duration::from_secs(3600)));
+        }
+        std::thread::spawn(move || session.close(CALL_TIMEOUT));
+    }
+
+    /// One server's transactions read as the lock recipe defines a lock: under each lock's
+    /// folder, the node with the lowest sequence number holds it. A node created while the
+    /// folder is empty is a grant, otherwise a client queued behind the holder; the holder's
+    /// node deleted by its client is a release, deleted because its session ended is a release
+    /// when the client ended the session and an expiry when the server did, and the next node
+    /// then holds; a waiting node deleted is a cancellation. The order is the server's zxids.
+    fn log_of(&self, s: u32, txns: &[Txn]) -> Vec<Entry> {
+        let sessions = self.sessions.lock().unwrap();
+        // Each lock's nodes by sequence number: (path, client, session, czxid).
+        let mut locks: BTreeMap<u32, BTreeMap<u64, (String, u32, i64, u64)>> = BTreeMap::new();
+        let mut entries = Vec::new();
+        let resource_of = |path: &str| -> Option<u32> {
+            let (dir, _) = path.rsplit_once('/')?;
+            self.world
+                .resources
+                .iter()
+                .position(|r| lock_dir(&r.name) == dir)
+                .map(|r| r as u32)
+        };
+        let push = |entries: &mut Vec<Entry>, zxid: u64, seen: Instant, op: ServiceOp, r| {
+            entries.push(Entry {
+                seen,
+                revision: zxid,
+                grant_id: match op {
+                    ServiceOp::Granted { token, .. } => Some(token),
+                    _ => None,
+                },
+                what: Logged::Op { op, resource: r },
+            })
+        };
+        for t in txns {
+            let at = self.instant_of(t.time_ms);
+            let opened = sessions.get(&(s, t.session));
+            match &t.op {
+                TxnOp::Create {
+                    path,
+                    ephemeral: true,
+                } => {
+                    let (Some(r), Some(seq), Some(o)) = (resource_of(path), sequence(path), opened)
+                    else {
+                        continue;
+                    };
+                    let lock = locks.entry(r).or_default();
+                    let op = match lock.values().next() {
+                        None => ServiceOp::Granted {
+                            client: o.client,
+                            token: t.zxid,
+                            lease_until: None,
+                        },
+                        Some((_, holder, _, _)) => ServiceOp::Queued {
+                            client: o.client,
+                            behind: Some(*holder),
+                        },
+                    };
+                    push(&mut entries, t.zxid, within(at, o.created), op, r);
+                    lock.insert(seq, (path.clone(), o.client, t.session, t.zxid));
+                }
+                TxnOp::Delete { path } => {
+                    let (Some(r), Some(seq)) = (resource_of(path), sequence(path)) else {
+                        continue;
+                    };
+                    let lock = locks.entry(r).or_default();
+                    let held = lock.keys().next() == Some(&seq);
+                    let Some((_, client, _, czxid)) = lock.remove(&seq) else {
+                        continue;
+                    };
+                    let seen = within(at, opened.and_then(|o| o.deleted));
+                    let op = if held {
+                        ServiceOp::Released {
+                            client,
+                            token: czxid,
+                        }
+                    } else {
+                        ServiceOp::Cancelled { client }
+                    };
+                    push(&mut entries, t.zxid, seen, op, r);
+                    if held {
+                        if let Some((_, next, _, token)) = lock.values().next() {
+                            let op = ServiceOp::Granted {
+                                client: *next,
+                                token: *token,
+                                lease_until: None,
+                            };
+                            push(&mut entries, t.zxid, seen, op, r);
+                        }
+                    }
+                }
+                TxnOp::CloseSession => {
+                    // The client's own close, when the server ended the session no earlier
+                    // than the client asked (its clock counts whole milliseconds); a session
+                    // that ended before (for want of pings) was not the client's doing, and the
+                    // client's later close found nothing to end.
+                    let by_client = opened
+                        .and_then(|o| o.closed)
+                        .filter(|(sent, _)| at + Duration::from_millis(1) >= *sent);
+                    let seen = match by_client {
+                        Some(call) => within(at, Some(call)),
+                        None => at,
+                    };
+                    for (r, lock) in locks.iter_mut() {
+                        let gone: Vec<u64> = lock
+                            .iter()
+                            .filter(|(_, n)| n.2 == t.session)
+                            .map(|(seq, _)| *seq)
+                            .collect();
+                        for seq in gone {
+                            let held = lock.keys().next() == Some(&seq);
+                            let Some((_, client, _, czxid)) = lock.remove(&seq) else {
+                                continue;
+                            };
+                            let op = match (held, by_client.is_some()) {
+                                (false, _) => ServiceOp::Cancelled { client },
+                                (true, true) => ServiceOp::Released {
+                                    client,
+                                    token: czxid,
+                                },
+                                (true, false) => ServiceOp::Expired {
+                                    client,
+                                    token: czxid,
+                                },
+                            };
+                            push(&mut entries, t.zxid, seen, op, *r);
+                            if held {
+                                if let Some((_, next, _, token)) = lock.values().next() {
+                                    let op = ServiceOp::Granted {
+                                        client: *next,
+                                        token: *token,
+                                        lease_until: None,
+                                    };
+                                    push(&mut entries, t.zxid, seen, op, *r);
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        entries
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -976,7 +1435,7 @@ mod tests {
     /// and on a session that ends for want of pings; the log has it all in zxid order.
     #[test]
     fn the_lock_recipe_on_a_real_server() {
-        let dir = etcd::TempDir::new("zk-unit").unwrap();
+        let dir = super::super::process::TempDir::new("zk-unit").unwrap();
         let server = ZooKeeper::start("s0", dir.path()).unwrap();
         let admin = Session::connect(server.client, 10_000, Duration::from_secs(2)).unwrap();
         admin.ensure("/lock", deadline()).unwrap();
