@@ -1050,6 +1050,13 @@ impl Product for ZooKeeperProduct {
     }
 }
 
+/// A lock node as the log is read: whose it is.
+struct Node {
+    client: u32,
+    session: i64,
+    czxid: u64,
+}
+
 /// One session a client opened for one lock request.
 struct Opened {
     client: u32,
@@ -1274,8 +1281,8 @@ impl Running {
     /// then holds; a waiting node deleted is a cancellation. The order is the server's zxids.
     fn log_of(&self, s: u32, txns: &[Txn]) -> Vec<Entry> {
         let sessions = self.sessions.lock().unwrap();
-        // Each lock's nodes by sequence number: (path, client, session, czxid).
-        let mut locks: BTreeMap<u32, BTreeMap<u64, (String, u32, i64, u64)>> = BTreeMap::new();
+        // Each lock's nodes by sequence number.
+        let mut locks: BTreeMap<u32, BTreeMap<u64, Node>> = BTreeMap::new();
         let mut entries = Vec::new();
         let resource_of = |path: &str| -> Option<u32> {
             let (dir, _) = path.rsplit_once('/')?;
@@ -1315,13 +1322,20 @@ impl Running {
                             token: t.zxid,
                             lease_until: None,
                         },
-                        Some((_, holder, _, _)) => ServiceOp::Queued {
+                        Some(holder) => ServiceOp::Queued {
                             client: o.client,
-                            behind: Some(*holder),
+                            behind: Some(holder.client),
                         },
                     };
                     push(&mut entries, t.zxid, within(at, o.created), op, r);
-                    lock.insert(seq, (path.clone(), o.client, t.session, t.zxid));
+                    lock.insert(
+                        seq,
+                        Node {
+                            client: o.client,
+                            session: t.session,
+                            czxid: t.zxid,
+                        },
+                    );
                 }
                 TxnOp::Delete { path } => {
                     let (Some(r), Some(seq)) = (resource_of(path), sequence(path)) else {
@@ -1329,7 +1343,7 @@ impl Running {
                     };
                     let lock = locks.entry(r).or_default();
                     let held = lock.keys().next() == Some(&seq);
-                    let Some((_, client, _, czxid)) = lock.remove(&seq) else {
+                    let Some(Node { client, czxid, .. }) = lock.remove(&seq) else {
                         continue;
                     };
                     let seen = within(at, opened.and_then(|o| o.deleted));
@@ -1343,10 +1357,10 @@ impl Running {
                     };
                     push(&mut entries, t.zxid, seen, op, r);
                     if held {
-                        if let Some((_, next, _, token)) = lock.values().next() {
+                        if let Some(next) = lock.values().next() {
                             let op = ServiceOp::Granted {
-                                client: *next,
-                                token: *token,
+                                client: next.client,
+                                token: next.czxid,
                                 lease_until: None,
                             };
                             push(&mut entries, t.zxid, seen, op, r);
@@ -1368,12 +1382,12 @@ impl Running {
                     for (r, lock) in locks.iter_mut() {
                         let gone: Vec<u64> = lock
                             .iter()
-                            .filter(|(_, n)| n.2 == t.session)
+                            .filter(|(_, n)| n.session == t.session)
                             .map(|(seq, _)| *seq)
                             .collect();
                         for seq in gone {
                             let held = lock.keys().next() == Some(&seq);
-                            let Some((_, client, _, czxid)) = lock.remove(&seq) else {
+                            let Some(Node { client, czxid, .. }) = lock.remove(&seq) else {
                                 continue;
                             };
                             let op = match (held, by_client.is_some()) {
@@ -1389,10 +1403,10 @@ impl Running {
                             };
                             push(&mut entries, t.zxid, seen, op, *r);
                             if held {
-                                if let Some((_, next, _, token)) = lock.values().next() {
+                                if let Some(next) = lock.values().next() {
                                     let op = ServiceOp::Granted {
-                                        client: *next,
-                                        token: *token,
+                                        client: next.client,
+                                        token: next.czxid,
                                         lease_until: None,
                                     };
                                     push(&mut entries, t.zxid, seen, op, *r);
