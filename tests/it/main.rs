@@ -21,6 +21,7 @@ mod paint;
 mod properties;
 mod reality;
 mod recordings;
+mod redis;
 mod scenario_format;
 mod share;
 mod snapshots;

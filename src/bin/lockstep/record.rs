@@ -283,6 +283,10 @@ impl Plan {
         check.notes.push(
             "the scenario's latencies are waited out by the clients, on top of loopback's".into(),
         );
+        check.notes.push(
+            "the resource is a table inside the recorder, which applies the scenario's fencing rule"
+                .into(),
+        );
         product.check(scenario, &places, &mut check);
         let scale = product.scale(scenario, SCALE_MAX).unwrap_or(1);
         let real = Duration::from_millis(scenario.duration_ms.saturating_mul(scale));
@@ -486,6 +490,39 @@ impl Caller<'_, '_> {
         Duration::from_micros((base + jitter) * s.scale)
     }
 
+    /// Sleeps until `until`, and on through any pause the client is in when it wakes (a real
+    /// stall: nothing the client does happens while it is paused). False once the recording's
+    /// end has come.
+    fn sleep_until(&self, until: Instant) -> bool {
+        let s = self.shared;
+        let mut until = until.min(s.deadline);
+        // Each turn ends a pause the client was in; a scenario has a bounded number of them.
+        for _ in 0..=lockstep::scenario::limits::WINDOWS_MAX + 1 {
+            let now = Instant::now();
+            if now < until {
+                std::thread::sleep(until - now);
+            }
+            // Whether the client is paused is asked of the moment it was due, not of when the
+            // thread woke: a thread that wakes late must not find itself in a pause that began
+            // after its step was due.
+            let at = s.micros(until);
+            match s.world.paused_until(self.id, at) {
+                Some(end) => until = s.real(end).min(s.deadline),
+                None => break,
+            }
+            if Instant::now() >= s.deadline {
+                break;
+            }
+        }
+        Instant::now() < s.deadline
+    }
+
+    /// Waits out a pause the client is in now (a reply that arrives during a pause is acted on
+    /// when it ends).
+    fn stall(&self) -> bool {
+        self.sleep_until(Instant::now())
+    }
+
     /// A message's flight: the client waits it out (never past the recording's end).
     fn fly(&self, peer: Peer, request: bool) {
         let d = self.flight(peer, request);
@@ -583,34 +620,12 @@ impl<'s, 'b: 's, 'scope> Client<'s, 'b, 'scope> {
         self.caller.id
     }
 
-    /// Sleeps until `until`, and on through any pause the client is in when it wakes (a real
-    /// stall: nothing the client does happens while it is paused). False once the recording's
-    /// end has come.
     fn sleep_until(&self, until: Instant) -> bool {
-        let s = self.shared();
-        let mut until = until.min(s.deadline);
-        // Each turn ends a pause the client was in; a scenario has a bounded number of them.
-        for _ in 0..=lockstep::scenario::limits::WINDOWS_MAX + 1 {
-            let now = Instant::now();
-            if now < until {
-                std::thread::sleep(until - now);
-            }
-            let at = s.micros(Instant::now());
-            match s.world.paused_until(self.id(), at) {
-                Some(end) => until = s.real(end).min(s.deadline),
-                None => break,
-            }
-            if Instant::now() >= s.deadline {
-                break;
-            }
-        }
-        Instant::now() < s.deadline
+        self.caller.sleep_until(until)
     }
 
-    /// Waits out a pause the client is in now (a reply that arrives during a pause is acted on
-    /// when it ends).
     fn stall(&self) -> bool {
-        self.sleep_until(Instant::now())
+        self.caller.stall()
     }
 
     fn draw(&mut self, max: Micros) -> Micros {
@@ -794,7 +809,9 @@ impl<'s, 'b: 's, 'scope> Client<'s, 'b, 'scope> {
                     return;
                 }
                 drop(b);
+                // A paused client acts on a late grant when its pause ends, as on any message.
                 if let Ok(Answer::Granted(grant)) = answer {
+                    caller.stall();
                     caller.shared.emit(What::StaleGrantReleased {
                         client: caller.id,
                         service,
@@ -829,8 +846,9 @@ impl<'s, 'b: 's, 'scope> Client<'s, 'b, 'scope> {
             }
         };
         let quorum = majority.quorum;
-        // Each turn counts one answer or one timeout; there are at most two per service.
-        for _ in 0..=2 * services.len() + 2 {
+        // Each turn counts one answer or one timeout: at most one of each per service, the
+        // validity's end and the recording's.
+        for _ in 0..2 * services.len() + 3 {
             let granted = votes.iter().filter(|v| **v == Vote::Granted).count() as u32;
             let open = votes.iter().filter(|v| matches!(v, Vote::Open(_))).count() as u32;
             if granted >= quorum {
@@ -916,7 +934,11 @@ impl<'s, 'b: 's, 'scope> Client<'s, 'b, 'scope> {
                     self.release_async(grants.into_iter().flatten().collect());
                     return Attempt::Over;
                 }
-                Err(_) => {
+                Err(e) => {
+                    // Every request has answered: nothing can come before the next timeout.
+                    if e == mpsc::RecvTimeoutError::Disconnected {
+                        std::thread::sleep(wait);
+                    }
                     let now = Instant::now();
                     if now >= s.deadline {
                         close(&mut grants);
@@ -944,8 +966,16 @@ impl<'s, 'b: 's, 'scope> Client<'s, 'b, 'scope> {
                 }
             }
         }
-        // Unreachable in practice: every turn above settles an answer or a timeout.
+        // Not reached: every turn above settles an answer or a timeout, and there are no more
+        // of those than turns. Should it be, the attempt is given up as the model gives up one
+        // short of its quorum.
         close(&mut grants);
+        let granted = votes.iter().filter(|v| **v == Vote::Granted).count() as u32;
+        s.emit(What::QuorumMissed {
+            client: id,
+            granted,
+            quorum,
+        });
         self.release_async(grants.into_iter().flatten().collect());
         Attempt::Aborted(AbortReason::QuorumMissed)
     }
