@@ -384,8 +384,9 @@ fn what_redis_cannot_play_is_refused_at_its_line() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o.stderr)
-            .contains("--on: \"nothing\" is not a product the recorder starts (etcd, redis)"),
+        text(&o.stderr).contains(
+            "--on: \"nothing\" is not a product the recorder starts (etcd, redis, zookeeper)"
+        ),
         "{}",
         text(&o.stderr)
     );

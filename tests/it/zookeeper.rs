@@ -299,3 +299,106 @@ fn what_zookeeper_cannot_play_is_named_with_its_line() {
     );
     assert!(processes_under(scratch.path()).is_empty());
 }
+
+/// The ZooKeeper recordings shipped in `lessons/recordings/`, each made by the command
+/// docs/reality.md gives: (file, the scenario it played, the edit applied to it).
+const SHIPPED: &[(&str, &str, Option<&str>)] = &[
+    (
+        "01-two-services.zookeeper.json",
+        "01-two-services.toml",
+        None,
+    ),
+    (
+        "05-fencing.zookeeper.json",
+        "05-fencing.toml",
+        Some("fencing accounts one_source all_accesses"),
+    ),
+];
+
+/// Each shipped ZooKeeper recording reads back, says it was made on ZooKeeper and what was not
+/// real, plays the shipped scenario (with its edit), and shows what the course says it shows,
+/// judged again by the monitors, by the library and by `lockstep judge` alike.
+#[test]
+fn the_shipped_zookeeper_recordings_are_judged_again_to_their_verdicts() {
+    use lockstep::recording::Recording;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/reality.md")).unwrap();
+    for (file, scenario, edit) in SHIPPED {
+        let path = root.join("lessons/recordings").join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let recording = Recording::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        for s in &recording.source.services {
+            assert!(
+                s.product.starts_with("ZooKeeper 3."),
+                "{file}: {}",
+                s.product
+            );
+        }
+        let notes = recording.source.notes.join("\n");
+        for said in [
+            "latencies are waited out",
+            "the resource is a table inside the recorder",
+            "one standalone ZooKeeper server",
+        ] {
+            assert!(
+                notes.contains(said),
+                "{file}: the notes do not say {said:?}"
+            );
+        }
+        let mut shipped = lockstep::Scenario::from_toml_str(
+            &std::fs::read_to_string(root.join("lessons/scenarios").join(scenario)).unwrap(),
+        )
+        .unwrap();
+        if let Some(edit) = edit {
+            shipped = lockstep::lesson::apply_edits(&shipped, &[edit.parse().unwrap()]);
+            assert!(
+                page.contains(&format!("--edit \"{edit}\" --on zookeeper")),
+                "docs/reality.md lacks the edit of {file}"
+            );
+        }
+        assert_eq!(
+            recording.source.scenario, shipped,
+            "{file} plays {scenario}"
+        );
+        assert!(
+            page.contains(&format!("--out lessons/recordings/{file}")),
+            "docs/reality.md lacks the command that made {file}"
+        );
+        let verdict = lockstep::monitor::verdict(&recording);
+        for log in &verdict.service_logs {
+            assert!(log.consistent, "{file}: {:?}", log.problems);
+        }
+        if edit.is_some() {
+            assert_eq!(verdict.rejected_writes, 1, "{file}");
+            assert_eq!(verdict.lost_updates, 0, "{file}");
+            assert_eq!(
+                verdict.integrity,
+                lockstep::monitor::Integrity::Intact,
+                "{file}"
+            );
+        } else {
+            assert_eq!(
+                verdict.exclusion,
+                lockstep::monitor::Exclusion::Broken,
+                "{file}"
+            );
+            assert!(verdict.lost_updates > 0, "{file}");
+        }
+        let judged = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(["judge", path.to_str().unwrap(), "--json"])
+            .output()
+            .unwrap();
+        let cli: Value = judged_json(&judged);
+        assert_eq!(
+            cli["verdict"],
+            serde_json::to_value(&verdict).unwrap(),
+            "{file}: `judge` and the library"
+        );
+    }
+}
+
+#[track_caller]
+fn judged_json(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}

@@ -1008,7 +1008,7 @@ impl Product for ZooKeeperProduct {
         }
         if scenario.services.iter().any(|s| !s.outages.is_empty()) {
             check.notes.push(
-                "an outage stops the ZooKeeper process: requests wait for it instead of being lost, and sessions it has not heard from for their timeout end when it continues".into(),
+                "an outage stops the ZooKeeper process: requests wait for it instead of being lost, and a session whose timeout passed meanwhile may end when it continues".into(),
             );
         }
     }
