@@ -414,7 +414,7 @@ fn the_record_usage_is_documented() {
         ),
         (
             vec!["record", "a.toml", "--compare", "--json"],
-            "record --compare takes only --runs",
+            "record --compare takes only --on and --runs",
         ),
         (
             vec!["record", "a.toml", "--compare", "--runs", "0"],
