@@ -104,18 +104,18 @@ install_base() {
     fi
 
     # Debian's packages, because nothing may download a browser build: Chromium and its driver for
-    # the browser tests, a font for `lockstep export --format png`, and etcd, the real lock service
-    # `lockstep record` and its tests start.
+    # the browser tests, a font for `lockstep export --format png`, and etcd, Redis and ZooKeeper,
+    # the real lock services `lockstep record` and its tests start.
     deb_installed() {
         [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
     }
-    DEBS=(chromium chromium-driver fonts-dejavu-core etcd-server)
+    DEBS=(chromium chromium-driver fonts-dejavu-core etcd-server redis-server zookeeper)
     MISSING=()
     for deb in "${DEBS[@]}"; do
         deb_installed "$deb" || MISSING+=("$deb")
     done
     if [ "${#MISSING[@]}" -eq 0 ]; then
-        log "skip: ${DEBS[*]} already installed (chromium $(dpkg-query -W -f='${Version}' chromium), etcd $(dpkg-query -W -f='${Version}' etcd-server))"
+        log "skip: ${DEBS[*]} already installed (chromium $(dpkg-query -W -f='${Version}' chromium), etcd $(dpkg-query -W -f='${Version}' etcd-server), redis $(dpkg-query -W -f='${Version}' redis-server), zookeeper $(dpkg-query -W -f='${Version}' zookeeper))"
     else
         # The package lists are refreshed only when they do not know a package yet, or when an
         # install from the lists at hand fails (for example on a superseded version).
@@ -136,6 +136,22 @@ install_base() {
         # starts its own etcd processes and needs none running, so one the package started stops.
         if [[ " ${MISSING[*]} " == *" etcd-server "* ]] && [ -x /etc/init.d/etcd ]; then
             $SUDO /etc/init.d/etcd stop >/dev/null 2>&1 || true
+        fi
+        # Debian's redis-server starts a system Redis on port 6379 the same way, and enables it
+        # at boot; the recorder starts its own on free ports, so it is stopped and disabled.
+        if [[ " ${MISSING[*]} " == *" redis-server "* ]]; then
+            if [ -x /etc/init.d/redis-server ]; then
+                $SUDO /etc/init.d/redis-server stop >/dev/null 2>&1 || true
+            fi
+            if command -v systemctl >/dev/null 2>&1; then
+                $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
+            fi
+        fi
+        # Debian's zookeeper package is the server's classes only (its system service is the
+        # separate zookeeperd); should a service have started anyway, it is stopped, since the
+        # recorder starts its own servers with java on free ports.
+        if [[ " ${MISSING[*]} " == *" zookeeper "* ]] && [ -x /etc/init.d/zookeeper ]; then
+            $SUDO /etc/init.d/zookeeper stop >/dev/null 2>&1 || true
         fi
     fi
 

@@ -59,7 +59,7 @@ pub fn find(file: &str) -> Option<&'static BuiltIn> {
     ALL.iter().find(|b| b.file == file)
 }
 
-/// The recordings lessons show, made on real etcd by `lockstep record … --out` and shipped as
+/// The recordings lessons show, made on real services by `lockstep record … --out` and shipped as
 /// written: (file name under `lessons/recordings/`, text). Only the code that reads lesson
 /// files (the command line, the lesson checker) links them; the page gets each in its lesson.
 pub static RECORDINGS: &[(&str, &str)] = &[
@@ -70,6 +70,14 @@ pub static RECORDINGS: &[(&str, &str)] = &[
     (
         "05-fencing-every-access.json",
         include_str!("../lessons/recordings/05-fencing-every-access.json"),
+    ),
+    (
+        "01-two-services.zookeeper.json",
+        include_str!("../lessons/recordings/01-two-services.zookeeper.json"),
+    ),
+    (
+        "05-fencing.zookeeper.json",
+        include_str!("../lessons/recordings/05-fencing.zookeeper.json"),
     ),
 ];
 

@@ -82,13 +82,15 @@ usage:
   lockstep explore FILE [--depth N] [--states N] [--faults N] [--operations N] [--json]
       Every interleaving of a small scenario, breadth first: either every property holds for
       all the states reached, or the shortest counterexample as a trace with its verdict.
-  lockstep record FILE [--edit EDIT]... [--seed N] [--json] [--no-trace] [--out TRACE.json]
-      Play the scenario on real etcd processes (one per lock service, started and stopped
-      here) and judge the recorded trace as `run` judges a simulated one. Real time makes
-      each recording different; the seed drives the clients' schedule. Each --edit changes
-      the scenario as the app's controls do (`lockstep names FILE` lists them); --out also
-      writes the JSON document, which `judge`, the site's import and lessons read back.
-  lockstep record FILE... --compare [--runs N]
+  lockstep record FILE [--on etcd|redis|zookeeper] [--edit EDIT]... [--seed N] [--json] [--no-trace] [--out TRACE.json]
+      Play the scenario on real lock services (one etcd, redis-server or ZooKeeper process
+      per lock service, started and stopped here; --on chooses, by default Redis for a
+      scenario with a majority client and etcd otherwise) and judge the recorded trace as
+      `run` judges a simulated one. Real time makes each recording different; the seed drives the clients'
+      schedule. Each --edit changes the scenario as the app's controls do (`lockstep names
+      FILE` lists them); --out also writes the JSON document, which `judge`, the site's
+      import and lessons read back.
+  lockstep record FILE... --compare [--on etcd|redis|zookeeper] [--runs N]
       Record N runs of each FILE (default 3) and count each verdict class beside the
       simulation's over the same seeds, as a Markdown table.
   lockstep judge RECORDING.json [--json] [--no-trace]

@@ -21,6 +21,7 @@ mod paint;
 mod properties;
 mod reality;
 mod recordings;
+mod redis;
 mod scenario_format;
 mod share;
 mod snapshots;
@@ -30,6 +31,7 @@ mod ui;
 mod verdicts;
 mod words;
 mod workshop;
+mod zookeeper;
 
 use std::path::PathBuf;
 

@@ -28,7 +28,7 @@ fn require_etcd() {
     );
 }
 
-fn record_command(scratch: &Scratch, args: &[&str]) -> Command {
+pub(crate) fn record_command(scratch: &Scratch, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_lockstep"));
     command
         .arg("record")
@@ -38,18 +38,18 @@ fn record_command(scratch: &Scratch, args: &[&str]) -> Command {
     command
 }
 
-fn record(scratch: &Scratch, args: &[&str]) -> Output {
+pub(crate) fn record(scratch: &Scratch, args: &[&str]) -> Output {
     record_command(scratch, args)
         .output()
         .expect("the lockstep binary runs")
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[track_caller]
-fn judged(o: &Output) -> Value {
+pub(crate) fn judged(o: &Output) -> Value {
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -62,7 +62,7 @@ fn judged(o: &Output) -> Value {
 }
 
 /// The processes whose command line names `dir`: the etcd processes a recording started there.
-fn processes_under(dir: &Path) -> Vec<(u32, String)> {
+pub(crate) fn processes_under(dir: &Path) -> Vec<(u32, String)> {
     let needle = dir.to_string_lossy().into_owned();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc")
@@ -89,7 +89,7 @@ fn processes_under(dir: &Path) -> Vec<(u32, String)> {
 
 /// Waits (a few seconds at most) until no process names `dir`, and fails with those left.
 #[track_caller]
-fn assert_none_left(dir: &Path) {
+pub(crate) fn assert_none_left(dir: &Path) {
     let start = Instant::now();
     loop {
         let left = processes_under(dir);
@@ -98,13 +98,13 @@ fn assert_none_left(dir: &Path) {
         }
         assert!(
             start.elapsed() < Duration::from_secs(5),
-            "etcd processes were left running: {left:?}"
+            "service processes were left running: {left:?}"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
-fn logs_consistent(v: &Value) {
+pub(crate) fn logs_consistent(v: &Value) {
     let logs = v["verdict"]["service_logs"]
         .as_array()
         .expect("service logs");
@@ -414,7 +414,7 @@ fn the_record_usage_is_documented() {
         ),
         (
             vec!["record", "a.toml", "--compare", "--json"],
-            "record --compare takes only --runs",
+            "record --compare takes only --on and --runs",
         ),
         (
             vec!["record", "a.toml", "--compare", "--runs", "0"],
@@ -442,8 +442,8 @@ fn the_record_usage_is_documented() {
     }
 }
 
-/// docs/reality.md's conformance table covers every shipped scenario the recorder plays, and
-/// its command names the same files: a scenario left out must be one the recorder refuses.
+/// docs/reality.md's conformance tables cover every shipped scenario the recorder plays, and
+/// their commands name the same files: a scenario left out must be one the recorder refuses.
 #[test]
 fn the_conformance_table_covers_every_playable_scenario() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -455,8 +455,14 @@ fn the_conformance_table_covers_every_playable_scenario() {
         .map(|l| l[..l.find('`').unwrap()].to_string())
         .collect();
     assert!(!rows.is_empty(), "the conformance table has no rows");
-    let command = &section[section.find("```sh").unwrap()..];
-    let command = &command[..command[5..].find("```").unwrap()];
+    // The section's commands: the etcd table's and the Redis table's, each in a block of its
+    // own, up to the next section.
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let command: String = section
+        .split("```sh")
+        .skip(1)
+        .map(|block| &block[..block.find("```").unwrap()])
+        .collect();
     // A file standing where the temporary folder should be: a scenario the recorder accepts
     // fails when it creates its folder, before any etcd starts.
     let scratch = Scratch::new("reality-table");

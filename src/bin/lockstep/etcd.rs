@@ -1,122 +1,187 @@
 //! Real etcd processes for `lockstep record`, and the few calls of etcd's v3 HTTP/JSON gateway
 //! the recorder makes (leases, locks, ranges and one watch per service).
 //!
-//! Every process started here is stopped on every way out: when its [`Etcd`] is dropped (a
-//! normal end, an error, a panic that unwinds), from a signal handler on Ctrl-C, `SIGTERM` or
-//! `SIGHUP`, and by the kernel if this process dies any other way (the child asks for
-//! `SIGKILL` when its parent goes).
+//! Each service is one single-node etcd. Locks are taken through etcd's lock API, each with a
+//! lease of its own; each service's log is what etcd's watch reported, in etcd's revision
+//! order, and the recorder only decides which change of the lock's keys is a grant, a
+//! queueing, a release, an expiry or a cancellation, as etcd's lock recipe defines them. The
+//! processes are started and stopped through [`super::process`].
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use lockstep::scenario::{Protocol, Scenario};
+use lockstep::trace::ServiceOp;
+use lockstep::world::{ProtocolConfig, World};
 use serde_json::{json, Value};
+
+use super::backend::{
+    Answer, Ask, Backend, Check, Entry, Grant, Logged, Places, Product, ServiceLog,
+};
+use super::process::{free_port, Process};
 
 /// The program started for each lock service.
 pub const ETCD: &str = "etcd";
 
+const INSTALL: &str = "install etcd (scripts/install.sh installs Debian's etcd-server)";
+
 /// How long a new etcd may take to answer its health check.
 const START_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// One slot per process that may be running, read by the signal handler. A handler may only
-/// do async-signal-safe work, so the process ids live in atomics, not behind a lock.
-const SLOTS: usize = 16;
-static RUNNING: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
+/// A lease for a service without one: longer than any recording, so it never ends a hold.
+const NO_LEASE_TTL_S: u64 = 3600;
 
-/// The temporary folder of the recording under way, for the signal handler to remove (a C
-/// string leaked while the folder exists, or null).
-static FOLDER: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+/// How long a call that should answer at once may take before the recording fails.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
-extern "C" fn on_signal(signal: libc::c_int) {
-    for slot in &RUNNING {
-        let pid = slot.load(Ordering::SeqCst);
-        if pid > 0 {
-            // SIGKILL, not SIGTERM: a process the recorder stopped (an outage) would not act on
-            // SIGTERM until it is continued.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, std::ptr::null_mut(), 0);
+/// etcd as a product the recorder plays scenarios on.
+pub struct Etcd;
+
+impl Product for Etcd {
+    fn name(&self) -> &'static str {
+        "etcd"
+    }
+
+    fn version(&self) -> Result<String, String> {
+        version()
+    }
+
+    fn check(&self, scenario: &Scenario, places: &Places, check: &mut Check) {
+        for (i, s) in scenario.services.iter().enumerate() {
+            if s.subordinate_to.is_some() {
+                check.refuse(
+                    places.service_field(scenario, i, "subordinate_to"),
+                    "a subordinate service",
+                    "etcd's lock API takes no authority token",
+                );
+            }
+            if s.forgets_on_restart {
+                check.refuse(
+                    places.service_field(scenario, i, "forgets_on_restart"),
+                    "a service that forgets on restart",
+                    "an etcd member keeps its data on disk across a restart",
+                );
+            }
+            if s.clock_rate_percent != 100 {
+                check.refuse(
+                    places.service_field(scenario, i, "clock_rate_percent"),
+                    "a service clock that runs fast or slow",
+                    "etcd's leases run on the machine's own clock",
+                );
             }
         }
-    }
-    // The etcd data (tens of megabytes each, mostly a preallocated log) is removed by `rm`:
-    // only fork, exec and wait are safe to call here, not the standard library's file system.
-    let folder = FOLDER.load(Ordering::SeqCst);
-    if !folder.is_null() {
-        unsafe {
-            let rm = c"/bin/rm".as_ptr();
-            let argv = [rm, c"-rf".as_ptr(), folder, std::ptr::null()];
-            let pid = libc::fork();
-            if pid == 0 {
-                libc::execv(rm, argv.as_ptr());
-                libc::_exit(127);
-            }
-            if pid > 0 {
-                libc::waitpid(pid, std::ptr::null_mut(), 0);
-            }
-        }
-    }
-    unsafe { libc::_exit(128 + signal) };
-}
-
-/// Installs the handler that stops every started etcd when the recorder is interrupted.
-fn install_signal_handlers() {
-    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        unsafe { libc::signal(signal, handler) };
-    }
-}
-
-/// A folder under the system's temporary folder, removed when dropped.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(label: &str) -> Result<TempDir, String> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let path =
-            std::env::temp_dir().join(format!("lockstep-{label}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&path)
-            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        if let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) {
-            let old = FOLDER.swap(c.into_raw(), Ordering::SeqCst);
-            if !old.is_null() {
-                drop(unsafe { std::ffi::CString::from_raw(old) });
+        for (i, c) in scenario.clients.iter().enumerate() {
+            let at = || places.client_field(scenario, i, "protocol");
+            match &c.protocol {
+                Protocol::TokenChain { .. } => {
+                    check.refuse(at(), "the token_chain protocol", "etcd's lock API takes no authority token")
+                }
+                Protocol::Majority { .. } => check.refuse(
+                    at(),
+                    "the majority protocol",
+                    "etcd's lock API waits in a queue, where a majority client's request is a try that is never queued; record it with --on redis",
+                ),
+                Protocol::AllUnordered {
+                    skip_unreachable: true,
+                    ..
+                }
+                | Protocol::AllOrdered {
+                    skip_unreachable: true,
+                    ..
+                } => check.refuse(
+                    at(),
+                    "skip_unreachable",
+                    "without partitions no service is unreachable, and an outage only delays answers",
+                ),
+                _ => {}
             }
         }
-        Ok(TempDir(path))
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let old = FOLDER.swap(std::ptr::null_mut(), Ordering::SeqCst);
-        if !old.is_null() {
-            drop(unsafe { std::ffi::CString::from_raw(old) });
+        for (i, s) in scenario.services.iter().enumerate() {
+            if let Some(l) = s.lease_ms {
+                if !(1..=super::SCALE_MAX).any(|k| (l * k) % 1000 == 0 && l * k > 0) {
+                    check.refuse(
+                        places.service_field(scenario, i, "lease_ms"),
+                        &format!("lease_ms = {l}"),
+                        &format!("etcd's leases are whole seconds, and no stretch of time up to {} times makes {l} ms one", super::SCALE_MAX),
+                    );
+                }
+            }
         }
-        let _ = std::fs::remove_dir_all(&self.0);
+        // A service's tokens must increase over its whole log; two locks of one service
+        // interleave their keys' revisions.
+        let world = World::compile(scenario);
+        let mut locks: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut reported = Vec::new();
+        for c in &world.clients {
+            if let ProtocolConfig::Locks { services, .. } = &c.protocol {
+                for s in services {
+                    let other = locks
+                        .insert(*s, c.resource)
+                        .is_some_and(|r| r != c.resource);
+                    if other && !reported.contains(s) {
+                        reported.push(*s);
+                        check.refuse(places.service(scenario, *s as usize), "one service locking two resources", "etcd's revisions are one counter per cluster, so two locks' tokens would not each increase in the service's log");
+                    }
+                }
+            }
+        }
+        check
+            .notes
+            .push("each service is one single-node etcd, whatever its replicas".into());
+        if scenario.services.iter().any(|s| s.first_token != 1) {
+            check.notes.push(
+                "tokens are etcd's revisions, which start at 1 (first_token is not applied)".into(),
+            );
+        }
+        if scenario.services.iter().any(|s| !s.outages.is_empty()) {
+            check.notes.push(
+                "an outage stops the etcd process: requests wait for it instead of being lost"
+                    .into(),
+            );
+        }
     }
-}
 
-/// A free loopback port: bound once to port 0 and let go, so etcd can bind it next.
-fn free_port() -> Result<u16, String> {
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free loopback port: {e}"))?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .map_err(|e| format!("no free loopback port: {e}"))
+    fn scale(&self, scenario: &Scenario, max: u64) -> Option<u64> {
+        // etcd counts leases in whole seconds: stretch real time until every lease is one.
+        (1..=max).find(|k| {
+            scenario
+                .services
+                .iter()
+                .filter_map(|s| s.lease_ms)
+                .all(|l| (l * k) % 1000 == 0 && l * k > 0)
+        })
+    }
+
+    fn start(&self, world: &World, scale: u64, dir: &Path) -> Result<Box<dyn Backend>, String> {
+        let mut processes = Vec::new();
+        let mut addrs = Vec::new();
+        for (i, _) in world.services.iter().enumerate() {
+            let (process, addr) = start(&format!("s{i}"), dir)?;
+            processes.push(process);
+            addrs.push(addr);
+        }
+        let watches: Vec<Watch> = addrs
+            .iter()
+            .map(|a| Watch::start(*a))
+            .collect::<Result<_, _>>()?;
+        Ok(Box::new(Running {
+            world: world.clone(),
+            scale,
+            processes,
+            addrs,
+            watches: Mutex::new(watches),
+            leases: Mutex::new(BTreeMap::new()),
+            unlocks: Mutex::new(Vec::new()),
+            granted: Mutex::new(BTreeMap::new()),
+        }))
+    }
 }
 
 /// The version line of the installed etcd (`etcd Version: 3.4.23`), or a message saying how to
@@ -126,9 +191,7 @@ pub fn version() -> Result<String, String> {
         .arg("--version")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| {
-            format!("cannot run {ETCD} ({e}): install etcd (scripts/install.sh installs Debian's etcd-server)")
-        })?;
+        .map_err(|e| format!("cannot run {ETCD} ({e}): {INSTALL}"))?;
     let text = String::from_utf8_lossy(&output.stdout);
     text.lines()
         .find_map(|l| l.strip_prefix("etcd Version:"))
@@ -136,124 +199,325 @@ pub fn version() -> Result<String, String> {
         .ok_or_else(|| format!("{ETCD} --version printed no version"))
 }
 
-/// One running single-node etcd, with its data in its own folder.
-pub struct Etcd {
-    child: Child,
-    slot: usize,
-    pub client: SocketAddr,
-    log: PathBuf,
+/// Starts a single-node etcd named `name` with its data under `dir`, and waits until it
+/// answers. Call from the main thread (see [`Process::spawn`]).
+fn start(name: &str, dir: &Path) -> Result<(Process, SocketAddr), String> {
+    let client_port = free_port()?;
+    let peer_port = free_port()?;
+    let client_url = format!("http://127.0.0.1:{client_port}");
+    let peer_url = format!("http://127.0.0.1:{peer_port}");
+    let data = dir.join(format!("{name}.etcd"));
+    let log = dir.join(format!("{name}.log"));
+    let mut command = Command::new(ETCD);
+    command
+        .arg("--name")
+        .arg(name)
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["--listen-client-urls", &client_url])
+        .args(["--advertise-client-urls", &client_url])
+        .args(["--listen-peer-urls", &peer_url])
+        .args(["--initial-advertise-peer-urls", &peer_url])
+        .args(["--initial-cluster", &format!("{name}={peer_url}")])
+        // Short ticks make etcd's shortest lease one second (the default is two) and its
+        // single-node election quick.
+        .args(["--heartbeat-interval", "10", "--election-timeout", "50"])
+        .args(["--log-level", "warn"]);
+    let mut process = Process::spawn(command, &log, INSTALL)?;
+    let client = SocketAddr::from(([127, 0, 0, 1], client_port));
+    let start = Instant::now();
+    loop {
+        if let Some(status) = process.exited() {
+            return Err(format!(
+                "etcd exited at start ({status}): {}",
+                process.log_tail()
+            ));
+        }
+        let healthy =
+            get(client, "/health", Duration::from_millis(500)).is_ok_and(|v| v["health"] == "true");
+        if healthy {
+            return Ok((process, client));
+        }
+        if start.elapsed() > START_TIMEOUT {
+            return Err(format!(
+                "etcd did not become healthy within {}s: {}",
+                START_TIMEOUT.as_secs(),
+                process.log_tail()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
-impl Etcd {
-    /// Starts an etcd named `name` with its data under `dir`, and waits until it answers.
-    /// Call from the main thread: the child's request to die with its parent follows the
-    /// thread that started it.
-    pub fn start(name: &str, dir: &Path) -> Result<Etcd, String> {
-        install_signal_handlers();
-        let slot = RUNNING
-            .iter()
-            .position(|s| s.load(Ordering::SeqCst) == 0)
-            .ok_or("too many etcd processes at once")?;
-        let client_port = free_port()?;
-        let peer_port = free_port()?;
-        let client_url = format!("http://127.0.0.1:{client_port}");
-        let peer_url = format!("http://127.0.0.1:{peer_port}");
-        let data = dir.join(format!("{name}.etcd"));
-        let log = dir.join(format!("{name}.log"));
-        let log_file = std::fs::File::create(&log)
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let log_err = log_file
-            .try_clone()
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let mut command = Command::new(ETCD);
-        command
-            .arg("--name")
-            .arg(name)
-            .arg("--data-dir")
-            .arg(&data)
-            .args(["--listen-client-urls", &client_url])
-            .args(["--advertise-client-urls", &client_url])
-            .args(["--listen-peer-urls", &peer_url])
-            .args(["--initial-advertise-peer-urls", &peer_url])
-            .args(["--initial-cluster", &format!("{name}={peer_url}")])
-            // Short ticks make etcd's shortest lease one second (the default is two) and its
-            // single-node election quick.
-            .args(["--heartbeat-interval", "10", "--election-timeout", "50"])
-            .args(["--log-level", "warn"])
-            .stdin(Stdio::null())
-            .stdout(log_file)
-            .stderr(log_err);
-        // The kernel kills the child if the recorder dies in a way no handler sees (SIGKILL).
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = command.spawn().map_err(|e| {
-            format!("cannot start {ETCD} ({e}): install etcd (scripts/install.sh installs Debian's etcd-server)")
-        })?;
-        RUNNING[slot].store(child.id() as i32, Ordering::SeqCst);
-        let mut etcd = Etcd {
-            child,
-            slot,
-            client: SocketAddr::from(([127, 0, 0, 1], client_port)),
-            log,
+/// The etcd processes of one recording, and what the recorder needs to read their logs.
+struct Running {
+    world: World,
+    scale: u64,
+    processes: Vec<Process>,
+    addrs: Vec<SocketAddr>,
+    watches: Mutex<Vec<Watch>>,
+    /// (service, lease) → client: whose lock key a watched key is.
+    leases: Mutex<BTreeMap<(u32, u64), u32>>,
+    /// Unlock calls: (service, key, revision answered, whether it deleted the key, when).
+    unlocks: Mutex<Vec<Unlock>>,
+    /// Grants as clients received them: (service, token) → when.
+    granted: Mutex<BTreeMap<(u32, u64), Instant>>,
+}
+
+struct Unlock {
+    service: u32,
+    key: Vec<u8>,
+    revision: u64,
+    deleted: bool,
+    when: Instant,
+}
+
+impl Backend for Running {
+    /// Takes a lease and waits for one service's lock, at most until `give_up`.
+    fn lock(&self, ask: &Ask) -> Result<Answer, String> {
+        let service = ask.service;
+        let addr = self.addrs[service as usize];
+        let lease_s = self.world.services[service as usize]
+            .lease
+            .map(|l| l * self.scale / 1_000_000)
+            .unwrap_or(NO_LEASE_TTL_S);
+        let left = || ask.give_up.saturating_duration_since(Instant::now());
+        let lease = match lease_grant(addr, lease_s, left()) {
+            Ok(id) => id,
+            Err(e) if timed_out(&e) => return Ok(Answer::Unanswered),
+            Err(e) => return Err(e),
         };
-        etcd.wait_healthy()?;
-        Ok(etcd)
-    }
-
-    fn wait_healthy(&mut self) -> Result<(), String> {
-        let start = Instant::now();
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!(
-                    "etcd exited at start ({status}): {}",
-                    self.log_tail()
-                ));
+        self.leases
+            .lock()
+            .unwrap()
+            .insert((service, lease), ask.client);
+        match lock(addr, ask.resource, lease, left()) {
+            Ok(Some(locked)) => {
+                self.granted
+                    .lock()
+                    .unwrap()
+                    .insert((service, locked.token), Instant::now());
+                // etcd's lease ran while the client waited; the model's starts at the grant.
+                if self.world.services[service as usize].lease.is_some() {
+                    let _ = lease_keepalive(addr, lease, CALL_TIMEOUT);
+                }
+                Ok(Answer::Granted(Grant {
+                    service,
+                    token: locked.token,
+                    key: locked.key,
+                    lease,
+                }))
             }
-            let healthy = get(self.client, "/health", Duration::from_millis(500))
-                .is_ok_and(|v| v["health"] == "true");
-            if healthy {
-                return Ok(());
+            Ok(None) => {
+                // Revoking the lease removes the waiter's key at once, whatever etcd does with
+                // the abandoned call. Like the model's cancel, the client does not wait for it
+                // (a stopped service answers only when it is continued).
+                std::thread::spawn(move || lease_revoke(addr, lease, CALL_TIMEOUT));
+                Ok(Answer::Unanswered)
             }
-            if start.elapsed() > START_TIMEOUT {
-                return Err(format!(
-                    "etcd did not become healthy within {}s: {}",
-                    START_TIMEOUT.as_secs(),
-                    self.log_tail()
-                ));
+            Err(e) if Instant::now() >= ask.deadline => {
+                let _ = e;
+                Ok(Answer::Unanswered)
             }
-            std::thread::sleep(Duration::from_millis(20));
+            Err(e) => Err(e),
         }
     }
 
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(3)..].join(" / ")
+    fn unlock(&self, _client: u32, grant: &Grant, timeout: Duration) -> Result<(), String> {
+        let addr = self.addrs[grant.service as usize];
+        let result = unlock(addr, &grant.key, timeout).map(|(revision, deleted)| {
+            self.unlocks.lock().unwrap().push(Unlock {
+                service: grant.service,
+                key: grant.key.clone(),
+                revision,
+                deleted,
+                when: Instant::now(),
+            })
+        });
+        let _ = lease_revoke(addr, grant.lease, timeout);
+        result
     }
 
-    pub fn pid(&self) -> u32 {
-        self.child.id()
+    fn outage(&self, service: u32, starts: bool) -> Result<(), String> {
+        self.processes[service as usize].pause(starts);
+        Ok(())
+    }
+
+    fn finish(&self) -> Result<Vec<ServiceLog>, String> {
+        for p in &self.processes {
+            p.pause(false);
+        }
+        let mut logs = Vec::new();
+        let watches = std::mem::take(&mut *self.watches.lock().unwrap());
+        for (addr, watch) in self.addrs.iter().zip(watches) {
+            let revision = revision(*addr)?;
+            let changes = watch.finish(revision);
+            logs.push((changes, revision));
+        }
+        Ok(logs
+            .into_iter()
+            .enumerate()
+            .map(|(s, (changes, last_revision))| ServiceLog {
+                entries: self.log_of(s as u32, &changes),
+                last_revision,
+            })
+            .collect())
     }
 }
 
-/// Stops a process where it stands (an outage: it answers nothing until continued), or
-/// continues it.
-pub fn signal(pid: u32, stop: bool) {
-    let signal = if stop { libc::SIGSTOP } else { libc::SIGCONT };
-    unsafe { libc::kill(pid as i32, signal) };
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        RUNNING[self.slot].store(0, Ordering::SeqCst);
+impl Running {
+    /// Turns one service's watched changes into its log, in etcd's revision order.
+    fn log_of(&self, s: u32, changes: &[Change]) -> Vec<Entry> {
+        let world = &self.world;
+        let leases = self.leases.lock().unwrap();
+        let unlocks = self.unlocks.lock().unwrap();
+        let granted = self.granted.lock().unwrap();
+        // Ops in the service's order: (revision, real time, op, resource).
+        let mut ops: Vec<(u64, Instant, ServiceOp, u32)> = Vec::new();
+        // Each lock's keys by creation revision: the first is the holder (etcd's recipe).
+        let mut keys: BTreeMap<u32, BTreeMap<u64, (Vec<u8>, u32)>> = BTreeMap::new();
+        let mut matched_unlocks: Vec<bool> = vec![false; unlocks.len()];
+        for ch in changes {
+            let Some(slash) = ch.key.iter().rposition(|b| *b == b'/') else {
+                continue;
+            };
+            let name = String::from_utf8_lossy(&ch.key[..slash]).into_owned();
+            let Some(resource) = world.resources.iter().position(|r| r.name == name) else {
+                continue;
+            };
+            let resource = resource as u32;
+            let lock = keys.entry(resource).or_default();
+            let holder = |lock: &BTreeMap<u64, (Vec<u8>, u32)>| {
+                lock.iter().next().map(|(t, (_, c))| (*t, *c))
+            };
+            if !ch.delete {
+                let lease = u64::from_str_radix(&String::from_utf8_lossy(&ch.key[slash + 1..]), 16)
+                    .unwrap_or(ch.lease);
+                let Some(&client) = leases.get(&(s, lease)) else {
+                    continue;
+                };
+                let op = match holder(lock) {
+                    None => ServiceOp::Granted {
+                        client,
+                        token: ch.create_revision,
+                        lease_until: None,
+                    },
+                    Some((_, h)) => ServiceOp::Queued {
+                        client,
+                        behind: Some(h),
+                    },
+                };
+                let seen = granted
+                    .get(&(s, ch.create_revision))
+                    .map_or(ch.seen, |g| (*g).min(ch.seen));
+                ops.push((
+                    ch.revision,
+                    if matches!(op, ServiceOp::Granted { .. }) {
+                        seen
+                    } else {
+                        ch.seen
+                    },
+                    op,
+                    resource,
+                ));
+                lock.insert(ch.create_revision, (ch.key.clone(), client));
+            } else {
+                let Some((&token, (_, client))) = lock.iter().find(|(_, (k, _))| *k == ch.key)
+                else {
+                    continue;
+                };
+                let client = *client;
+                let was_holder = holder(lock).map(|(t, _)| t) == Some(token);
+                lock.remove(&token);
+                if was_holder {
+                    let unlock = unlocks.iter().position(|u| {
+                        u.deleted && u.service == s && u.key == ch.key && u.revision == ch.revision
+                    });
+                    let (op, seen) = match unlock {
+                        Some(u) => {
+                            matched_unlocks[u] = true;
+                            (
+                                ServiceOp::Released { client, token },
+                                unlocks[u].when.min(ch.seen),
+                            )
+                        }
+                        None => (ServiceOp::Expired { client, token }, ch.seen),
+                    };
+                    ops.push((ch.revision, seen, op, resource));
+                    if let Some((next, c)) = holder(lock) {
+                        let seen = granted
+                            .get(&(s, next))
+                            .map_or(ch.seen, |g| (*g).min(ch.seen));
+                        ops.push((
+                            ch.revision,
+                            seen,
+                            ServiceOp::Granted {
+                                client: c,
+                                token: next,
+                                lease_until: None,
+                            },
+                            resource,
+                        ));
+                    }
+                } else {
+                    ops.push((
+                        ch.revision,
+                        ch.seen,
+                        ServiceOp::Cancelled { client },
+                        resource,
+                    ));
+                }
+            }
+        }
+        // An unlock of a key etcd had already deleted (its lease ended) changed nothing: the
+        // service ignored a release from a client that no longer held the lock.
+        for (u, unlock) in unlocks.iter().enumerate() {
+            let Unlock {
+                service: us,
+                key,
+                revision,
+                when,
+                ..
+            } = unlock;
+            if *us != s || matched_unlocks[u] {
+                continue;
+            }
+            let Some(slash) = key.iter().rposition(|b| *b == b'/') else {
+                continue;
+            };
+            let name = String::from_utf8_lossy(&key[..slash]).into_owned();
+            let Some(resource) = world.resources.iter().position(|r| r.name == name) else {
+                continue;
+            };
+            let create = changes
+                .iter()
+                .find(|c| !c.delete && c.key == *key)
+                .map(|c| (c.create_revision, c.lease));
+            let Some((token, lease)) = create else {
+                continue;
+            };
+            let Some(&client) = leases.get(&(s, lease)) else {
+                continue;
+            };
+            ops.push((
+                *revision,
+                *when,
+                ServiceOp::ReleaseIgnored { client, token },
+                resource as u32,
+            ));
+        }
+        ops.sort_by_key(|o| o.0);
+        ops.into_iter()
+            .map(|(revision, seen, op, resource)| Entry {
+                seen,
+                revision,
+                grant_id: match op {
+                    ServiceOp::Granted { token, .. } => Some(token),
+                    _ => None,
+                },
+                what: Logged::Op { op, resource },
+            })
+            .collect()
     }
 }
 

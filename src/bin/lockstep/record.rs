@@ -10,34 +10,70 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lockstep::monitor;
 use lockstep::recording::{Recording, ServiceSource, Source};
 use lockstep::scenario::{Fencing, Protocol, Scenario};
-use lockstep::trace::{AbortReason, BeliefEnd, Event, GrantRef, ServiceOp, Token, Values, What};
-use lockstep::world::{Micros, ProtocolConfig, World};
+use lockstep::trace::{AbortReason, BeliefEnd, Event, GrantRef, Token, Values, What};
+use lockstep::world::{Majority, Micros, ProtocolConfig, World};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+#[path = "backend.rs"]
+mod backend;
 #[path = "etcd.rs"]
 mod etcd;
+#[path = "process.rs"]
+mod process;
+#[path = "redis.rs"]
+mod redis;
+#[path = "zookeeper.rs"]
+mod zookeeper;
 
-use etcd::Etcd;
+use backend::{Answer, Ask, Backend, Check, Grant, Logged, Places, Product, ServiceLog};
 
-const USAGE_LINE: &str = "usage: lockstep record FILE [--edit EDIT]... [--seed N] [--json] [--no-trace] [--out TRACE.json]\n       lockstep record FILE... --compare [--runs N]";
+const USAGE_LINE: &str = "usage: lockstep record FILE [--on etcd|redis|zookeeper] [--edit EDIT]... [--seed N] [--json] [--no-trace] [--out TRACE.json]\n       lockstep record FILE... --compare [--on etcd|redis|zookeeper] [--runs N]";
+
+/// The products a scenario can be recorded on, by the name `--on` takes. A new product is one
+/// more entry here and a file of its own implementing [`Product`].
+const PRODUCTS: &[&dyn Product] = &[&etcd::Etcd, &redis::Redis, &zookeeper::ZooKeeperProduct];
+
+/// The product `--on` names, or the default for the scenario: Redis for a scenario with a
+/// majority client (Redlock is Redis' recipe), etcd otherwise.
+fn product_for(on: Option<&str>, scenario: &Scenario) -> Result<&'static dyn Product, String> {
+    let name = match on {
+        Some(name) => name,
+        None if scenario
+            .clients
+            .iter()
+            .any(|c| matches!(c.protocol, Protocol::Majority { .. })) =>
+        {
+            "redis"
+        }
+        None => "etcd",
+    };
+    PRODUCTS
+        .iter()
+        .find(|p| p.name() == name)
+        .copied()
+        .ok_or_else(|| {
+            let names: Vec<&str> = PRODUCTS.iter().map(|p| p.name()).collect();
+            format!(
+                "--on: \"{name}\" is not a product the recorder starts ({})",
+                names.join(", ")
+            )
+        })
+}
 
 /// The longest scenario recorded: runs take their real time, times the scale.
 const REAL_RUN_MAX: Duration = Duration::from_secs(60);
 
 /// The largest factor real time is stretched by, so that leases are whole seconds.
 const SCALE_MAX: u64 = 4;
-
-/// A lease for a service without one: longer than any recording, so it never ends a hold.
-const NO_LEASE_TTL_S: u64 = 3600;
 
 /// How long a call that should answer at once may take before the recording fails.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -57,6 +93,7 @@ struct Args {
     compare: bool,
     runs: u64,
     edits: Vec<lockstep::lesson::Edit>,
+    on: Option<String>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -69,6 +106,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         compare: false,
         runs: 3,
         edits: Vec::new(),
+        on: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -99,6 +137,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 a.runs = n;
             }
             "--out" => a.out = Some(value()?),
+            "--on" => a.on = Some(value()?),
             "--edit" => {
                 let v = value()?;
                 a.edits
@@ -122,7 +161,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         }
         if a.json || a.no_trace || a.out.is_some() || a.seed.is_some() || !a.edits.is_empty() {
             return Err(format!(
-                "record --compare takes only --runs (the seeds are each file's, counted up)\n{USAGE_LINE}"
+                "record --compare takes only --on and --runs (the seeds are each file's, counted up)\n{USAGE_LINE}"
             ));
         }
     } else if args.iter().any(|x| x == "--runs") {
@@ -153,7 +192,8 @@ pub fn record_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, 
             .map_err(|e| format!("{path}: the edited scenario is invalid: {e}"))?;
         edited
     };
-    let plan = Plan::of(&scenario, &text).map_err(|errors| prefixed(path, errors))?;
+    let product = product_for(a.on.as_deref(), &scenario)?;
+    let plan = Plan::of(&scenario, &text, product).map_err(|errors| prefixed(path, errors))?;
     let seed = a.seed.unwrap_or(scenario.seed);
     let recording = record(&scenario, &plan, seed)?;
     let about = recording.source_json();
@@ -202,139 +242,57 @@ fn load(path: &str) -> Result<(Scenario, String), String> {
     Ok((scenario, text))
 }
 
-/// The line of a scenario's text where `needle` first appears at or after the line `after`,
-/// as a location (`line 12`); or `fallback` when the text does not have it (a JSON file
-/// written on one line has no better answer than the entity's name).
-fn line_of(text: &str, needles: &[&str], after: usize, fallback: &str) -> (String, usize) {
-    for (i, line) in text.lines().enumerate().skip(after) {
-        let code = line.split('#').next().unwrap_or("");
-        if needles.iter().all(|n| code.contains(n)) {
-            return (format!("line {}", i + 1), i + 1);
-        }
-    }
-    (fallback.to_string(), after)
-}
-
-/// What the recorder will do with a scenario: the time scale, and what it approximates.
+/// What the recorder will do with a scenario: the product, the time scale, and what it
+/// approximates.
 struct Plan {
+    product: &'static dyn Product,
     /// Real time runs this many times slower than the scenario's, so that every lease is a
-    /// whole number of seconds (etcd's unit).
+    /// whole number of the product's units (etcd's seconds).
     scale: u64,
     /// What the recording does differently from the model, said in the output.
     notes: Vec<String>,
 }
 
 impl Plan {
-    /// Checks that every feature the scenario uses can be played on real services; each one
-    /// that cannot is an error naming the feature and its line.
-    fn of(scenario: &Scenario, text: &str) -> Result<Plan, Vec<String>> {
-        let mut errors = Vec::new();
-        let mut refuse = |location: String, feature: &str, why: &str| {
-            errors.push(format!(
-                "{location}: {feature} cannot be played on real services ({why})"
-            ));
-        };
+    /// Checks that every feature the scenario uses can be played on the product's real
+    /// services; each one that cannot is an error naming the feature and its line.
+    fn of(
+        scenario: &Scenario,
+        text: &str,
+        product: &'static dyn Product,
+    ) -> Result<Plan, Vec<String>> {
+        let places = Places { text };
+        let mut check = Check::default();
         for (i, _) in scenario.partitions.iter().enumerate() {
-            let (at, _) = nth_header(text, "[[partitions]]", i, "partitions");
-            refuse(
-                at,
+            check.refuse(
+                places.nth("[[partitions]]", i, "partitions").0,
                 "a partition between regions",
                 "the recorder runs every process on one machine's loopback",
             );
         }
         for (i, _) in scenario.migrations.iter().enumerate() {
-            let (at, _) = nth_header(text, "[[migrations]]", i, "migrations");
-            refuse(
-                at,
+            check.refuse(
+                places.nth("[[migrations]]", i, "migrations").0,
                 "a migration",
-                "etcd has no way to hand a lock to another cluster",
+                &format!(
+                    "{} has no way to hand a lock to another service",
+                    product.name()
+                ),
             );
         }
-        for (i, s) in scenario.services.iter().enumerate() {
-            let (at, line) =
-                nth_header(text, "[[services]]", i, &format!("service \"{}\"", s.name));
-            if s.subordinate_to.is_some() {
-                let (at, _) = line_of(text, &["subordinate_to"], line.saturating_sub(1), &at);
-                refuse(
-                    at,
-                    "a subordinate service",
-                    "etcd's lock API takes no authority token",
-                );
-            }
-            if s.forgets_on_restart {
-                let (at, _) = line_of(text, &["forgets_on_restart"], line.saturating_sub(1), &at);
-                refuse(
-                    at,
-                    "a service that forgets on restart",
-                    "an etcd member keeps its data on disk across a restart",
-                );
-            }
-            if s.clock_rate_percent != 100 {
-                let (at, _) = line_of(text, &["clock_rate_percent"], line.saturating_sub(1), &at);
-                refuse(
-                    at,
-                    "a service clock that runs fast or slow",
-                    "etcd's leases run on the machine's own clock",
-                );
-            }
-        }
-        for (i, c) in scenario.clients.iter().enumerate() {
-            let (at, line) = nth_header(text, "[[clients]]", i, &format!("client \"{}\"", c.name));
-            let (pat, _) = line_of(text, &["protocol"], line.saturating_sub(1), &at);
-            match &c.protocol {
-                Protocol::TokenChain { .. } => {
-                    refuse(pat, "the token_chain protocol", "etcd's lock API takes no authority token")
-                }
-                Protocol::Majority { .. } => refuse(
-                    pat,
-                    "the majority protocol",
-                    "etcd's lock API waits in a queue, where a majority client's request is a try that is never queued",
-                ),
-                Protocol::AllUnordered {
-                    skip_unreachable: true,
-                    ..
-                }
-                | Protocol::AllOrdered {
-                    skip_unreachable: true,
-                    ..
-                } => refuse(
-                    pat,
-                    "skip_unreachable",
-                    "without partitions no service is unreachable, and an outage only delays answers",
-                ),
-                _ => {}
-            }
-        }
-        // etcd counts leases in whole seconds: stretch real time until every lease is one.
-        let leases: Vec<(usize, &str, u64)> = scenario
-            .services
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.lease_ms.map(|l| (i, s.name.as_str(), l)))
-            .collect();
-        let scale = (1..=SCALE_MAX).find(|k| {
-            leases
-                .iter()
-                .all(|(_, _, l)| (l * k) % 1000 == 0 && l * k > 0)
-        });
-        let scale = match scale {
-            Some(k) => k,
-            None => {
-                for (i, name, l) in &leases {
-                    if !(1..=SCALE_MAX).any(|k| (l * k) % 1000 == 0 && l * k > 0) {
-                        let (at, line) =
-                            nth_header(text, "[[services]]", *i, &format!("service \"{name}\""));
-                        let (at, _) = line_of(text, &["lease_ms"], line.saturating_sub(1), &at);
-                        refuse(at, &format!("lease_ms = {l}"), &format!("etcd's leases are whole seconds, and no stretch of time up to {SCALE_MAX} times makes {l} ms one"));
-                    }
-                }
-                1
-            }
-        };
+        check.notes.push(
+            "the scenario's latencies are waited out by the clients, on top of loopback's".into(),
+        );
+        check.notes.push(
+            "the resource is a table inside the recorder, which applies the scenario's fencing rule"
+                .into(),
+        );
+        product.check(scenario, &places, &mut check);
+        let scale = product.scale(scenario, SCALE_MAX).unwrap_or(1);
         let real = Duration::from_millis(scenario.duration_ms.saturating_mul(scale));
         if real > REAL_RUN_MAX {
-            let (at, _) = line_of(text, &["duration_ms"], 0, "duration_ms");
-            refuse(
+            let (at, _) = places.line_of(&["duration_ms"], 0, "duration_ms");
+            check.refuse(
                 at,
                 &format!("duration_ms = {}", scenario.duration_ms),
                 &format!(
@@ -343,95 +301,33 @@ impl Plan {
                 ),
             );
         }
-        // A service's tokens must increase over its whole log; two locks of one service
-        // interleave their keys' revisions.
-        let world = World::compile(scenario);
-        let mut locks: BTreeMap<u32, u32> = BTreeMap::new();
-        let mut reported = Vec::new();
-        for c in &world.clients {
-            if let ProtocolConfig::Locks { services, .. } = &c.protocol {
-                for s in services {
-                    let other = locks
-                        .insert(*s, c.resource)
-                        .is_some_and(|r| r != c.resource);
-                    if other && !reported.contains(s) {
-                        reported.push(*s);
-                        let name = &world.services[*s as usize].name;
-                        let (at, _) = nth_header(
-                            text,
-                            "[[services]]",
-                            *s as usize,
-                            &format!("service \"{name}\""),
-                        );
-                        refuse(at, "one service locking two resources", "etcd's revisions are one counter per cluster, so two locks' tokens would not each increase in the service's log");
-                    }
-                }
-            }
+        if !check.errors.is_empty() {
+            return Err(check.errors);
         }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        let mut notes = vec![
-            "the scenario's latencies are waited out by the clients, on top of loopback's"
-                .to_string(),
-            "each service is one single-node etcd, whatever its replicas".to_string(),
-        ];
-        if scenario.services.iter().any(|s| s.first_token != 1) {
-            notes.push(
-                "tokens are etcd's revisions, which start at 1 (first_token is not applied)".into(),
-            );
-        }
-        if scenario.services.iter().any(|s| !s.outages.is_empty()) {
-            notes.push(
-                "an outage stops the etcd process: requests wait for it instead of being lost"
-                    .into(),
-            );
-        }
+        let mut notes = check.notes;
         if scale > 1 {
             notes.push(format!("real time runs {scale} times slower than the scenario's, so that leases are whole seconds; times are shown in the scenario's"));
         }
-        Ok(Plan { scale, notes })
+        Ok(Plan {
+            product,
+            scale,
+            notes,
+        })
     }
-}
-
-/// Where the `n`th entity of a list of tables (`[[services]]`) starts: its header's line, or
-/// `fallback` (its name) when the text does not lay it out so.
-fn nth_header(text: &str, header: &str, n: usize, fallback: &str) -> (String, usize) {
-    let mut after = 0;
-    let mut found = (fallback.to_string(), 0);
-    for _ in 0..=n {
-        found = line_of(text, &[header], after, fallback);
-        after = found.1;
-    }
-    found
 }
 
 /// What the client threads share while they run.
-struct Shared {
+struct Shared<'b> {
     world: Arc<World>,
+    backend: &'b dyn Backend,
     t0: Instant,
     scale: u64,
     deadline: Instant,
-    addrs: Vec<SocketAddr>,
     /// Client, resource and fault events, with their real times.
     events: Mutex<Vec<(Instant, What)>>,
     resources: Vec<Mutex<ResourceState>>,
-    /// (service, lease) → client: whose lock key a watched key is.
-    leases: Mutex<BTreeMap<(u32, u64), u32>>,
-    /// Unlock calls: (service, key, revision answered, whether it deleted the key, when).
-    unlocks: Mutex<Vec<Unlock>>,
-    /// Grants as clients received them: (service, token) → when.
-    granted: Mutex<BTreeMap<(u32, u64), Instant>>,
     /// A failed call ends the recording with this message.
     failure: Mutex<Option<String>>,
-}
-
-struct Unlock {
-    service: u32,
-    key: Vec<u8>,
-    revision: u64,
-    deleted: bool,
-    when: Instant,
 }
 
 struct ResourceState {
@@ -439,7 +335,7 @@ struct ResourceState {
     highest: Option<u64>,
 }
 
-impl Shared {
+impl Shared<'_> {
     /// Real time as the scenario's microseconds.
     fn micros(&self, t: Instant) -> Micros {
         (t.saturating_duration_since(self.t0).as_micros() as u64) / self.scale
@@ -532,30 +428,28 @@ impl Shared {
     }
 }
 
-/// One lock a client holds or asks for.
+/// One lock a client holds: the grant, and when it asked for it.
 struct Hold {
-    service: u32,
-    lease: u64,
     sent: Instant,
-    key: Vec<u8>,
-    token: u64,
+    grant: Grant,
 }
 
 /// How an attempt at the locks ended.
 enum Attempt {
-    Held(Vec<Hold>),
-    TimedOut,
+    Held(Vec<Hold>, Option<Instant>),
+    /// Given up for this reason; the client retries after its backoff if it may.
+    Aborted(AbortReason),
     /// The recording's end came first.
     Over,
 }
 
-/// A client, played in real time by a thread of its own.
-struct Client<'a> {
-    shared: &'a Shared,
+/// What a client's calls need, shared with the threads that make its parallel requests.
+#[derive(Clone)]
+struct Caller<'s, 'b> {
+    shared: &'s Shared<'b>,
     id: u32,
-    rng: ChaCha8Rng,
-    /// The network's jitter draws (several of the client's lock calls may be in flight at once).
-    network: Mutex<ChaCha8Rng>,
+    /// The network's jitter draws (several of the client's calls may be in flight at once).
+    network: Arc<Mutex<ChaCha8Rng>>,
 }
 
 /// Where a client's message goes.
@@ -565,39 +459,7 @@ enum Peer {
     Resource,
 }
 
-impl Client<'_> {
-    fn cfg(&self) -> &lockstep::world::ClientConfig {
-        &self.shared.world.clients[self.id as usize]
-    }
-
-    /// Sleeps until `until`, and on through any pause the client is in when it wakes (a real
-    /// stall: nothing the client does happens while it is paused). False once the recording's
-    /// end has come.
-    fn sleep_until(&self, until: Instant) -> bool {
-        let mut until = until.min(self.shared.deadline);
-        loop {
-            let now = Instant::now();
-            if now < until {
-                std::thread::sleep(until - now);
-            }
-            let at = self.shared.micros(Instant::now());
-            match self.shared.world.paused_until(self.id, at) {
-                Some(end) => until = self.shared.real(end).min(self.shared.deadline),
-                None => break,
-            }
-            if Instant::now() >= self.shared.deadline {
-                break;
-            }
-        }
-        Instant::now() < self.shared.deadline
-    }
-
-    /// Waits out a pause the client is in now (a reply that arrives during a pause is acted on
-    /// when it ends).
-    fn stall(&self) -> bool {
-        self.sleep_until(Instant::now())
-    }
-
+impl Caller<'_, '_> {
     /// The scenario's one-way latency of a message between this client and `peer`, with a
     /// jitter draw, as real time: a request reaches a service once a majority of its
     /// replicas has it, a reply comes from the nearest one, as in the model.
@@ -628,6 +490,39 @@ impl Client<'_> {
         Duration::from_micros((base + jitter) * s.scale)
     }
 
+    /// Sleeps until `until`, and on through any pause the client is in when it wakes (a real
+    /// stall: nothing the client does happens while it is paused). False once the recording's
+    /// end has come.
+    fn sleep_until(&self, until: Instant) -> bool {
+        let s = self.shared;
+        let mut until = until.min(s.deadline);
+        // Each turn ends a pause the client was in; a scenario has a bounded number of them.
+        for _ in 0..=lockstep::scenario::limits::WINDOWS_MAX + 1 {
+            let now = Instant::now();
+            if now < until {
+                std::thread::sleep(until - now);
+            }
+            // Whether the client is paused is asked of the moment it was due, not of when the
+            // thread woke: a thread that wakes late must not find itself in a pause that began
+            // after its step was due.
+            let at = s.micros(until);
+            match s.world.paused_until(self.id, at) {
+                Some(end) => until = s.real(end).min(s.deadline),
+                None => break,
+            }
+            if Instant::now() >= s.deadline {
+                break;
+            }
+        }
+        Instant::now() < s.deadline
+    }
+
+    /// Waits out a pause the client is in now (a reply that arrives during a pause is acted on
+    /// when it ends).
+    fn stall(&self) -> bool {
+        self.sleep_until(Instant::now())
+    }
+
     /// A message's flight: the client waits it out (never past the recording's end).
     fn fly(&self, peer: Peer, request: bool) {
         let d = self.flight(peer, request);
@@ -638,197 +533,41 @@ impl Client<'_> {
         }
     }
 
-    fn draw(&mut self, max: Micros) -> Micros {
-        if max == 0 {
-            0
-        } else {
-            self.rng.random_range(0..=max)
-        }
-    }
-
-    fn run(mut self) {
-        let cfg = self.cfg().clone();
+    /// One lock request, its flights waited out: `Err(Over)` once the recording's end has come
+    /// or a call failed (the failure is kept for the recording's error).
+    fn ask(
+        &self,
+        cfg: &lockstep::world::ClientConfig,
+        service: u32,
+        sent: Instant,
+        try_only: bool,
+    ) -> Result<Answer, Attempt> {
         let s = self.shared;
-        let mut next = s.real(cfg.start + self.draw(cfg.jitter));
-        let mut ops = 0u32;
-        loop {
-            if !self.sleep_until(next) {
-                return;
-            }
-            let at = s.micros(Instant::now());
-            if cfg.max_operations.is_some_and(|m| ops >= m) || at >= cfg.stop {
-                s.emit(What::ClientStopped { client: self.id });
-                return;
-            }
-            ops += 1;
-            s.emit(What::OpStarted {
-                client: self.id,
-                op: ops,
-            });
-            let mut retries = 0;
-            let holds = loop {
-                match self.acquire(&cfg) {
-                    Attempt::Held(holds) => break Some(holds),
-                    Attempt::Over => return,
-                    Attempt::TimedOut => {
-                        let retry = retries < cfg.max_retries;
-                        s.emit(What::AttemptAborted {
-                            client: self.id,
-                            reason: AbortReason::Timeout,
-                            retry,
-                        });
-                        if !retry {
-                            s.emit(What::GaveUp { client: self.id });
-                            break None;
-                        }
-                        retries += 1;
-                        let backoff = Duration::from_micros(cfg.retry_backoff * s.scale);
-                        if !self.sleep_until(Instant::now() + backoff) {
-                            return;
-                        }
-                    }
-                }
-            };
-            if let Some(holds) = holds {
-                if !self.critical_section(&cfg, holds) {
-                    return;
-                }
-            }
-            let think = cfg.period + self.draw(cfg.jitter);
-            next = Instant::now() + Duration::from_micros(think * s.scale);
-        }
-    }
-
-    /// Asks for the protocol's locks: in order, or all at once.
-    fn acquire(&mut self, cfg: &lockstep::world::ClientConfig) -> Attempt {
-        let services = match &cfg.protocol {
-            ProtocolConfig::Locks { services, .. } => services.clone(),
-            _ => Vec::new(),
-        };
-        let ordered = matches!(cfg.protocol, ProtocolConfig::Locks { ordered: true, .. });
-        let mut holds: Vec<Hold> = Vec::new();
-        let outcome = if ordered {
-            let mut outcome = None;
-            for s in &services {
-                match self.lock_one(cfg, *s) {
-                    Ok(hold) => holds.push(hold),
-                    Err(o) => {
-                        outcome = Some(o);
-                        break;
-                    }
-                }
-            }
-            outcome
-        } else {
-            let results: Vec<Result<Hold, Attempt>> = std::thread::scope(|scope| {
-                let this = &*self;
-                let handles: Vec<_> = services
-                    .iter()
-                    .map(|s| scope.spawn(move || this.lock_one(cfg, *s)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or(Err(Attempt::Over)))
-                    .collect()
-            });
-            let mut outcome = None;
-            for r in results {
-                match r {
-                    Ok(hold) => holds.push(hold),
-                    Err(Attempt::Over) => outcome = Some(Attempt::Over),
-                    Err(o) => {
-                        if outcome.is_none() {
-                            outcome = Some(o)
-                        }
-                    }
-                }
-            }
-            outcome
-        };
-        match outcome {
-            None => {
-                if !self.stall() {
-                    return Attempt::Over;
-                }
-                Attempt::Held(holds)
-            }
-            Some(o) => {
-                self.release(&holds);
-                o
-            }
-        }
-    }
-
-    /// Takes a lease and waits for one service's lock, at most the acquire timeout.
-    fn lock_one(&self, cfg: &lockstep::world::ClientConfig, service: u32) -> Result<Hold, Attempt> {
-        let s = self.shared;
-        let addr = s.addrs[service as usize];
-        let lease_s = s.world.services[service as usize]
-            .lease
-            .map(|l| l * s.scale / 1_000_000)
-            .unwrap_or(NO_LEASE_TTL_S);
-        let sent = Instant::now();
-        s.emit(What::AcquireSent {
-            client: self.id,
-            service,
-        });
         self.fly(Peer::Service(service), true);
-        // The lease is part of the request: a service that does not answer (an outage) times
-        // the attempt out from the moment it was sent, whichever call is waiting.
+        // A service that does not answer (an outage) times the attempt out from the moment it
+        // was sent, whichever call is waiting.
         let give_up = match cfg.acquire_timeout {
             Some(t) => s.deadline.min(sent + Duration::from_micros(t * s.scale)),
             None => s.deadline,
         };
-        let left = || give_up.saturating_duration_since(Instant::now());
-        let lease = match etcd::lease_grant(addr, lease_s, left()) {
-            Ok(id) => id,
-            Err(e) if etcd::timed_out(&e) => {
-                return Err(if Instant::now() >= s.deadline {
-                    Attempt::Over
-                } else {
-                    Attempt::TimedOut
-                });
-            }
-            Err(e) => {
-                s.fail(format!(
-                    "service \"{}\": {e}",
-                    s.world.services[service as usize].name
-                ));
-                return Err(Attempt::Over);
-            }
-        };
-        s.leases.lock().unwrap().insert((service, lease), self.id);
-        let limit = left();
         let name = &s.world.resources[cfg.resource as usize].name;
-        match etcd::lock(addr, name, lease, limit) {
-            Ok(Some(locked)) => {
-                s.granted
-                    .lock()
-                    .unwrap()
-                    .insert((service, locked.token), Instant::now());
-                // etcd's lease ran while the client waited; the model's starts at the grant.
-                if s.world.services[service as usize].lease.is_some() {
-                    let _ = etcd::lease_keepalive(addr, lease, CALL_TIMEOUT);
-                }
-                self.fly(Peer::Service(service), false);
-                Ok(Hold {
-                    service,
-                    lease,
-                    sent,
-                    key: locked.key,
-                    token: locked.token,
-                })
-            }
-            Ok(None) => {
-                // Revoking the lease removes the waiter's key at once, whatever etcd does with
-                // the abandoned call. Like the model's cancel, the client does not wait for it
-                // (a stopped service answers only when it is continued).
-                std::thread::spawn(move || etcd::lease_revoke(addr, lease, CALL_TIMEOUT));
+        let answer = s.backend.lock(&Ask {
+            client: self.id,
+            service,
+            resource: name,
+            try_only,
+            give_up,
+            deadline: s.deadline,
+        });
+        match answer {
+            Ok(answer) => {
                 if Instant::now() >= s.deadline {
-                    Err(Attempt::Over)
-                } else {
-                    Err(Attempt::TimedOut)
+                    return Err(Attempt::Over);
                 }
+                if !matches!(answer, Answer::Unanswered) {
+                    self.fly(Peer::Service(service), false);
+                }
+                Ok(answer)
             }
             Err(e) => {
                 if Instant::now() < s.deadline {
@@ -842,48 +581,453 @@ impl Client<'_> {
         }
     }
 
-    /// Lets go of the holds, last taken first.
-    fn release(&self, holds: &[Hold]) {
+    /// Lets go of one grant: the request's flight, then the product's unlock.
+    fn release_one(&self, grant: &Grant) {
         let s = self.shared;
-        for h in holds.iter().rev() {
-            let addr = s.addrs[h.service as usize];
-            self.fly(Peer::Service(h.service), true);
-            match etcd::unlock(addr, &h.key, CALL_TIMEOUT) {
-                Ok((revision, deleted)) => s.unlocks.lock().unwrap().push(Unlock {
-                    service: h.service,
-                    key: h.key.clone(),
-                    revision,
-                    deleted,
-                    when: Instant::now(),
-                }),
+        self.fly(Peer::Service(grant.service), true);
+        if let Err(e) = s.backend.unlock(self.id, grant, CALL_TIMEOUT) {
+            if Instant::now() < s.deadline {
+                s.fail(format!(
+                    "service \"{}\": {e}",
+                    s.world.services[grant.service as usize].name
+                ));
+            }
+        }
+    }
+}
+
+/// A client, played in real time by a thread of its own.
+struct Client<'s, 'b, 'scope> {
+    caller: Caller<'s, 'b>,
+    rng: ChaCha8Rng,
+    /// Where the requests of a majority client run, each on a thread of its own that may
+    /// outlive the attempt (a late grant is let go of there).
+    scope: &'scope std::thread::Scope<'scope, 's>,
+}
+
+/// The answers of a majority attempt that are still to be counted; closed once the attempt is
+/// decided, after which a late grant is released by the thread that got it.
+struct Ballot {
+    open: bool,
+}
+
+impl<'s, 'b: 's, 'scope> Client<'s, 'b, 'scope> {
+    fn shared(&self) -> &'s Shared<'b> {
+        self.caller.shared
+    }
+
+    fn id(&self) -> u32 {
+        self.caller.id
+    }
+
+    fn sleep_until(&self, until: Instant) -> bool {
+        self.caller.sleep_until(until)
+    }
+
+    fn stall(&self) -> bool {
+        self.caller.stall()
+    }
+
+    fn draw(&mut self, max: Micros) -> Micros {
+        if max == 0 {
+            0
+        } else {
+            self.rng.random_range(0..=max)
+        }
+    }
+
+    fn run(mut self) {
+        let s = self.shared();
+        let cfg = s.world.clients[self.id() as usize].clone();
+        let mut next = s.real(cfg.start + self.draw(cfg.jitter));
+        let mut ops = 0u32;
+        loop {
+            if !self.sleep_until(next) {
+                return;
+            }
+            let at = s.micros(Instant::now());
+            if cfg.max_operations.is_some_and(|m| ops >= m) || at >= cfg.stop {
+                s.emit(What::ClientStopped { client: self.id() });
+                return;
+            }
+            ops += 1;
+            s.emit(What::OpStarted {
+                client: self.id(),
+                op: ops,
+            });
+            let mut retries = 0;
+            let holds = loop {
+                match self.acquire(&cfg) {
+                    Attempt::Held(holds, valid_until) => break Some((holds, valid_until)),
+                    Attempt::Over => return,
+                    Attempt::Aborted(reason) => {
+                        let retry = retries < cfg.max_retries;
+                        s.emit(What::AttemptAborted {
+                            client: self.id(),
+                            reason,
+                            retry,
+                        });
+                        if !retry {
+                            s.emit(What::GaveUp { client: self.id() });
+                            break None;
+                        }
+                        retries += 1;
+                        let backoff = Duration::from_micros(cfg.retry_backoff * s.scale);
+                        if !self.sleep_until(Instant::now() + backoff) {
+                            return;
+                        }
+                    }
+                }
+            };
+            if let Some((holds, valid_until)) = holds {
+                if !self.critical_section(&cfg, holds, valid_until) {
+                    return;
+                }
+            }
+            let think = cfg.period + self.draw(cfg.jitter);
+            next = Instant::now() + Duration::from_micros(think * s.scale);
+        }
+    }
+
+    /// Asks for the protocol's locks: in order, all at once, or by a majority.
+    fn acquire(&mut self, cfg: &lockstep::world::ClientConfig) -> Attempt {
+        let (services, ordered, majority) = match &cfg.protocol {
+            ProtocolConfig::Locks {
+                services,
+                ordered,
+                majority,
+                ..
+            } => (services.clone(), *ordered, *majority),
+            _ => (Vec::new(), false, None),
+        };
+        if let Some(majority) = majority {
+            return self.acquire_majority(cfg, &services, majority);
+        }
+        let s = self.shared();
+        let caller = &self.caller;
+        let mut holds: Vec<Hold> = Vec::new();
+        let mut outcome = None;
+        let mut take = |service: u32, answer: Result<Answer, Attempt>, sent: Instant| match answer {
+            Ok(Answer::Granted(grant)) => {
+                holds.push(Hold { sent, grant });
+                true
+            }
+            Ok(Answer::Refused | Answer::Unanswered) => {
+                let _ = service;
+                if outcome.is_none() {
+                    outcome = Some(Attempt::Aborted(AbortReason::Timeout));
+                }
+                false
+            }
+            Err(o) => {
+                if !matches!(outcome, Some(Attempt::Over)) {
+                    outcome = Some(o);
+                }
+                false
+            }
+        };
+        if ordered {
+            for &service in &services {
+                let sent = Instant::now();
+                s.emit(What::AcquireSent {
+                    client: self.id(),
+                    service,
+                });
+                if !take(service, caller.ask(cfg, service, sent, false), sent) {
+                    break;
+                }
+            }
+        } else {
+            let sent = Instant::now();
+            let answers: Vec<Result<Answer, Attempt>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = services
+                    .iter()
+                    .map(|&service| {
+                        s.emit(What::AcquireSent {
+                            client: caller.id,
+                            service,
+                        });
+                        scope.spawn(move || caller.ask(cfg, service, sent, false))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or(Err(Attempt::Over)))
+                    .collect()
+            });
+            for (&service, answer) in services.iter().zip(answers) {
+                take(service, answer, sent);
+            }
+        }
+        match outcome {
+            None => {
+                if !self.stall() {
+                    return Attempt::Over;
+                }
+                Attempt::Held(holds, None)
+            }
+            Some(o) => {
+                self.release(&holds);
+                o
+            }
+        }
+    }
+
+    /// A majority client's attempt (Redlock), counted as the model's `count_votes` counts it:
+    /// every service asked at once; with a quorum of grants while the lock is still valid it
+    /// holds; once too few requests are left for a quorum, or the validity ends first, it lets
+    /// go of what it got. A grant that comes back after the attempt was decided is let go of
+    /// at once, as a stale grant.
+    fn acquire_majority(
+        &mut self,
+        cfg: &lockstep::world::ClientConfig,
+        services: &[u32],
+        majority: Majority,
+    ) -> Attempt {
+        let s = self.shared();
+        let id = self.id();
+        let sent = Instant::now();
+        let valid_until = majority
+            .validity
+            .map(|v| sent + Duration::from_micros(v * s.scale));
+        let ballot = Arc::new(Mutex::new(Ballot { open: true }));
+        let (tx, rx) = mpsc::channel::<(usize, Result<Answer, Attempt>)>();
+        for (i, &service) in services.iter().enumerate() {
+            s.emit(What::AcquireSent {
+                client: id,
+                service,
+            });
+            let caller = self.caller.clone();
+            let ballot = ballot.clone();
+            let tx = tx.clone();
+            let cfg = cfg.clone();
+            self.scope.spawn(move || {
+                let answer = caller.ask(&cfg, service, sent, true);
+                let b = ballot.lock().unwrap();
+                if b.open {
+                    let _ = tx.send((i, answer));
+                    return;
+                }
+                drop(b);
+                // A paused client acts on a late grant when its pause ends, as on any message.
+                if let Ok(Answer::Granted(grant)) = answer {
+                    caller.stall();
+                    caller.shared.emit(What::StaleGrantReleased {
+                        client: caller.id,
+                        service,
+                        token: grant.token,
+                    });
+                    caller.release_one(&grant);
+                }
+            });
+        }
+        drop(tx);
+        #[derive(PartialEq)]
+        enum Vote {
+            Open(Option<Instant>),
+            Granted,
+            No,
+        }
+        let timeout_of = || {
+            cfg.acquire_timeout
+                .map(|t| sent + Duration::from_micros(t * s.scale))
+        };
+        let mut votes: Vec<Vote> = services.iter().map(|_| Vote::Open(timeout_of())).collect();
+        let mut grants: Vec<Option<Grant>> = services.iter().map(|_| None).collect();
+        // Closes the ballot and takes what came in meanwhile: after this, a late grant is the
+        // requesting thread's to let go of.
+        let close = |grants: &mut Vec<Option<Grant>>| {
+            let mut b = ballot.lock().unwrap();
+            b.open = false;
+            while let Ok((i, answer)) = rx.try_recv() {
+                if let Ok(Answer::Granted(g)) = answer {
+                    grants[i] = Some(g);
+                }
+            }
+        };
+        let quorum = majority.quorum;
+        // Each turn counts one answer or one timeout: at most one of each per service, the
+        // validity's end and the recording's.
+        for _ in 0..2 * services.len() + 3 {
+            let granted = votes.iter().filter(|v| **v == Vote::Granted).count() as u32;
+            let open = votes.iter().filter(|v| matches!(v, Vote::Open(_))).count() as u32;
+            if granted >= quorum {
+                close(&mut grants);
+                // Answers that arrive during a pause are counted when it ends.
+                if !self.stall() {
+                    return Attempt::Over;
+                }
+                let now = Instant::now();
+                type Numbered = Vec<(usize, Grant)>;
+                let (counted, late): (Numbered, Numbered) = grants
+                    .iter_mut()
+                    .enumerate()
+                    .filter_map(|(i, g)| g.take().map(|g| (i, g)))
+                    .partition(|(i, _)| votes[*i] == Vote::Granted);
+                for (_, g) in &late {
+                    s.emit(What::StaleGrantReleased {
+                        client: id,
+                        service: g.service,
+                        token: g.token,
+                    });
+                }
+                let late: Vec<Grant> = late.into_iter().map(|(_, g)| g).collect();
+                self.release_async(late);
+                let counted: Vec<Grant> = counted.into_iter().map(|(_, g)| g).collect();
+                if valid_until.is_some_and(|until| now >= until) {
+                    s.emit(What::ValiditySpent {
+                        client: id,
+                        granted,
+                        acquiring_us: s.micros(now).saturating_sub(s.micros(sent)),
+                    });
+                    self.release_async(counted);
+                    return Attempt::Aborted(AbortReason::ValiditySpent);
+                }
+                s.emit(What::QuorumReached {
+                    client: id,
+                    granted,
+                    quorum,
+                    valid_until: valid_until.map(|u| s.micros(u)),
+                });
+                let holds = counted
+                    .into_iter()
+                    .map(|grant| Hold { sent, grant })
+                    .collect();
+                return Attempt::Held(holds, valid_until);
+            }
+            if granted + open < quorum {
+                close(&mut grants);
+                if !self.stall() {
+                    return Attempt::Over;
+                }
+                s.emit(What::QuorumMissed {
+                    client: id,
+                    granted,
+                    quorum,
+                });
+                self.release_async(grants.into_iter().flatten().collect());
+                return Attempt::Aborted(AbortReason::QuorumMissed);
+            }
+            // Wait for the next answer, or the next moment something times out.
+            let next = votes
+                .iter()
+                .filter_map(|v| match v {
+                    Vote::Open(t) => *t,
+                    _ => None,
+                })
+                .chain(valid_until)
+                .chain([s.deadline])
+                .min()
+                .unwrap_or(s.deadline);
+            let wait = next.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(wait) {
+                Ok((i, Ok(Answer::Granted(g)))) => {
+                    votes[i] = Vote::Granted;
+                    grants[i] = Some(g);
+                }
+                Ok((i, Ok(Answer::Refused))) => votes[i] = Vote::No,
+                // No answer can come (a service that is down): the request stays open until
+                // its timeout, as a lost message does in the model.
+                Ok((_, Ok(Answer::Unanswered))) => {}
+                Ok((_, Err(_))) => {
+                    close(&mut grants);
+                    self.release_async(grants.into_iter().flatten().collect());
+                    return Attempt::Over;
+                }
                 Err(e) => {
-                    if Instant::now() < s.deadline {
-                        s.fail(format!(
-                            "service \"{}\": {e}",
-                            s.world.services[h.service as usize].name
-                        ));
+                    // Every request has answered: nothing can come before the next timeout.
+                    if e == mpsc::RecvTimeoutError::Disconnected {
+                        std::thread::sleep(wait);
+                    }
+                    let now = Instant::now();
+                    if now >= s.deadline {
+                        close(&mut grants);
+                        return Attempt::Over;
+                    }
+                    if valid_until.is_some_and(|until| now >= until) {
+                        close(&mut grants);
+                        if !self.stall() {
+                            return Attempt::Over;
+                        }
+                        let granted = votes.iter().filter(|v| **v == Vote::Granted).count() as u32;
+                        s.emit(What::QuorumMissed {
+                            client: id,
+                            granted,
+                            quorum,
+                        });
+                        self.release_async(grants.into_iter().flatten().collect());
+                        return Attempt::Aborted(AbortReason::QuorumMissed);
+                    }
+                    for v in &mut votes {
+                        if matches!(v, Vote::Open(Some(t)) if *t <= now) {
+                            *v = Vote::No;
+                        }
                     }
                 }
             }
-            let _ = etcd::lease_revoke(addr, h.lease, CALL_TIMEOUT);
+        }
+        // Not reached: every turn above settles an answer or a timeout, and there are no more
+        // of those than turns. Should it be, the attempt is given up as the model gives up one
+        // short of its quorum.
+        close(&mut grants);
+        let granted = votes.iter().filter(|v| **v == Vote::Granted).count() as u32;
+        s.emit(What::QuorumMissed {
+            client: id,
+            granted,
+            quorum,
+        });
+        self.release_async(grants.into_iter().flatten().collect());
+        Attempt::Aborted(AbortReason::QuorumMissed)
+    }
+
+    /// Lets go of grants all at once without waiting for the answers, as the model's client
+    /// sends its releases.
+    fn release_async(&self, grants: Vec<Grant>) {
+        for grant in grants {
+            let caller = self.caller.clone();
+            self.scope.spawn(move || caller.release_one(&grant));
+        }
+    }
+
+    /// Lets go of the holds: a majority client all at once, others last taken first.
+    fn release(&self, holds: &[Hold]) {
+        let majority = matches!(
+            self.shared().world.clients[self.id() as usize].protocol,
+            ProtocolConfig::Locks {
+                majority: Some(_),
+                ..
+            }
+        );
+        if majority {
+            self.release_async(holds.iter().map(|h| h.grant.clone()).collect());
+            return;
+        }
+        for h in holds.iter().rev() {
+            self.caller.release_one(&h.grant);
         }
     }
 
     /// For a lease-aware client: when the first of its leases may end, less its margin,
-    /// counted from when it asked (a safe bound on when the service granted).
+    /// counted from when it asked (a safe bound on when the service granted); for a majority
+    /// client, the end of its lock's validity, less the margin.
     fn lease_deadline(
         &self,
         cfg: &lockstep::world::ClientConfig,
         holds: &[Hold],
+        valid_until: Option<Instant>,
     ) -> Option<Instant> {
         if !cfg.lease_aware {
             return None;
         }
-        let s = self.shared;
+        let s = self.shared();
+        let margin = Duration::from_micros(cfg.lease_margin * s.scale);
+        if let Some(until) = valid_until {
+            return Some(until.checked_sub(margin).unwrap_or(until));
+        }
         holds
             .iter()
             .filter_map(|h| {
-                s.world.services[h.service as usize].lease.map(|l| {
+                s.world.services[h.grant.service as usize].lease.map(|l| {
                     let l = Duration::from_micros(l.saturating_sub(cfg.lease_margin) * s.scale);
                     h.sent + l
                 })
@@ -892,31 +1036,37 @@ impl Client<'_> {
     }
 
     /// Read, work, write, let go. False once the recording's end has come.
-    fn critical_section(&mut self, cfg: &lockstep::world::ClientConfig, holds: Vec<Hold>) -> bool {
-        let s = self.shared;
+    fn critical_section(
+        &mut self,
+        cfg: &lockstep::world::ClientConfig,
+        holds: Vec<Hold>,
+        valid_until: Option<Instant>,
+    ) -> bool {
+        let s = self.shared();
+        let id = self.id();
         let resource = cfg.resource;
         s.emit(What::BeliefStarted {
-            client: self.id,
+            client: id,
             resource,
             rows: cfg.rows,
             // The services' instants are known once their logs are read; filled in then.
             grants: holds
                 .iter()
                 .map(|h| GrantRef {
-                    service: h.service,
-                    token: h.token,
+                    service: h.grant.service,
+                    token: h.grant.token,
                     instant: 0,
                 })
                 .collect(),
         });
         let token = holds.first().map(|h| Token {
-            service: h.service,
-            value: h.token,
+            service: h.grant.service,
+            value: h.grant.token,
         });
-        let lease_deadline = self.lease_deadline(cfg, &holds);
+        let lease_deadline = self.lease_deadline(cfg, &holds, valid_until);
         let end = |this: &Self, reason: BeliefEnd| {
             s.emit(What::BeliefEnded {
-                client: this.id,
+                client: id,
                 resource,
                 reason,
             });
@@ -927,9 +1077,9 @@ impl Client<'_> {
             end(self, BeliefEnd::LeaseExpiredLocally);
             return true;
         }
-        self.fly(Peer::Resource, true);
-        let (accepted, values) = s.access(self.id, None, token);
-        self.fly(Peer::Resource, false);
+        self.caller.fly(Peer::Resource, true);
+        let (accepted, values) = s.access(id, None, token);
+        self.caller.fly(Peer::Resource, false);
         if !accepted {
             end(self, BeliefEnd::Rejected);
             return true;
@@ -944,9 +1094,9 @@ impl Client<'_> {
             return true;
         }
         let written: Values = values.iter().map(|v| v.wrapping_add(1)).collect();
-        self.fly(Peer::Resource, true);
-        let (accepted, _) = s.access(self.id, Some(&written), token);
-        self.fly(Peer::Resource, false);
+        self.caller.fly(Peer::Resource, true);
+        let (accepted, _) = s.access(id, Some(&written), token);
+        self.caller.fly(Peer::Resource, false);
         end(
             self,
             if accepted {
@@ -972,8 +1122,9 @@ fn stream(seed: u64, label: &str) -> ChaCha8Rng {
 /// The recording's first line: what it was recorded from, and that it cannot be repeated.
 fn header(recording: &Recording, plan: &Plan) -> String {
     let mut text = format!(
-        "Recorded from real services: {} etcd process(es), {}. Real time makes every recording different; seed {} drove the clients' schedule.",
+        "Recorded from real services: {} {} process(es), {}. Real time makes every recording different; seed {} drove the clients' schedule.",
         recording.world.services.len(),
+        plan.product.name(),
         recording.source.products(),
         recording.seed
     );
@@ -983,29 +1134,21 @@ fn header(recording: &Recording, plan: &Plan) -> String {
     text
 }
 
-/// Plays the scenario on real etcd processes and returns the judged-ready recording. Every
-/// process is stopped before this returns, whatever happens.
+/// Plays the scenario on real processes of the plan's product and returns the judged-ready
+/// recording. Every process is stopped before this returns, whatever happens.
 fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, String> {
-    let version = etcd::version()?;
+    let version = plan.product.version()?;
     let world = Arc::new(World::compile(scenario));
-    let dir = etcd::TempDir::new("record")?;
-    let mut services: Vec<Etcd> = Vec::new();
-    for (i, _) in world.services.iter().enumerate() {
-        services.push(Etcd::start(&format!("s{i}"), dir.path())?);
-    }
-    let addrs: Vec<SocketAddr> = services.iter().map(|e| e.client).collect();
-    let watches: Vec<etcd::Watch> = addrs
-        .iter()
-        .map(|a| etcd::Watch::start(*a))
-        .collect::<Result<_, _>>()?;
+    let dir = process::TempDir::new("record")?;
+    let backend = plan.product.start(&world, plan.scale, dir.path())?;
     let t0 = Instant::now() + START_MARGIN;
     let scale = plan.scale;
     let shared = Shared {
         world: world.clone(),
+        backend: &*backend,
         t0,
         scale,
         deadline: t0 + Duration::from_micros(world.duration * scale),
-        addrs: addrs.clone(),
         events: Mutex::new(Vec::new()),
         resources: world
             .resources
@@ -1017,28 +1160,17 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
                 })
             })
             .collect(),
-        leases: Mutex::new(BTreeMap::new()),
-        unlocks: Mutex::new(Vec::new()),
-        granted: Mutex::new(BTreeMap::new()),
         failure: Mutex::new(None),
     };
-    // Faults happen on the scenario's schedule: outages stop and resume the real process.
-    // (when, event, the process to stop (true) or continue (false)).
+    // Faults happen on the scenario's schedule: outages are the product's to play.
+    // (when, event, the service whose outage starts (true) or ends (false)).
     type Fault = (Micros, What, Option<(u32, bool)>);
     let mut faults: Vec<Fault> = Vec::new();
     for (s, svc) in world.services.iter().enumerate() {
         for (start, end) in &svc.outages {
             let s = s as u32;
-            faults.push((
-                *start,
-                What::OutageStarted { service: s },
-                Some((services[s as usize].pid(), true)),
-            ));
-            faults.push((
-                *end,
-                What::OutageEnded { service: s },
-                Some((services[s as usize].pid(), false)),
-            ));
+            faults.push((*start, What::OutageStarted { service: s }, Some((s, true))));
+            faults.push((*end, What::OutageEnded { service: s }, Some((s, false))));
         }
     }
     for (c, client) in world.clients.iter().enumerate() {
@@ -1053,18 +1185,24 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
         let shared = &shared;
         for (c, client) in world.clients.iter().enumerate() {
             let rng = stream(seed, &format!("workload/{}", client.name));
-            let network = Mutex::new(stream(seed, &format!("network/client/{}", client.name)));
+            let network = Arc::new(Mutex::new(stream(
+                seed,
+                &format!("network/client/{}", client.name),
+            )));
             scope.spawn(move || {
                 Client {
-                    shared,
-                    id: c as u32,
+                    caller: Caller {
+                        shared,
+                        id: c as u32,
+                        network,
+                    },
                     rng,
-                    network,
+                    scope,
                 }
                 .run()
             });
         }
-        for (at, what, signal) in faults {
+        for (at, what, outage) in faults {
             let when = shared.real(at);
             if when >= shared.deadline {
                 break;
@@ -1073,28 +1211,29 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
             if when > now {
                 std::thread::sleep(when - now);
             }
-            if let Some((pid, stop)) = signal {
-                etcd::signal(pid, stop);
+            // A pause stops the whole client, heartbeats included, where a product has them.
+            match what {
+                What::PauseStarted { client } => shared.backend.pause(client, true),
+                What::PauseEnded { client } => shared.backend.pause(client, false),
+                _ => {}
             }
             shared.events.lock().unwrap().push((when, what));
+            if let Some((service, starts)) = outage {
+                if let Err(e) = shared.backend.outage(service, starts) {
+                    shared.fail(e);
+                }
+            }
         }
     });
-    for e in &mut services {
-        etcd::signal(e.pid(), false);
-    }
+    let logs = backend.finish();
     if let Some(message) = shared.failure.lock().unwrap().take() {
         return Err(format!("the recording failed: {message}"));
     }
-    let mut revisions = Vec::new();
-    let mut logs = Vec::new();
-    for (addr, watch) in addrs.iter().zip(watches) {
-        let revision = etcd::revision(*addr)?;
-        revisions.push(revision);
-        logs.push(watch.finish(revision));
-    }
-    drop(services);
+    let logs = logs?;
+    let (events, instants) = convert(&world, &shared, &logs)?;
+    drop(shared);
+    drop(backend);
     drop(dir);
-    let (events, instants) = convert(&world, &shared, logs)?;
     let world = Arc::try_unwrap(world).unwrap_or_else(|w| (*w).clone());
     let source = Source {
         deterministic: false,
@@ -1103,11 +1242,11 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
         services: world
             .services
             .iter()
-            .zip(revisions.iter().zip(instants))
-            .map(|(s, (&last_revision, instant_revisions))| ServiceSource {
+            .zip(logs.iter().zip(instants))
+            .map(|(s, (log, instant_revisions))| ServiceSource {
                 name: s.name.clone(),
                 product: version.clone(),
-                last_revision,
+                last_revision: log.last_revision,
                 instant_revisions,
             })
             .collect(),
@@ -1121,201 +1260,97 @@ fn record(scenario: &Scenario, plan: &Plan, seed: u64) -> Result<Recording, Stri
     })
 }
 
-/// Turns each service's watched changes into its log (in etcd's revision order), joins the
-/// clients' and the resource's events, and sorts everything by time.
-/// Also returns, for each service, the etcd revision of each of its instants in the trace.
+/// Dates each service's log on the scenario's timeline (its clock never running backwards),
+/// joins the clients', the faults' and the resource's events, and sorts everything by time.
+/// Grants are named by what each client knows them by and shown with the token the service's
+/// log gives them. Also returns, for each service, the product's revision of each of its
+/// instants in the trace.
 fn convert(
     world: &World,
     shared: &Shared,
-    logs: Vec<Vec<etcd::Change>>,
+    logs: &[ServiceLog],
 ) -> Result<(Vec<Event>, Vec<Vec<u64>>), String> {
-    let leases = shared.leases.lock().unwrap();
-    let unlocks = shared.unlocks.lock().unwrap();
-    let granted = shared.granted.lock().unwrap();
+    use lockstep::trace::ServiceOp;
     let mut events: Vec<Event> = Vec::new();
-    // (service, token) → (instant, at) of the grant in the service's log.
-    let mut grant_at: BTreeMap<(u32, u64), (u64, Micros)> = BTreeMap::new();
+    // (service, grant id) → (instant, at, token) of the grant in the service's log.
+    let mut grant_at: BTreeMap<(u32, u64), (u64, Micros, u64)> = BTreeMap::new();
     let mut instants: Vec<Vec<u64>> = Vec::new();
-    for (s, changes) in logs.iter().enumerate() {
+    for (s, log) in logs.iter().enumerate() {
         let s = s as u32;
         let lease_us = world.services[s as usize].lease;
-        // Ops in the service's order: (revision, real time, op, resource).
-        let mut ops: Vec<(u64, Instant, ServiceOp, u32)> = Vec::new();
-        // Each lock's keys by creation revision: the first is the holder (etcd's recipe).
-        let mut keys: BTreeMap<u32, BTreeMap<u64, (Vec<u8>, u32)>> = BTreeMap::new();
-        let mut matched_unlocks: Vec<bool> = vec![false; unlocks.len()];
-        for ch in changes {
-            let Some(slash) = ch.key.iter().rposition(|b| *b == b'/') else {
-                continue;
-            };
-            let name = String::from_utf8_lossy(&ch.key[..slash]).into_owned();
-            let Some(resource) = world.resources.iter().position(|r| r.name == name) else {
-                continue;
-            };
-            let resource = resource as u32;
-            let lock = keys.entry(resource).or_default();
-            let holder = |lock: &BTreeMap<u64, (Vec<u8>, u32)>| {
-                lock.iter().next().map(|(t, (_, c))| (*t, *c))
-            };
-            if !ch.delete {
-                let lease = u64::from_str_radix(&String::from_utf8_lossy(&ch.key[slash + 1..]), 16)
-                    .unwrap_or(ch.lease);
-                let Some(&client) = leases.get(&(s, lease)) else {
-                    continue;
-                };
-                let op = match holder(lock) {
-                    None => ServiceOp::Granted {
-                        client,
-                        token: ch.create_revision,
-                        lease_until: None,
-                    },
-                    Some((_, h)) => ServiceOp::Queued {
-                        client,
-                        behind: Some(h),
-                    },
-                };
-                let seen = granted
-                    .get(&(s, ch.create_revision))
-                    .map_or(ch.seen, |g| (*g).min(ch.seen));
-                ops.push((
-                    ch.revision,
-                    if matches!(op, ServiceOp::Granted { .. }) {
-                        seen
-                    } else {
-                        ch.seen
-                    },
-                    op,
-                    resource,
-                ));
-                lock.insert(ch.create_revision, (ch.key.clone(), client));
-            } else {
-                let Some((&token, (_, client))) = lock.iter().find(|(_, (k, _))| *k == ch.key)
-                else {
-                    continue;
-                };
-                let client = *client;
-                let was_holder = holder(lock).map(|(t, _)| t) == Some(token);
-                lock.remove(&token);
-                if was_holder {
-                    let unlock = unlocks.iter().position(|u| {
-                        u.deleted && u.service == s && u.key == ch.key && u.revision == ch.revision
-                    });
-                    let (op, seen) = match unlock {
-                        Some(u) => {
-                            matched_unlocks[u] = true;
-                            (
-                                ServiceOp::Released { client, token },
-                                unlocks[u].when.min(ch.seen),
-                            )
+        let mut revisions = Vec::new();
+        let mut last: Micros = 0;
+        let mut instant = 0u64;
+        for entry in &log.entries {
+            // The service's own order is the product's; its clock must not run backwards.
+            let at = shared.micros(entry.seen).max(last);
+            last = at;
+            match &entry.what {
+                Logged::RestartedEmpty => events.push(Event {
+                    at,
+                    what: What::RestartedEmpty { service: s },
+                }),
+                Logged::Op { op, resource } => {
+                    instant += 1;
+                    revisions.push(entry.revision);
+                    let mut op = *op;
+                    if let ServiceOp::Granted {
+                        token, lease_until, ..
+                    } = &mut op
+                    {
+                        *lease_until = lease_us.map(|l| at + l);
+                        if let Some(id) = entry.grant_id {
+                            grant_at.insert((s, id), (instant, at, *token));
                         }
-                        None => (ServiceOp::Expired { client, token }, ch.seen),
-                    };
-                    ops.push((ch.revision, seen, op, resource));
-                    if let Some((next, c)) = holder(lock) {
-                        let seen = granted
-                            .get(&(s, next))
-                            .map_or(ch.seen, |g| (*g).min(ch.seen));
-                        ops.push((
-                            ch.revision,
-                            seen,
-                            ServiceOp::Granted {
-                                client: c,
-                                token: next,
-                                lease_until: None,
-                            },
-                            resource,
-                        ));
                     }
-                } else {
-                    ops.push((
-                        ch.revision,
-                        ch.seen,
-                        ServiceOp::Cancelled { client },
-                        resource,
-                    ));
+                    events.push(Event {
+                        at,
+                        what: What::Service {
+                            service: s,
+                            instant,
+                            resource: *resource,
+                            op,
+                        },
+                    });
                 }
             }
         }
-        // An unlock of a key etcd had already deleted (its lease ended) changed nothing: the
-        // service ignored a release from a client that no longer held the lock.
-        for (u, unlock) in unlocks.iter().enumerate() {
-            let Unlock {
-                service: us,
-                key,
-                revision,
-                when,
-                ..
-            } = unlock;
-            if *us != s || matched_unlocks[u] {
-                continue;
-            }
-            let Some(slash) = key.iter().rposition(|b| *b == b'/') else {
-                continue;
-            };
-            let name = String::from_utf8_lossy(&key[..slash]).into_owned();
-            let Some(resource) = world.resources.iter().position(|r| r.name == name) else {
-                continue;
-            };
-            let create = changes
-                .iter()
-                .find(|c| !c.delete && c.key == *key)
-                .map(|c| (c.create_revision, c.lease));
-            let Some((token, lease)) = create else {
-                continue;
-            };
-            let Some(&client) = leases.get(&(s, lease)) else {
-                continue;
-            };
-            ops.push((
-                *revision,
-                *when,
-                ServiceOp::ReleaseIgnored { client, token },
-                resource as u32,
-            ));
-        }
-        ops.sort_by_key(|o| o.0);
-        instants.push(ops.iter().map(|o| o.0).collect::<Vec<u64>>());
-        let mut last: Micros = 0;
-        for (i, (_, seen, mut op, resource)) in ops.into_iter().enumerate() {
-            // The service's own order is etcd's revisions; its clock must not run backwards.
-            let at = shared.micros(seen).max(last);
-            last = at;
-            let instant = i as u64 + 1;
-            if let ServiceOp::Granted {
-                token, lease_until, ..
-            } = &mut op
-            {
-                *lease_until = lease_us.map(|l| at + l);
-                grant_at.insert((s, *token), (instant, at));
-            }
-            events.push(Event {
-                at,
-                what: What::Service {
-                    service: s,
-                    instant,
-                    resource,
-                    op,
-                },
-            });
-        }
+        instants.push(revisions);
     }
+    let token_of = |t: &mut Option<Token>| {
+        if let Some(t) = t {
+            if let Some((_, _, token)) = grant_at.get(&(t.service, t.value)) {
+                t.value = *token;
+            }
+        }
+    };
     for (seen, mut what) in shared.events.lock().unwrap().drain(..) {
         let mut at = shared.micros(seen);
-        if let What::BeliefStarted { grants, .. } = &mut what {
-            for g in grants.iter_mut() {
-                let (instant, granted_at) = grant_at
-                    .get(&(g.service, g.token))
-                    .copied()
-                    .ok_or_else(|| {
-                        format!(
-                            "the watch of service \"{}\" did not report the grant of token {}",
-                            world.services[g.service as usize].name, g.token
-                        )
-                    })?;
-                g.instant = instant;
-                // A client learns of a grant after the service makes it.
-                at = at.max(granted_at);
+        match &mut what {
+            What::BeliefStarted { grants, .. } => {
+                for g in grants.iter_mut() {
+                    let (instant, granted_at, token) = grant_at
+                        .get(&(g.service, g.token))
+                        .copied()
+                        .ok_or_else(|| {
+                            format!(
+                                "the log of service \"{}\" did not show the grant the client knows as {}",
+                                world.services[g.service as usize].name, g.token
+                            )
+                        })?;
+                    g.instant = instant;
+                    g.token = token;
+                    // A client learns of a grant after the service makes it.
+                    at = at.max(granted_at);
+                }
             }
+            What::Read { token, .. } | What::Write { token, .. } => token_of(token),
+            What::StaleGrantReleased { service, token, .. } => {
+                if let Some((_, _, t)) = grant_at.get(&(*service, *token)) {
+                    *token = *t;
+                }
+            }
+            _ => {}
         }
         events.push(Event { at, what });
     }
@@ -1336,11 +1371,16 @@ fn convert(
 /// `--compare`: for each file, N recordings and N simulations over the same seeds, and how
 /// often each verdict class came out in each.
 fn compare(a: &Args, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let version = etcd::version()?;
     let mut rows = Vec::new();
+    let mut versions: Vec<String> = Vec::new();
     for path in &a.files {
         let (scenario, text) = load(path)?;
-        let plan = Plan::of(&scenario, &text).map_err(|e| prefixed(path, e))?;
+        let product = product_for(a.on.as_deref(), &scenario)?;
+        let plan = Plan::of(&scenario, &text, product).map_err(|e| prefixed(path, e))?;
+        let version = product.version()?;
+        if !versions.contains(&version) {
+            versions.push(version);
+        }
         let mut real = Classes::default();
         let mut model = Classes::default();
         for k in 0..a.runs {
@@ -1358,9 +1398,15 @@ fn compare(a: &Args, out: &mut dyn Write) -> Result<ExitCode, String> {
             .unwrap_or_else(|| path.clone());
         rows.push((file, real, model));
     }
+    let names: Vec<&str> = versions
+        .iter()
+        .map(|v| v.split_whitespace().next().unwrap_or(v))
+        .collect();
     let _ = writeln!(
         out,
-        "Each cell: runs recorded on real etcd ({version}) / runs simulated, over the same {} seed(s) of each scenario, in which the verdict says so.\n",
+        "Each cell: runs recorded on real {} ({}) / runs simulated, over the same {} seed(s) of each scenario, in which the verdict says so.\n",
+        names.join(" and "),
+        versions.join(", "),
         a.runs
     );
     let _ = writeln!(
