@@ -1543,3 +1543,35 @@ fn a_wait_cycle_is_found_through_any_two_locks_whichever_wait_or_grant_closes_it
         }
     }
 }
+
+#[test]
+fn holds_that_begin_at_one_instant_are_named_in_the_scenarios_order_of_clients() {
+    // x and y begin to hold row a of r at the same instant, through independent services. The
+    // violation names x first, as the scenario lists the clients, whichever of the two lines
+    // the trace lists first: the verdict's words do not depend on how simultaneous events
+    // happen to be listed (a recording of real services lists them as they were read).
+    let world = world();
+    for y_first in [false, true] {
+        let mut trace = Trace::default();
+        let mut starts = [(X, S), (Y, T)];
+        if y_first {
+            starts.reverse();
+        }
+        for (client, service) in starts {
+            trace = trace.believes(1, client, 0b001, (service, 1, 1));
+        }
+        let trace = trace.lets_go(5, X).lets_go(6, Y);
+        let v = verdict_of(&world, &trace.events, END, false, 0);
+        assert_eq!(v.violation_count, 1, "y first: {y_first}");
+        let names: Vec<&str> = v.violations[0]
+            .holders
+            .iter()
+            .map(|h| h.client.as_str())
+            .collect();
+        assert_eq!(names, ["x-1", "y-1"], "y first: {y_first}");
+        assert_eq!(
+            (v.violations[0].from_us, v.violations[0].to_us),
+            (1_000, 5_000)
+        );
+    }
+}
