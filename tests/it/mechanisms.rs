@@ -178,6 +178,95 @@ fn a_request_needs_a_majority_and_waits_for_the_replicas_that_heal_first() {
     }
 }
 
+#[test]
+fn a_request_arrives_when_the_majority_th_replica_has_it_whatever_order_the_paths_heal_in() {
+    // The client in c asks at 200 ms, while every path to the service's replicas is held back
+    // by a delay partition from 100 ms. Replica k is 10 * (k + 1) ms away, and its path heals
+    // at the time the case gives. Each replica has the request at its heal plus its latency,
+    // and the request arrives when a majority has it: at the majority-th earliest of those
+    // times, however the heals are ordered against the latencies (the nearest replica healing
+    // last, the farthest first, or anything between).
+    let cases: [&[u64]; 10] = [
+        &[1000, 1500, 2000],
+        &[1000, 2000, 1500],
+        &[1500, 1000, 2000],
+        &[1500, 2000, 1000],
+        &[2000, 1000, 1500],
+        &[2000, 1500, 1000],
+        &[3000, 2500, 2000, 1500, 1000],
+        &[3000, 1000, 2500, 1500, 2000],
+        &[1000, 3000, 2000, 2500, 1500],
+        &[2000, 2500, 3000, 1000, 1500],
+    ];
+    for heals in cases {
+        let regions: Vec<String> = (0..heals.len()).map(|k| format!("r{k}")).collect();
+        let quoted = |names: &[String]| {
+            names
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let links = regions
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                format!(
+                    "{{ between = [\"c\", \"{r}\"], latency_ms = {} }}",
+                    10 * (k + 1)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let partitions = regions
+            .iter()
+            .zip(heals)
+            .map(|(r, heal)| {
+                format!(
+                    "{{ start_ms = 100, duration_ms = {}, groups = [[\"c\"], [\"{r}\"]], mode = \"delay\" }}",
+                    heal - 100
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(",\n");
+        let toml = format!(
+            r#"
+            name = "majority behind paths that heal in turn"
+            duration_ms = 5000
+            regions = ["c", {regions}]
+            network = {{ jitter_ms = 0, links = [{links}] }}
+            services = [{{ name = "locks", replicas = [{regions}] }}]
+            resources = [{{ name = "t", region = "c", rows = ["n"] }}]
+            partitions = [{partitions}]
+            [[clients]]
+            name = "c"
+            region = "c"
+            protocol = {{ kind = "single", service = "locks" }}
+            resource = "t"
+            start_ms = 200
+            period_ms = 100
+            work_ms = 10
+            max_operations = 1
+            "#,
+            regions = quoted(&regions),
+        );
+        let mut has: Vec<u64> = heals
+            .iter()
+            .enumerate()
+            .map(|(k, heal)| heal + 10 * (k as u64 + 1))
+            .collect();
+        has.sort();
+        let majority = heals.len() / 2 + 1;
+        let (run, _) = run(&toml);
+        assert_eq!(
+            first(&run, "grant t to c-1"),
+            has[majority - 1] * 1000,
+            "heals {heals:?}:\n{}",
+            text(&run)
+        );
+    }
+}
+
 // ----- The simulator -----------------------------------------------------------------------
 
 #[test]

@@ -220,3 +220,68 @@ fn states_reached_by_commuting_steps_are_equal_and_share_a_fingerprint() {
     assert_eq!(initial.clone(), initial);
     assert_eq!(initial.clone().fingerprint(), initial.fingerprint());
 }
+
+#[test]
+fn a_forwarded_message_travels_its_own_channel_from_the_old_service_to_the_new() {
+    // Only the first message of a channel may be taken next, so a channel is what keeps two
+    // messages between the same endpoints in order. A message is on the channel from its
+    // sender to its receiver; a release or cancel forwarded after a migration on the one from
+    // the service it reached to the one the lock moved to (not on the client's own channel to
+    // the new service); a timer, a lease expiry or a fault on none.
+    use lockstep::model::{Message, Step, Timer};
+    use lockstep::trace::Endpoint;
+    let release = Message::Release {
+        resource: 0,
+        token: 1,
+        attempt: 1,
+    };
+    let cases = [
+        (
+            Step::Deliver {
+                from: Endpoint::Client(3),
+                to: Endpoint::Service(1),
+                message: release.clone(),
+            },
+            Some((Endpoint::Client(3), Endpoint::Service(1))),
+        ),
+        (
+            Step::Deliver {
+                from: Endpoint::Service(1),
+                to: Endpoint::Client(3),
+                message: Message::Queued {
+                    service: 1,
+                    attempt: 1,
+                },
+            },
+            Some((Endpoint::Service(1), Endpoint::Client(3))),
+        ),
+        (
+            Step::Forward {
+                from: 0,
+                to: 2,
+                client: 3,
+                origin: 0,
+                message: release,
+            },
+            Some((Endpoint::Service(0), Endpoint::Service(2))),
+        ),
+        (
+            Step::ClientTimer {
+                client: 3,
+                timer: Timer::Arrive,
+            },
+            None,
+        ),
+        (
+            Step::LeaseExpiry {
+                service: 0,
+                resource: 0,
+                token: 1,
+            },
+            None,
+        ),
+    ];
+    for (step, channel) in cases {
+        assert_eq!(step.channel(), channel, "{step:?}");
+    }
+}

@@ -1262,3 +1262,316 @@ fn a_write_is_interleaved_only_inside_another_clients_read_modify_write_on_the_s
         assert_eq!(v.interleaved_writes, case.interleaved, "{}", case.what);
     }
 }
+
+#[test]
+fn holds_that_touch_do_not_overlap_and_holds_that_share_an_instant_do() {
+    // A critical section lasts from the instant it begins up to, not including, the instant it
+    // ends. x holds row a of r from 1 ms to 10 ms; y holds it from its start to 20 ms. When y
+    // begins at 10 ms, exactly as x lets go, no instant has both: no violation, whichever of the
+    // two lines the trace lists first, and the snapshot at 10 ms shows y alone. One microsecond
+    // earlier, both hold it for that microsecond. A section that ends at the instant it begins
+    // (y from 5 ms to 5 ms) holds nothing at any instant, so it overlaps nobody.
+    struct Case {
+        what: &'static str,
+        y_from_us: Micros,
+        y_to_us: Micros,
+        y_listed_first: bool,
+        overlap: Option<(Micros, Micros)>,
+    }
+    let cases = [
+        Case {
+            what: "y begins and ends at 5 ms, while x holds",
+            y_from_us: 5_000,
+            y_to_us: 5_000,
+            y_listed_first: false,
+            overlap: None,
+        },
+        Case {
+            what: "y begins as x ends, x's end listed first",
+            y_from_us: 10_000,
+            y_to_us: 20_000,
+            y_listed_first: false,
+            overlap: None,
+        },
+        Case {
+            what: "y begins as x ends, y's start listed first",
+            y_from_us: 10_000,
+            y_to_us: 20_000,
+            y_listed_first: true,
+            overlap: None,
+        },
+        Case {
+            what: "y begins a microsecond before x ends",
+            y_from_us: 9_999,
+            y_to_us: 20_000,
+            y_listed_first: false,
+            overlap: Some((9_999, 10_000)),
+        },
+        Case {
+            what: "both begin at once",
+            y_from_us: 1_000,
+            y_to_us: 20_000,
+            y_listed_first: false,
+            overlap: Some((1_000, 10_000)),
+        },
+    ];
+    let world = world();
+    let at = |us: Micros, what: What| Event { at: us, what };
+    let grant = |service: u32| GrantRef {
+        service,
+        token: 1,
+        instant: 1,
+    };
+    for case in cases {
+        let x_starts = at(
+            1_000,
+            What::BeliefStarted {
+                client: X,
+                resource: 0,
+                rows: 0b001,
+                grants: vec![grant(S)],
+            },
+        );
+        let x_ends = at(
+            10_000,
+            What::BeliefEnded {
+                client: X,
+                resource: 0,
+                reason: BeliefEnd::Released,
+            },
+        );
+        let y_starts = at(
+            case.y_from_us,
+            What::BeliefStarted {
+                client: Y,
+                resource: 0,
+                rows: 0b001,
+                grants: vec![grant(T)],
+            },
+        );
+        let y_ends = at(
+            case.y_to_us,
+            What::BeliefEnded {
+                client: Y,
+                resource: 0,
+                reason: BeliefEnd::Released,
+            },
+        );
+        let mut events = vec![x_starts, x_ends, y_starts, y_ends];
+        if case.y_listed_first {
+            events.swap(1, 2);
+        }
+        // A stable sort keeps the order chosen for events at one instant.
+        events.sort_by_key(|e| e.at);
+        let v = verdict_of(&world, &events, END, false, 0);
+        let found: Vec<(Micros, Micros)> =
+            v.violations.iter().map(|o| (o.from_us, o.to_us)).collect();
+        assert_eq!(found, Vec::from_iter(case.overlap), "{}", case.what);
+        assert_eq!(v.violation_count, found.len() as u64, "{}", case.what);
+        let broken = case.overlap.is_some();
+        assert_eq!(
+            v.exclusion,
+            if broken {
+                monitor::Exclusion::Broken
+            } else {
+                monitor::Exclusion::Holds
+            },
+            "{}",
+            case.what
+        );
+        assert_eq!(v.incomparable_pairs, u64::from(broken), "{}", case.what);
+        assert_eq!(v.max_simultaneous_holders, 1 + u32::from(broken));
+        // The instant x lets go, x no longer believes; y does from the instant it begins.
+        let now = snapshot(&world, &events, 10_000);
+        let believers: Vec<&str> = now.believers.iter().map(|b| b.client.as_str()).collect();
+        let y_holds_then = case.y_to_us > 10_000;
+        assert_eq!(
+            believers,
+            &["y-1"][..usize::from(y_holds_then)],
+            "{}",
+            case.what
+        );
+        assert!(now.conflicts.is_empty(), "{}", case.what);
+        let before = snapshot(&world, &events, 9_999);
+        assert_eq!(
+            before.conflicts.len(),
+            usize::from(broken),
+            "{}: {:?}",
+            case.what,
+            before.conflicts
+        );
+    }
+}
+
+#[test]
+fn the_most_unrelated_holders_are_counted_by_order_domains_no_two_of_them_share() {
+    // Four independent services s, t, u and v. Each case lists who holds row a of r, through
+    // which services, in the order their critical sections begin; all of them still hold it
+    // when the last begins. The figure is the largest group of holders no two of whom hold a
+    // grant of one service: a holder through s and t shares a service with one through s, and
+    // with one through t, but those two and one through u make three.
+    struct Case {
+        what: &'static str,
+        holders: &'static [&'static [u32]],
+        most: u32,
+    }
+    const U: u32 = 2;
+    const V: u32 = 3;
+    let cases = [
+        Case {
+            what: "s and t, then s, then t, then u",
+            holders: &[&[S, T], &[S], &[T], &[U]],
+            most: 3,
+        },
+        Case {
+            what: "s and t, then u: the two services count once",
+            holders: &[&[S, T], &[U]],
+            most: 2,
+        },
+        Case {
+            what: "s, t and u each alone",
+            holders: &[&[S], &[T], &[U]],
+            most: 3,
+        },
+        Case {
+            what: "s and t, t and u, then s, then v",
+            holders: &[&[S, T], &[T, U], &[S], &[V]],
+            most: 3,
+        },
+        Case {
+            what: "s and u, t, then s and t, then v",
+            holders: &[&[S, U], &[T], &[S, T], &[V]],
+            most: 3,
+        },
+        Case {
+            what: "s, then s and t, then t and u, then v: only one of s's holders counts",
+            holders: &[&[S], &[S, T], &[T, U], &[S], &[V]],
+            most: 3,
+        },
+        Case {
+            what: "all through one service",
+            holders: &[&[S], &[S], &[S]],
+            most: 1,
+        },
+    ];
+    let names: Vec<String> = (0..5).map(|k| format!("c{k}")).collect();
+    let clients: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
+    let world = hand_world(&["s", "t", "u", "v"], &clients);
+    for case in cases {
+        let mut events: Vec<Event> = Vec::new();
+        for (k, services) in case.holders.iter().enumerate() {
+            events.push(Event {
+                at: 1_000 * (k as u64 + 1),
+                what: What::BeliefStarted {
+                    client: k as u32,
+                    resource: 0,
+                    rows: 0b1,
+                    grants: services
+                        .iter()
+                        .map(|s| GrantRef {
+                            service: *s,
+                            token: 1 + k as u64,
+                            instant: 1 + k as u64,
+                        })
+                        .collect(),
+                },
+            });
+        }
+        let v = verdict_of(&world, &events, END, false, 0);
+        assert_eq!(v.max_simultaneous_holders, case.most, "{}", case.what);
+    }
+}
+
+#[test]
+fn a_wait_cycle_is_found_through_any_two_locks_whichever_wait_or_grant_closes_it() {
+    // Three services, two resources: for every resource and every ordered pair of services
+    // (a, b), x holds a and y holds b, which z held before it (a lock that changed hands).
+    // The cycle closes in one of three ways: y's wait for a, x's wait for b, or x already
+    // waiting for b while z still holds it, and b going to y as z lets go (z never waits).
+    // Each way, exactly one cycle of x and y through a and b, formed at 5 ms; x's cancel
+    // breaks it at 6 ms.
+    let world = hand_world(&["s", "t", "u"], &[("x", None), ("y", None), ("z", None)]);
+    let names = ["s", "t", "u"];
+    for resource in 0..2u32 {
+        for a in 0..3u32 {
+            for b in (0..3u32).filter(|b| *b != a) {
+                for closing in ["y waits", "x waits", "b granted"] {
+                    let trace = Trace::default()
+                        .op(1, a, granted(X, 1))
+                        .op(1, b, granted(Z, 1));
+                    let trace = match closing {
+                        "y waits" => trace
+                            .op(2, b, released(Z, 1))
+                            .op(2, b, granted(Y, 2))
+                            .op(3, b, queued(X, Y))
+                            .op(5, a, queued(Y, X)),
+                        "x waits" => trace
+                            .op(2, b, released(Z, 1))
+                            .op(2, b, granted(Y, 2))
+                            .op(3, a, queued(Y, X))
+                            .op(5, b, queued(X, Y)),
+                        _ => trace
+                            .op(2, b, queued(X, Z))
+                            .op(3, a, queued(Y, X))
+                            .op(5, b, released(Z, 1))
+                            .op(5, b, granted(Y, 2)),
+                    };
+                    let trace = trace.op(6, b, ServiceOp::Cancelled { client: X });
+                    let events = on_resource(trace.events, resource);
+                    let v = verdict_of(&world, &events, END, false, 0);
+                    let what = format!(
+                        "resource {resource}, x holds {}, y holds {}, closed as {closing}",
+                        names[a as usize], names[b as usize]
+                    );
+                    assert_eq!(v.wait_cycles.len(), 1, "{what}: {:?}", v.wait_cycles);
+                    let c = &v.wait_cycles[0];
+                    let mut clients = c.clients.clone();
+                    clients.sort();
+                    assert_eq!(clients, ["x-1", "y-1"], "{what}");
+                    let mut services = c.services.clone();
+                    services.sort();
+                    let mut expected = [names[a as usize], names[b as usize]];
+                    expected.sort();
+                    assert_eq!(services, expected, "{what}");
+                    assert_eq!(
+                        (c.formed_us, c.broken_us, c.broken_by.as_deref()),
+                        (5_000, Some(6_000), Some("client timeout")),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn holds_that_begin_at_one_instant_are_named_in_the_scenarios_order_of_clients() {
+    // x and y begin to hold row a of r at the same instant, through independent services. The
+    // violation names x first, as the scenario lists the clients, whichever of the two lines
+    // the trace lists first: the verdict's words do not depend on how simultaneous events
+    // happen to be listed (a recording of real services lists them as they were read).
+    let world = world();
+    for y_first in [false, true] {
+        let mut trace = Trace::default();
+        let mut starts = [(X, S), (Y, T)];
+        if y_first {
+            starts.reverse();
+        }
+        for (client, service) in starts {
+            trace = trace.believes(1, client, 0b001, (service, 1, 1));
+        }
+        let trace = trace.lets_go(5, X).lets_go(6, Y);
+        let v = verdict_of(&world, &trace.events, END, false, 0);
+        assert_eq!(v.violation_count, 1, "y first: {y_first}");
+        let names: Vec<&str> = v.violations[0]
+            .holders
+            .iter()
+            .map(|h| h.client.as_str())
+            .collect();
+        assert_eq!(names, ["x-1", "y-1"], "y first: {y_first}");
+        assert_eq!(
+            (v.violations[0].from_us, v.violations[0].to_us),
+            (1_000, 5_000)
+        );
+    }
+}
