@@ -79,6 +79,14 @@ pub static RECORDINGS: &[(&str, &str)] = &[
         "05-fencing.zookeeper.json",
         include_str!("../lessons/recordings/05-fencing.zookeeper.json"),
     ),
+    (
+        "13-majority-pause.redis.json",
+        include_str!("../lessons/recordings/13-majority-pause.redis.json"),
+    ),
+    (
+        "15-majority-restart.redis.json",
+        include_str!("../lessons/recordings/15-majority-restart.redis.json"),
+    ),
 ];
 
 /// A shipped recording's text by file name.
