@@ -39,9 +39,10 @@ fi
 
 # The tests of the model and the monitors, from tests/it: the claims, the mechanisms, the
 # monitors on traces written by hand, the verdicts, the majority protocol, the explorer and
-# determinism, the snapshots of short traces with their verdicts' words, and the properties over generated scenarios that judge the model and the
-# monitors most directly (the verdict recounted from the trace by brute force, the model's
-# invariants after every step, lazy lease expiries, lost updates, snapshots). They take a few
+# determinism, the snapshots of short traces with their verdicts' words, and the properties
+# over generated scenarios that judge the model and the monitors most directly (the verdict
+# recounted from the trace by brute force, the model's invariants after every step, lazy lease
+# expiries, lost updates, snapshots). They take a few
 # seconds, where all of tests/it takes minutes: its lessons, course, app and command-line tests
 # build on the same engine but judge other things. Left out of explore:: and majority:: are the
 # five slowest searches (over 20 seconds between them): a comparison with a peer model checker,
