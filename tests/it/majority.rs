@@ -263,6 +263,48 @@ fn a_pause_while_the_grants_are_in_flight_is_caught_by_the_validity_check() {
 }
 
 #[test]
+fn the_time_spent_acquiring_counts_from_the_first_request() {
+    // Scenario 14 a fifth of a second later: the east client asks at 200 ms and pauses at
+    // once, the west client starts after it. Acquiring took from its request to its count.
+    let mut s = scenario("14");
+    s.clients[0].start_ms = 200;
+    s.clients[1].start_ms = 300;
+    set_pause(&mut s, 201);
+    s.validate().unwrap();
+    let pause_end = (201 + s.pauses[0].duration_ms) * 1000;
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(
+            v.operations.validity_spent,
+            1,
+            "seed {seed}\n{}",
+            text(&run)
+        );
+        let east = client(&run, "east-1");
+        let asked = run
+            .events
+            .iter()
+            .find(|e| matches!(e.what, What::AcquireSent { client, .. } if client == east))
+            .map(|e| e.at)
+            .unwrap();
+        assert!(asked >= 200_000, "seed {seed}: asked at {asked}");
+        let spent = run
+            .events
+            .iter()
+            .find_map(|e| match e.what {
+                What::ValiditySpent {
+                    client,
+                    acquiring_us,
+                    ..
+                } if client == east => Some((e.at, acquiring_us)),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(spent, (pause_end, pause_end - asked), "seed {seed}");
+    }
+}
+
+#[test]
 fn the_same_pause_once_the_lock_is_held_is_not_caught() {
     // Moved from the acquisition into the critical section, the pause breaks exclusion.
     let mut s = scenario("14");
