@@ -477,7 +477,8 @@ fn with_lazy_expiries_a_lease_without_its_expiry_step_is_refused() {
 #[test]
 fn states_that_differ_in_any_number_are_unequal_and_fingerprinted_apart() {
     // Equality and fingerprints read every field that decides what a state does next: a
-    // row's value, a count of writes, the next token.
+    // row's value, a count of writes, the next token, a client's count of operations, the
+    // services a lock waits to drain from.
     let world = World::compile(&scenario("05"));
     let initial = State::initial(&world, &mut NoJitter);
     let differs = |what: &str, change: fn(&mut State)| {
@@ -490,6 +491,10 @@ fn states_that_differ_in_any_number_are_unequal_and_fingerprinted_apart() {
     differs("a row's writes", |st| st.resources[0].versions[0] += 1);
     differs("a service's next token", |st| {
         st.services[0].next_token += 1
+    });
+    differs("a client's operations", |st| st.clients[0].ops_started += 1);
+    differs("a lock's drains", |st| {
+        st.services[0].locks[0].draining_from = 1 << 1
     });
 }
 
