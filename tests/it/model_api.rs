@@ -477,8 +477,8 @@ fn with_lazy_expiries_a_lease_without_its_expiry_step_is_refused() {
 #[test]
 fn states_that_differ_in_any_number_are_unequal_and_fingerprinted_apart() {
     // Equality and fingerprints read every field that decides what a state does next: a
-    // row's value, a count of writes, the next token, a client's count of operations, the
-    // services a lock waits to drain from.
+    // row's value, a count of writes, the next token, a client's count of operations and its
+    // phase, the services a lock waits to drain from.
     let world = World::compile(&scenario("05"));
     let initial = State::initial(&world, &mut NoJitter);
     let differs = |what: &str, change: fn(&mut State)| {
@@ -493,6 +493,9 @@ fn states_that_differ_in_any_number_are_unequal_and_fingerprinted_apart() {
         st.services[0].next_token += 1
     });
     differs("a client's operations", |st| st.clients[0].ops_started += 1);
+    differs("a client's phase", |st| {
+        st.clients[0].phase = lockstep::model::Phase::Stopped
+    });
     differs("a lock's drains", |st| {
         st.services[0].locks[0].draining_from = 1 << 1
     });
