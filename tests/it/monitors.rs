@@ -1605,7 +1605,7 @@ fn a_belief_begun_again_before_it_ended_counts_from_its_second_start() {
 #[test]
 fn an_overlap_band_names_every_service_and_resource_behind_it() {
     // x holds q's row through s, y through t: the band of their overlap involves both
-    // services and resource q alone.
+    // services and resource q alone. A band names each service once.
     let world = world();
     let trace = Trace::default()
         .believes(1, X, 0b1, (S, 1, 1))
@@ -1621,6 +1621,17 @@ fn an_overlap_band_names_every_service_and_resource_behind_it() {
     assert_eq!(band.services, 0b11, "s and t");
     assert_eq!(band.resources, 0b10, "q alone");
     assert_eq!(band.client_indices().collect::<Vec<_>>(), [X, Y]);
+
+    // Both through s (x's lease ran out there and s granted y): the band involves s alone.
+    let trace = Trace::default()
+        .believes(1, X, 0b1, (S, 1, 1))
+        .believes(2, Y, 0b1, (S, 2, 2))
+        .lets_go(3, X)
+        .lets_go(4, Y);
+    let scan = monitor::scan_overlaps(&world, &trace.events, END, 10);
+    assert_eq!(scan.bands.len(), 1);
+    assert_eq!(scan.bands[0].services, 0b01, "s alone");
+    assert_eq!(scan.bands[0].resources, 0b01, "r alone");
 }
 
 #[test]
