@@ -39,9 +39,10 @@ fi
 
 # The tests of the model and the monitors, from tests/it: the claims, the mechanisms, the
 # monitors on traces written by hand, the verdicts, the majority protocol, the explorer and
-# determinism, and the properties over generated scenarios that judge the model and the
-# monitors most directly (the verdict recounted from the trace by brute force, the model's
-# invariants after every step, lazy lease expiries, lost updates, snapshots). They take a few
+# determinism, the snapshots of short traces with their verdicts' words, and the properties
+# over generated scenarios that judge the model and the monitors most directly (the verdict
+# recounted from the trace by brute force, the model's invariants after every step, lazy lease
+# expiries, lost updates, snapshots). They take a few
 # seconds, where all of tests/it takes minutes: its lessons, course, app and command-line tests
 # build on the same engine but judge other things. Left out of explore:: and majority:: are the
 # five slowest searches (over 20 seconds between them): a comparison with a peer model checker,
@@ -49,7 +50,7 @@ fi
 # majority; the other explorer tests search the same transition function.
 TESTS=(
     claims:: mechanisms:: monitors:: verdicts:: model_api:: determinism::
-    majority:: explore::
+    majority:: explore:: snapshots::
     properties::recount:: properties::every_run_obeys_the_invariants properties::lazy_
     properties::a_lease_that_ends_with_the_run properties::a_late_write_erases
     properties::lost_updates_equal properties::snapshots_agree

@@ -238,14 +238,15 @@ impl State {
                 }
                 // Every chain of moves ends in the service the lock lives in: a loop would
                 // leave the lock nowhere, and a freed lock's wait unended.
+                // A chain through distinct services makes fewer hops than there are services,
+                // so one still going after that many is a loop.
                 let mut next = lock.moved_to;
-                let mut hops = 0;
-                while let Some(x) = next {
-                    hops += 1;
-                    if hops > services {
-                        return Err(format!("{}: its moves form a loop", at()));
-                    }
+                for _ in 0..services {
+                    let Some(x) = next else { break };
                     next = self.services[x as usize].locks[r].moved_to;
+                }
+                if next.is_some() {
+                    return Err(format!("{}: its moves form a loop", at()));
                 }
                 // A lock waits for drains only where it lives, and for holders whose locks
                 // moved there.

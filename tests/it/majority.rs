@@ -240,6 +240,14 @@ fn a_pause_while_the_grants_are_in_flight_is_caught_by_the_validity_check() {
             unreachable!()
         };
         assert!(granted >= 3 && acquiring_us >= 990_000, "seed {seed}");
+        // Acquiring took from its first request to the count.
+        let asked = run
+            .events
+            .iter()
+            .find(|e| matches!(e.what, What::AcquireSent { client, .. } if client == east))
+            .map(|e| e.at)
+            .unwrap();
+        assert_eq!(acquiring_us, pause_end - asked, "seed {seed}");
         let aborted = run.events.iter().any(|e| {
             matches!(e.what, What::AttemptAborted { client, reason: AbortReason::ValiditySpent, .. } if client == east)
         });
@@ -251,6 +259,48 @@ fn a_pause_while_the_grants_are_in_flight_is_caught_by_the_validity_check() {
             .find(|e| matches!(e.what, What::BeliefStarted { client, .. } if client == east))
             .map(|e| e.at);
         assert!(first_belief.is_none_or(|t| t > pause_end), "seed {seed}");
+    }
+}
+
+#[test]
+fn the_time_spent_acquiring_counts_from_the_first_request() {
+    // Scenario 14 a fifth of a second later: the east client asks at 200 ms and pauses at
+    // once, the west client starts after it. Acquiring took from its request to its count.
+    let mut s = scenario("14");
+    s.clients[0].start_ms = 200;
+    s.clients[1].start_ms = 300;
+    set_pause(&mut s, 201);
+    s.validate().unwrap();
+    let pause_end = (201 + s.pauses[0].duration_ms) * 1000;
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(
+            v.operations.validity_spent,
+            1,
+            "seed {seed}\n{}",
+            text(&run)
+        );
+        let east = client(&run, "east-1");
+        let asked = run
+            .events
+            .iter()
+            .find(|e| matches!(e.what, What::AcquireSent { client, .. } if client == east))
+            .map(|e| e.at)
+            .unwrap();
+        assert!(asked >= 200_000, "seed {seed}: asked at {asked}");
+        let spent = run
+            .events
+            .iter()
+            .find_map(|e| match e.what {
+                What::ValiditySpent {
+                    client,
+                    acquiring_us,
+                    ..
+                } if client == east => Some((e.at, acquiring_us)),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(spent, (pause_end, pause_end - asked), "seed {seed}");
     }
 }
 
@@ -873,6 +923,88 @@ fn a_forgetful_restart_breaks_exclusion_only_under_a_hold() {
             check(&paused, seed).1.exclusion,
             Exclusion::Broken,
             "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn a_lease_aware_majority_holder_lets_go_when_its_validity_runs_out() {
+    // The east client works for 3 s, three times its 1 s lease: checking its validity, it
+    // stops believing it holds the lock before the lease ends (the validity counts from its
+    // first request, less the clock drift allowed), not at once and not after.
+    let mut s = scenario("12");
+    s.clients[0].lease_aware = true;
+    s.clients[0].work_ms = 3000;
+    s.validate().unwrap();
+    for seed in SEEDS {
+        let (run, v) = check(&s, seed);
+        assert_eq!(v.exclusion, Exclusion::Holds, "seed {seed}");
+        let east = client(&run, "east-1");
+        let began = run
+            .events
+            .iter()
+            .position(|e| matches!(e.what, What::BeliefStarted { client, .. } if client == east))
+            .unwrap_or_else(|| panic!("seed {seed}: east holds once\n{}", text(&run)));
+        let asked = run.events[..began]
+            .iter()
+            .rev()
+            .find(|e| matches!(e.what, What::AcquireSent { client, .. } if client == east))
+            .unwrap()
+            .at;
+        let ended = run.events[began..]
+            .iter()
+            .find(|e| matches!(e.what, What::BeliefEnded { client, .. } if client == east))
+            .unwrap();
+        assert!(
+            matches!(
+                ended.what,
+                What::BeliefEnded {
+                    reason: lockstep::trace::BeliefEnd::LeaseExpiredLocally,
+                    ..
+                }
+            ),
+            "seed {seed}: {:?}",
+            ended.what
+        );
+        assert!(
+            ended.at > asked + 900_000 && ended.at <= asked + 1_000_000,
+            "seed {seed}: asked at {asked}, let go at {}",
+            ended.at
+        );
+    }
+}
+
+#[test]
+fn a_restart_is_named_as_the_cause_of_an_overlap_only_inside_it() {
+    // r3 restarted empty between the two holds' beginnings and granted to both: the headline
+    // says so. The same restart moved before the first hold began or after the overlap ended
+    // would explain nothing, and the headline leaves it out.
+    let s = scenario("15");
+    let (_, v) = check(&s, 0);
+    let o = &v.violations[0];
+    let since = o.holders[0].since_us.min(o.holders[1].since_us);
+    let headline = |v: &Verdict| v.summary().lines().next().unwrap().to_string();
+    assert!(
+        headline(&v).contains("Service r3 granted to both"),
+        "{}",
+        headline(&v)
+    );
+    for at in [since - 1, o.to_us + 1] {
+        let mut moved = v.clone();
+        moved.restarts[0].at_us = at;
+        assert!(
+            !headline(&moved).contains("granted to both"),
+            "at {at}: {}",
+            headline(&moved)
+        );
+    }
+    for at in [since, o.to_us] {
+        let mut moved = v.clone();
+        moved.restarts[0].at_us = at;
+        assert!(
+            headline(&moved).contains("granted to both"),
+            "at {at}: {}",
+            headline(&moved)
         );
     }
 }

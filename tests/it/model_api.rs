@@ -285,3 +285,264 @@ fn a_forwarded_message_travels_its_own_channel_from_the_old_service_to_the_new()
         assert_eq!(step.channel(), channel, "{step:?}");
     }
 }
+
+/// A state of `world` made by hand from its initial state: `change` breaks (or keeps) one
+/// invariant. Returns what [`State::check`] says of it.
+fn checked(world: &World, change: impl FnOnce(&mut State)) -> Result<(), String> {
+    let mut state = State::initial(world, &mut NoJitter);
+    change(&mut state);
+    state.check(world)
+}
+
+#[test]
+fn the_invariant_check_refuses_a_state_the_model_can_never_reach() {
+    // `State::check` is what the properties run after every step: a model bug shows up there
+    // first. Each state below breaks one invariant by hand (or stays just inside it), and the
+    // check must name the broken one. Scenario 04: an authority, a subordinate, one resource.
+    use lockstep::model::{Hold, Waiter};
+    let world = World::compile(&scenario("04"));
+    let clients = world.clients.len();
+    assert!(world.migrations.is_empty());
+    let sub = world
+        .services
+        .iter()
+        .position(|s| s.authority.is_some())
+        .expect("a subordinate");
+    let expect_err = |what: &str, result: Result<(), String>, words: &str| {
+        let problem = result.expect_err(what);
+        assert!(problem.contains(words), "{what}: {problem}");
+    };
+    assert_eq!(checked(&world, |_| {}), Ok(()), "the initial state");
+
+    // The state's shape against its world's: each list on its own.
+    expect_err(
+        "a client missing",
+        checked(&world, |st| {
+            st.clients.pop();
+        }),
+        "shape",
+    );
+    expect_err(
+        "a version without its row",
+        checked(&world, |st| st.resources[0].versions.push(0)),
+        "rows differ",
+    );
+
+    // A queue holds each client at most once per migration more: here once.
+    let waiters = |n: usize| {
+        move |st: &mut State| {
+            st.services[0].locks[0].queue = (0..n)
+                .map(|c| Waiter {
+                    client: (c % clients) as u32,
+                    attempt: 1,
+                    authority_token: None,
+                })
+                .collect();
+        }
+    };
+    assert_eq!(
+        checked(&world, waiters(clients)),
+        Ok(()),
+        "every client waits"
+    );
+    expect_err(
+        "a waiter more than clients",
+        checked(&world, waiters(clients + 1)),
+        "waiters",
+    );
+
+    // A subordinate's holder presents an authority token it has seen, never a higher one.
+    let holder = |authority_token: u64| {
+        move |st: &mut State| {
+            let service = &mut st.services[sub];
+            let token = service.next_token;
+            service.next_token += 1;
+            let lock = &mut service.locks[0];
+            lock.highest_authority_token = 7;
+            lock.holder = Some(Hold {
+                client: 0,
+                attempt: 1,
+                token,
+                lease_until: None,
+                authority_token: Some(authority_token),
+                moved_from: Vec::new(),
+            });
+        }
+    };
+    assert_eq!(checked(&world, holder(7)), Ok(()), "the highest token seen");
+    expect_err(
+        "an authority token above the highest seen",
+        checked(&world, holder(8)),
+        "authority token above",
+    );
+
+    // Moves: a chain that ends is fine, one that comes back is a loop.
+    assert_eq!(
+        checked(&world, |st| st.services[0].locks[0].moved_to = Some(1)),
+        Ok(()),
+        "a lock moved from 0 to 1"
+    );
+    expect_err(
+        "moves in a loop",
+        checked(&world, |st| {
+            st.services[0].locks[0].moved_to = Some(1);
+            st.services[1].locks[0].moved_to = Some(0);
+        }),
+        "loop",
+    );
+
+    // A lock drains only from services whose lock moved to it, never from itself.
+    expect_err(
+        "service 1 waiting for a drain from itself",
+        checked(&world, |st| st.services[1].locks[0].draining_from = 1 << 1),
+        "drain from itself",
+    );
+    expect_err(
+        "service 0 waiting for a drain from service 1, whose lock never moved",
+        checked(&world, |st| st.services[0].locks[0].draining_from = 1 << 1),
+        "drains from service 1",
+    );
+    assert_eq!(
+        checked(&world, |st| {
+            st.services[1].locks[0].moved_to = Some(0);
+            st.services[0].locks[0].draining_from = 1 << 1;
+        }),
+        Ok(()),
+        "service 0 waiting for the drain of the lock that moved to it from service 1"
+    );
+}
+
+#[test]
+fn with_lazy_expiries_a_lease_without_its_expiry_step_is_refused() {
+    // The simulator keeps lease expiries lazily; the invariant check then also checks that
+    // every lease that can still run out in the run has its expiry step. Scenario 05 leases
+    // its locks for 500 ms.
+    let world = World::compile(&scenario("05"));
+    let horizon = world.duration;
+    let leased = |until: u64| {
+        let world = &world;
+        move |st: &mut State| {
+            st.set_horizon(horizon);
+            st.set_lazy_leases(world);
+            let service = &mut st.services[0];
+            let token = service.next_token;
+            service.next_token += 1;
+            service.locks[0].holder = Some(lockstep::model::Hold {
+                client: 0,
+                attempt: 1,
+                token,
+                lease_until: Some(until),
+                authority_token: None,
+                moved_from: Vec::new(),
+            });
+        }
+    };
+    let problem = checked(&world, leased(horizon)).expect_err("a lease ending at the horizon");
+    assert!(problem.contains("no expiry step"), "{problem}");
+    assert_eq!(
+        checked(&world, leased(horizon + 1)),
+        Ok(()),
+        "a lease ending after the run needs no step"
+    );
+
+    // A real run's holder has its step; the same hold under another token does not.
+    let mut choices = lockstep::sim::SeededChoices::new(&world, 1);
+    let mut state = State::initial(&world, &mut choices);
+    state.set_horizon(horizon);
+    state.set_lazy_leases(&world);
+    let mut events = Vec::new();
+    let (s, r) = loop {
+        let step = state.pop_earliest().expect("some lease is granted");
+        state.apply(&world, step, &mut choices, &mut events);
+        state.check(&world).expect("a state the simulator reached");
+        let held = state.services.iter().enumerate().find_map(|(s, service)| {
+            let r = service
+                .locks
+                .iter()
+                .position(|l| l.holder.as_ref().is_some_and(|h| h.lease_until.is_some()))?;
+            Some((s, r))
+        });
+        if let Some(found) = held {
+            break found;
+        }
+    };
+    let hold = state.services[s].locks[r].holder.as_mut().unwrap();
+    hold.token -= 1;
+    let problem = state
+        .check(&world)
+        .expect_err("a hold its expiry was not scheduled for");
+    assert!(problem.contains("no expiry step"), "{problem}");
+}
+
+#[test]
+fn states_that_differ_in_any_number_are_unequal_and_fingerprinted_apart() {
+    // Equality and fingerprints read every field that decides what a state does next: a
+    // row's value, a count of writes, the next token, a client's count of operations and its
+    // phase, the services a lock waits to drain from.
+    let world = World::compile(&scenario("05"));
+    let initial = State::initial(&world, &mut NoJitter);
+    let differs = |what: &str, change: fn(&mut State)| {
+        let mut other = initial.clone();
+        change(&mut other);
+        assert_ne!(other, initial, "{what}");
+        assert_ne!(other.fingerprint(), initial.fingerprint(), "{what}");
+    };
+    differs("a row's value", |st| st.resources[0].values[0] += 1);
+    differs("a row's writes", |st| st.resources[0].versions[0] += 1);
+    differs("a service's next token", |st| {
+        st.services[0].next_token += 1
+    });
+    differs("a client's operations", |st| st.clients[0].ops_started += 1);
+    differs("a client's phase", |st| {
+        st.clients[0].phase = lockstep::model::Phase::Stopped
+    });
+    differs("a lock's drains", |st| {
+        st.services[0].locks[0].draining_from = 1 << 1
+    });
+}
+
+#[test]
+fn the_stable_hasher_gives_the_same_digest_on_every_platform() {
+    // Fingerprints key the explorer's table of states seen, and are meant to be the same on
+    // every machine and in the browser: the hasher's digests are pinned here. They also use
+    // all 64 bits, and tell apart inputs that differ in any byte.
+    use lockstep::model::StableHasher;
+    use std::hash::Hasher;
+    let digest = |f: &dyn Fn(&mut StableHasher)| {
+        let mut h = StableHasher::default();
+        f(&mut h);
+        h.finish()
+    };
+    assert_eq!(
+        digest(&|h| h.write_u64(1)),
+        0x37e8_d294_6949_7cd2,
+        "the number 1"
+    );
+    assert_eq!(
+        digest(&|h| h.write(b"lockstep")),
+        0x74bc_ba87_2cde_8398,
+        "eight bytes"
+    );
+    assert_eq!(
+        digest(&|h| h.write(b"abc")),
+        0xe1af_d14f_fc85_5b42,
+        "three bytes"
+    );
+    assert_ne!(digest(&|h| h.write(b"abc")), digest(&|h| h.write(b"abd")));
+    assert_ne!(digest(&|h| h.write_u64(1)), digest(&|h| h.write_u64(2)));
+    let high = (0..64u64)
+        .filter(|x| digest(&|h| h.write_u64(*x)) >> 32 != 0)
+        .count();
+    assert!(high > 48, "{high} of 64 digests use their high half");
+}
+
+#[test]
+fn a_row_set_iterator_knows_how_many_rows_are_left() {
+    let mut rows = lockstep::model::row_indices(0b1011);
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.size_hint(), (3, Some(3)));
+    assert_eq!(rows.next(), Some(0));
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows.collect::<Vec<_>>(), [1, 3]);
+    assert_eq!(lockstep::model::row_indices(0).len(), 0);
+}

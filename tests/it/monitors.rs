@@ -1575,3 +1575,256 @@ fn holds_that_begin_at_one_instant_are_named_in_the_scenarios_order_of_clients()
         );
     }
 }
+
+#[test]
+fn a_belief_begun_again_before_it_ended_counts_from_its_second_start() {
+    // x starts to believe at 2 ms and starts again at 10 ms without ending the first belief:
+    // the first is no critical section at all, so z's at 5 ms overlaps nobody. y's, before
+    // both, neither. x's second belief is one, and w's at 20 ms overlaps it.
+    let trace = Trace::default()
+        .believes(0, Y, 0b001, (S, 1, 1))
+        .lets_go(1, Y)
+        .believes(2, X, 0b001, (S, 2, 2))
+        .believes(5, Z, 0b001, (T, 1, 1))
+        .lets_go(6, Z)
+        .believes(10, X, 0b001, (S, 3, 3));
+    let world = world();
+    let v = verdict_of(&world, &trace.events, END, false, 0);
+    assert_eq!(v.violation_count, 0, "{:?}", v.violations);
+    assert_eq!(v.exclusion, lockstep::Exclusion::Holds);
+    let later = trace.believes(20, Z, 0b001, (T, 2, 2));
+    let v = verdict_of(&world, &later.events, END, false, 0);
+    assert_eq!(v.violation_count, 1, "{:?}", v.violations);
+    let o = &v.violations[0];
+    assert_eq!((o.from_us, o.to_us), (20_000, END));
+    let mut clients: Vec<&str> = o.holders.iter().map(|h| h.client.as_str()).collect();
+    clients.sort();
+    assert_eq!(clients, ["x-1", "z-1"]);
+}
+
+#[test]
+fn an_overlap_band_names_every_service_and_resource_behind_it() {
+    // x holds q's row through s, y through t: the band of their overlap involves both
+    // services and resource q alone. A band names each service once.
+    let world = world();
+    let trace = Trace::default()
+        .believes(1, X, 0b1, (S, 1, 1))
+        .believes(2, Y, 0b1, (T, 1, 1))
+        .lets_go(3, X)
+        .lets_go(4, Y);
+    let events = on_resource(trace.events, 1);
+    let scan = monitor::scan_overlaps(&world, &events, END, 10);
+    assert_eq!(scan.count, 1);
+    assert_eq!(scan.bands.len(), 1);
+    let band = &scan.bands[0];
+    assert_eq!((band.from, band.to), (2_000, 3_000));
+    assert_eq!(band.services, 0b11, "s and t");
+    assert_eq!(band.resources, 0b10, "q alone");
+    assert_eq!(band.client_indices().collect::<Vec<_>>(), [X, Y]);
+
+    // Both through s (x's lease ran out there and s granted y): the band involves s alone.
+    let trace = Trace::default()
+        .believes(1, X, 0b1, (S, 1, 1))
+        .believes(2, Y, 0b1, (S, 2, 2))
+        .lets_go(3, X)
+        .lets_go(4, Y);
+    let scan = monitor::scan_overlaps(&world, &trace.events, END, 10);
+    assert_eq!(scan.bands.len(), 1);
+    assert_eq!(scan.bands[0].services, 0b01, "s alone");
+    assert_eq!(scan.bands[0].resources, 0b01, "r alone");
+}
+
+#[test]
+fn the_most_unrelated_holders_are_found_however_their_grants_combine_and_on_any_row() {
+    // Five independent services s, t, u, v and w. The holders through s, t, s and u, t and v,
+    // u and v are all on row a when one through w begins: the largest group of them no two
+    // of whom share a service is s, t, and u and v, with w four. Found by the sets of
+    // services in ascending order, s and t come first and the pair that beats them (u and v)
+    // last.
+    let names: Vec<String> = (0..6).map(|k| format!("c{k}")).collect();
+    let clients: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
+    let five = hand_world(&["s", "t", "u", "v", "w"], &clients);
+    let holders: [&[u32]; 6] = [&[0], &[1], &[0, 2], &[1, 3], &[2, 3], &[4]];
+    let events: Vec<Event> = holders
+        .iter()
+        .enumerate()
+        .map(|(k, services)| Event {
+            at: 1_000 * (k as u64 + 1),
+            what: What::BeliefStarted {
+                client: k as u32,
+                resource: 0,
+                rows: 0b1,
+                grants: services
+                    .iter()
+                    .map(|s| GrantRef {
+                        service: *s,
+                        token: 1 + k as u64,
+                        instant: 1 + k as u64,
+                    })
+                    .collect(),
+            },
+        })
+        .collect();
+    let v = verdict_of(&five, &events, END, false, 0);
+    assert_eq!(v.max_simultaneous_holders, 4);
+
+    // Two holders through s and t on row b (not the first row) of r.
+    let trace = Trace::default()
+        .believes(1, X, 0b010, (S, 1, 1))
+        .believes(2, Y, 0b010, (T, 1, 1));
+    let v = verdict_of(&world(), &trace.events, END, false, 0);
+    assert_eq!(v.violation_count, 1);
+    assert_eq!(v.max_simultaneous_holders, 2);
+}
+
+#[test]
+fn a_verdict_with_more_cycles_than_it_details_keeps_the_first_and_the_one_still_standing() {
+    // 105 wait cycles between x and y, one after the other; each but the last is broken by
+    // x's timeout. The verdict counts them all, details the first 99 and the one still
+    // standing at the end, and calls it a deadlock.
+    let rounds = 105u64;
+    let mut trace = Trace::default();
+    for k in 0..rounds {
+        let ms = 100 * k;
+        trace = trace
+            .op(ms, S, granted(X, k + 1))
+            .op(ms + 1, T, granted(Y, k + 1))
+            .op(ms + 2, S, queued(Y, X))
+            .op(ms + 3, T, queued(X, Y));
+        if k + 1 < rounds {
+            trace = trace
+                .op(ms + 4, T, ServiceOp::Cancelled { client: X })
+                .op(ms + 5, S, ServiceOp::Cancelled { client: Y })
+                .op(ms + 6, S, released(X, k + 1))
+                .op(ms + 7, T, released(Y, k + 1));
+        }
+    }
+    let v = verdict_of(&world(), &trace.events, END, false, 0);
+    let max = monitor::VIOLATIONS_DETAILED_MAX;
+    assert_eq!(v.wait_cycle_count, rounds);
+    assert_eq!(v.wait_cycles.len(), max);
+    let formed: Vec<u64> = v.wait_cycles.iter().map(|c| c.formed_us).collect();
+    let expected: Vec<u64> = (0..max as u64 - 1)
+        .chain([rounds - 1])
+        .map(|k| (100 * k + 3) * 1000)
+        .collect();
+    assert_eq!(formed, expected);
+    assert!(v.wait_cycles[..max - 1]
+        .iter()
+        .all(|c| c.broken_us.is_some()));
+    assert_eq!(v.wait_cycles[max - 1].broken_us, None);
+    assert!(v.deadlock);
+}
+
+#[test]
+fn a_write_is_judged_against_the_read_of_its_own_rows() {
+    // z reads row b of r and writes it; x then reads row a and writes row b. x's write did
+    // not read row b, so it is taken to have read z's write: nothing is lost. Had x read row
+    // b before z's write, z's increment would be.
+    let read = |t: Trace, ms: u64, client: u32, rows: u64| {
+        t.event(
+            ms,
+            What::Read {
+                client,
+                resource: 0,
+                rows,
+                token: None,
+                accepted: true,
+                values: Values::from_slice(&[0]),
+            },
+        )
+    };
+    let write = |t: Trace, ms: u64, client: u32, rows: u64| {
+        t.event(
+            ms,
+            What::Write {
+                client,
+                resource: 0,
+                rows,
+                token: None,
+                accepted: true,
+                values: Values::from_slice(&[1]),
+            },
+        )
+    };
+    let world = world();
+    let other_rows = write(
+        read(
+            write(read(Trace::default(), 1, Z, 0b010), 2, Z, 0b010),
+            3,
+            X,
+            0b001,
+        ),
+        4,
+        X,
+        0b010,
+    );
+    let lost = monitor::lost_updates(&world, &other_rows.events, 10);
+    assert_eq!(lost.total, 0, "{lost:?}");
+    let same_rows = write(
+        write(
+            read(read(Trace::default(), 1, Z, 0b010), 1, X, 0b010),
+            2,
+            Z,
+            0b010,
+        ),
+        4,
+        X,
+        0b010,
+    );
+    let lost = monitor::lost_updates(&world, &same_rows.events, 10);
+    assert_eq!(lost.total, 1, "{lost:?}");
+}
+
+#[test]
+fn the_lost_updates_detailed_are_the_earliest_erased() {
+    // Two rows each lose an increment: row b's eraser comes first in the trace, row a's
+    // later. Kept to one detail, the detail is row b's.
+    let read = |t: Trace, ms: u64, client: u32, rows: u64| {
+        t.event(
+            ms,
+            What::Read {
+                client,
+                resource: 0,
+                rows,
+                token: None,
+                accepted: true,
+                values: Values::from_slice(&[0]),
+            },
+        )
+    };
+    let write = |t: Trace, ms: u64, client: u32, rows: u64| {
+        t.event(
+            ms,
+            What::Write {
+                client,
+                resource: 0,
+                rows,
+                token: None,
+                accepted: true,
+                values: Values::from_slice(&[1]),
+            },
+        )
+    };
+    let lose = |t: Trace, ms: u64, rows: u64| {
+        // x and y both read, then both write: y's write erases x's.
+        write(
+            write(read(read(t, ms, X, rows), ms, Y, rows), ms + 1, X, rows),
+            ms + 2,
+            Y,
+            rows,
+        )
+    };
+    let trace = lose(lose(Trace::default(), 10, 0b010), 20, 0b001);
+    let world = world();
+    let all = monitor::lost_updates(&world, &trace.events, 10);
+    assert_eq!(all.total, 2);
+    assert_eq!(all.details.len(), 2);
+    let first = monitor::lost_updates(&world, &trace.events, 1);
+    assert_eq!(first.total, 2);
+    assert_eq!(first.details.len(), 1);
+    assert_eq!(first.details[0].row, 1, "{:?}", first.details);
+    assert_eq!(first.details[0], all.details[0]);
+    // The earliest eraser is y's write of row b, the fourth event; it erased x's, the third.
+    assert_eq!((first.details[0].lost, first.details[0].by), (2, 3));
+}

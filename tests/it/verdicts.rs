@@ -229,3 +229,121 @@ fn a_sweep_counts_every_overlap_not_only_the_detailed_ones() {
     let points = lockstep::sweep::sweep(&s, param, &[0], 1).expect("a valid sweep");
     assert_eq!(points[0].mean_violations, v.violation_count as f64);
 }
+
+#[test]
+fn the_summary_totals_overlaps_livelocks_and_cycles_only_past_what_it_lists() {
+    // A livelock of two clients: one stretch, several cycles, no overlap. The words give a
+    // total only where there is more than the lines list: overlaps past the first, livelocks
+    // past one, cycles past the ten listed.
+    let s = regression("livelock-two-services.toml");
+    let (_, v) = check(&s, 1);
+    assert_eq!(v.livelock_count, 1);
+    assert!(v.wait_cycles.len() >= 2);
+    let words = v.summary();
+    assert!(!words.contains("Livelocks:"), "{words}");
+    assert!(!words.contains("Majority locks"), "{words}");
+
+    let mut two = v.clone();
+    two.livelock_count = 2;
+    assert!(
+        two.summary().contains("Livelocks: 2 stretch(es)"),
+        "{}",
+        two.summary()
+    );
+
+    let mut listed = v.clone();
+    listed.wait_cycles.truncate(10);
+    listed.wait_cycle_count = 10;
+    assert!(
+        !listed.summary().contains("more cycle"),
+        "{}",
+        listed.summary()
+    );
+    listed.wait_cycle_count = 11;
+    assert!(
+        listed.summary().contains("  ... and 1 more cycle(s)\n"),
+        "{}",
+        listed.summary()
+    );
+
+    // Two independent services: overlaps all the time.
+    let (_, v) = check(&scenario("01"), 1);
+    assert!(v.violation_count > 1);
+    let headline = |v: &lockstep::Verdict| v.summary().lines().next().unwrap().to_string();
+    assert!(
+        headline(&v).ends_with(&format!("({} overlaps in all.)", v.violation_count)),
+        "{}",
+        headline(&v)
+    );
+    let mut one = v.clone();
+    one.violation_count = 1;
+    assert!(!headline(&one).contains("in all"), "{}", headline(&one));
+}
+
+#[test]
+fn a_verdict_names_the_classes_that_completed_nothing() {
+    let (_, v) = check(&regression("livelock-two-services.toml"), 1);
+    assert_eq!(v.operations.completed, 0);
+    assert_eq!(v.starved_classes(), ["east-app", "west-app"]);
+    assert!(
+        v.summary()
+            .contains("Class east-app completed no operation: its clients got no work done."),
+        "{}",
+        v.summary()
+    );
+    let (_, v) = check(&scenario("03"), 1);
+    assert!(v.class_work.iter().all(|w| w.completed > 0));
+    assert!(v.starved_classes().is_empty());
+}
+
+#[test]
+fn a_verdicts_json_has_the_majority_counts_only_where_they_happened() {
+    // The counts of missed quorums and spent validity belong to majority locks: a run without
+    // any leaves them out of its JSON, a run with one gives it.
+    let (_, v) = check(&scenario("01"), 1);
+    let json = serde_json::to_value(&v).unwrap();
+    let operations = json["operations"].as_object().unwrap();
+    assert!(operations.contains_key("completed"));
+    assert!(!operations.contains_key("quorums_missed"), "{operations:?}");
+    assert!(!operations.contains_key("validity_spent"), "{operations:?}");
+    let (_, v) = check(&scenario("14"), 1);
+    let json = serde_json::to_value(&v).unwrap();
+    assert_eq!(json["operations"]["validity_spent"], 1);
+    assert_eq!(
+        json["operations"]["quorums_missed"],
+        v.operations.quorums_missed
+    );
+    assert!(v.summary().contains("Majority locks: "), "{}", v.summary());
+}
+
+#[test]
+fn outages_that_run_into_each_other_are_one_stretch_of_unavailability() {
+    // east-locks is down from 2 s to 3.5 s and again from 3 s to 4.5 s: one window of 2.5 s
+    // for its clients' region, an outage throughout, however many edges fall inside it.
+    let mut s = scenario("03");
+    s.services[0].outages = vec![
+        lockstep::scenario::Window {
+            start_ms: 2000,
+            duration_ms: 1500,
+        },
+        lockstep::scenario::Window {
+            start_ms: 3000,
+            duration_ms: 1500,
+        },
+    ];
+    s.validate().unwrap();
+    let (run, v) = check(&s, 1);
+    let windows = lockstep::monitor::unavailable_windows(&run.world, run.world.duration);
+    let of_east: Vec<(u64, u64, bool)> = windows
+        .iter()
+        .filter(|w| w.service == 0)
+        .map(|w| (w.from, w.to, w.outage))
+        .collect();
+    assert_eq!(of_east, [(2_000_000, 4_500_000, true)]);
+    assert!(
+        v.summary()
+            .contains("Service east-locks unavailable to east (ordered) for 2.500s."),
+        "{}",
+        v.summary()
+    );
+}
