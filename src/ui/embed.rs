@@ -148,12 +148,7 @@ impl Embed {
         let mut id = None;
         for field in query.split('&') {
             if let Some(name) = field.strip_prefix("id=") {
-                let ok = !name.is_empty()
-                    && name.len() <= EMBED_ID_CHARS_MAX
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-                if !ok {
+                if !valid_id(name) {
                     return Err(LinkError(format!(
                         "the embed id \"{}\" is not 1 to {EMBED_ID_CHARS_MAX} letters, digits, - or _",
                         name.chars().take(20).collect::<String>()
@@ -216,10 +211,11 @@ impl Embed {
             }
         }
         let link = Link::from_query_unpacked(&rest.join("&"), unpack)?;
-        if let Ok(s) = link.source.scenario_with(codec) {
-            if let Some(problem) = controls.iter().find_map(|c| c.problem(&s)) {
-                return Err(LinkError(format!("the embed's controls: {problem}")));
-            }
+        // An embed never shows a run its address does not name: a scenario that is not shipped
+        // or does not read is the address's error, not a default run under a note.
+        let scenario = link.source.scenario_with(codec)?;
+        if let Some(problem) = controls.iter().find_map(|c| c.problem(&scenario)) {
+            return Err(LinkError(format!("the embed's controls: {problem}")));
         }
         Ok(Embed {
             link,
@@ -291,6 +287,51 @@ impl Embed {
     pub fn trusts(&self, origin: &str) -> bool {
         self.origins.iter().any(|o| o == origin)
     }
+}
+
+/// The app an embed shows: the run its address names, at the address's playhead (`t=`) or at
+/// the run's end (many readers never press anything); or why that run cannot be shown. There is
+/// no fallback: an embed that cannot show its run shows the reason and no run.
+pub fn open(codec: crate::ui::Codec, embed: &Embed) -> Result<crate::ui::App, LinkError> {
+    let app = crate::ui::App::open_with(codec, crate::ui::DEFAULT_SOURCE)
+        .reduce(crate::ui::Action::OpenLink(embed.link.clone()));
+    if !app.linked {
+        return Err(LinkError(
+            app.notice
+                .as_deref()
+                .and_then(|n| n.strip_prefix("This link cannot be opened: "))
+                .and_then(|n| n.split(". The page shows").next())
+                .unwrap_or("its scenario does not run here")
+                .to_string(),
+        ));
+    }
+    Ok(if embed.link.playhead_us > 0 {
+        app
+    } else {
+        app.reduce(crate::ui::Action::ToEnd)
+    })
+}
+
+/// Where a frame that cannot show its run sends the reader: the course, in a tab of its own.
+pub const COURSE_FRAGMENT: &str = "#/lessons";
+
+/// Whether `name` can be an embed's id: 1 to [`EMBED_ID_CHARS_MAX`] letters, digits, `-` or `_`.
+fn valid_id(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= EMBED_ID_CHARS_MAX
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The embed id an address names, read on its own, so that an address broken elsewhere still
+/// names itself in its error.
+pub fn id_of(query: &str) -> Option<String> {
+    query
+        .split('&')
+        .filter_map(|f| f.strip_prefix("id="))
+        .find(|n| valid_id(n))
+        .map(str::to_string)
 }
 
 /// The valid origins an embed address lists, read on their own: an address that is broken

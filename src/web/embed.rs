@@ -155,12 +155,22 @@ impl PartialEq for EmbedRunProps {
 #[function_component(EmbedRun)]
 fn embed_run(p: &EmbedRunProps) -> Html {
     let codec = super::codec_or(ui::Codec::EMBED);
-    let parsed = {
+    // The address and the run it names, opened before the first paint, so the first picture
+    // (and the first message to the host) is already the linked run: many readers never press
+    // anything. An address whose run cannot be shown is an error, never another run.
+    let opened = {
         let unpacked = Rc::clone(&p.unpacked);
         use_memo(p.query.clone(), move |q| {
             Embed::from_query_unpacked(codec, q, &|packed| packing::read(&unpacked, packed))
+                .and_then(|e| embed::open(codec, &e).map(|app| (e, app)))
         })
     };
+    let parsed = Rc::new(
+        (*opened)
+            .as_ref()
+            .map(|(e, _)| e.clone())
+            .map_err(Clone::clone),
+    );
     // Each scenario text the open-full link may need, packed: those the address brought, at
     // once, and any other (after a toggle) once the browser has deflated it.
     let packs = {
@@ -173,21 +183,12 @@ fn embed_run(p: &EmbedRunProps) -> Html {
         })
     };
     let redraw = use_force_update();
-    // The run opens from the address before the first paint, so the first picture (and the
-    // first message to the host) is already the linked run, at its end: many readers never
-    // press anything.
     let app = {
-        let parsed = Rc::clone(&parsed);
-        use_reducer(move || {
-            let app = ui::App::open_with(codec, ui::DEFAULT_SOURCE);
-            match &*parsed {
-                // The playhead the address gives (t=), or the run's end.
-                Ok(e) if e.link.playhead_us > 0 => app.reduce(Action::OpenLink(e.link.clone())),
-                Ok(e) => app
-                    .reduce(Action::OpenLink(e.link.clone()))
-                    .reduce(Action::ToEnd),
-                Err(e) => app.reduce(Action::LinkFailed(e.0.clone())),
-            }
+        let opened = Rc::clone(&opened);
+        use_reducer(move || match &*opened {
+            Ok((_, app)) => app.clone(),
+            // Never drawn: the view shows the reason instead.
+            Err(_) => ui::App::open_with(codec, ui::DEFAULT_SOURCE),
         })
     };
     let width = use_state(|| 640u32);
@@ -281,7 +282,11 @@ fn embed_run(p: &EmbedRunProps) -> Html {
         let app_now = app_rc(&app);
         let first = use_mut_ref(|| true);
         // A new run is a new outcome allocation, whatever its headline says.
+        let shown = parsed.is_ok();
         use_effect_with(Rc::as_ptr(&app.outcome) as usize, move |_| {
+            if !shown {
+                return;
+            }
             let kind = if std::mem::take(&mut *first.borrow_mut()) {
                 "ready"
             } else {
@@ -369,13 +374,18 @@ fn embed_run(p: &EmbedRunProps) -> Html {
             if let Some(reason) = failed {
                 let message = embed::error_reply(&reason);
                 let origins = embed::origins_of(&query);
+                let embed_id = embed::id_of(&query);
                 if origins.is_empty() {
-                    send("*", &message, None);
+                    send("*", &message, embed_id.as_deref());
                 }
                 for o in &origins {
-                    send(o, &message, None);
+                    send(o, &message, embed_id.as_deref());
                 }
-                send("*", &embed::reply("height", None, None, Some(240)), None);
+                send(
+                    "*",
+                    &embed::reply("height", None, None, Some(240)),
+                    embed_id.as_deref(),
+                );
                 if let Some(html) = gloo::utils::document().document_element() {
                     let _ = html.set_attribute("data-embed-error", "true");
                 }
@@ -430,7 +440,7 @@ fn embed_run(p: &EmbedRunProps) -> Html {
                     { format!("This embedded run cannot be shown: {}.", e.0.trim_end_matches('.')) }
                 </p>
                 <p class="open-full">
-                    <a id="open-full" href={share::app_url()} target="_blank" rel="noopener">{ "Open Lockstep" }</a>
+                    <a id="open-full" href={format!("{}{}", share::app_url(), embed::COURSE_FRAGMENT)} target="_blank" rel="noopener">{ "Open the Lockstep course" }</a>
                 </p>
             </main>
         };

@@ -1392,6 +1392,48 @@ fn the_readme_recipe_runs_as_written() {
     assert_eq!(link, href, "the Markdown's link is the picture's own");
 }
 
+/// An embed never shows a run its address does not name: a scenario that is not shipped, or
+/// one that does not read, is the address's error (the reason, and no run), and the address
+/// still names itself in the error.
+#[test]
+fn an_embed_of_a_scenario_it_cannot_read_shows_no_run() {
+    use lockstep::ui::embed::{id_of, open, Embed, COURSE_FRAGMENT};
+    use lockstep::ui::Codec;
+    for (query, says) in [
+        (
+            "b=08-staggered.toml",
+            "no built-in scenario \"08-staggered.toml\"",
+        ),
+        ("v=1&b=nothing-here.toml&id=fig-2", "no built-in scenario"),
+        (
+            "b=05-fencing.toml&e=fencing%20nowhere%20one_source",
+            "nowhere",
+        ),
+        ("j=AAAA", "not deflate"),
+    ] {
+        let why = Embed::from_query(query).expect_err(query);
+        assert!(why.0.contains(says), "{query}: {}", why.0);
+    }
+    // A TOML scenario (c=) is read where the full bundle is loaded, and refused where it is not.
+    let toml = lockstep::ui::App::open("06-partition.toml")
+        .scenario
+        .to_toml_string();
+    let mut link = lockstep::ui::App::open("06-partition.toml").link();
+    link.source = lockstep::ui::share::Source::Custom { toml };
+    let query = link.to_query();
+    assert!(Embed::from_query_with(Codec::FULL, &query).is_ok());
+    let why = Embed::from_query(&query).expect_err("the embed's codec reads no TOML");
+    assert!(why.0.contains("j="), "{}", why.0);
+    // A readable address opens its own run, at its end unless it gives a playhead.
+    let e = Embed::from_query("b=05-fencing.toml&id=fig-2").unwrap();
+    let app = open(Codec::EMBED, &e).expect("the run opens");
+    assert_eq!(app.source, "05-fencing.toml");
+    assert_eq!(app.time, app.outcome.end);
+    assert_eq!(id_of("b=nothing.toml&id=fig-2"), Some("fig-2".to_string()));
+    assert_eq!(id_of("b=nothing.toml&id=a%20b"), None);
+    assert_eq!(COURSE_FRAGMENT, "#/lessons");
+}
+
 /// A broken embed address still knows whom to tell: the origins it lists are read on their
 /// own, and the error message carries the reason and no run.
 #[test]

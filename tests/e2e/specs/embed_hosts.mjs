@@ -189,6 +189,39 @@ export const tests = [
     },
   },
   {
+    // A scenario the site does not ship (a name mistyped in a docs page) shows no run at all:
+    // not the default run under a note, and never a `ready`.
+    name: 'embed_hosts::a_wrong_scenario_shows_no_run_and_tells_the_host',
+    async run(ctx) {
+      for (const query of ['b=08-staggered.toml&id=fig-8', 'v=1&b=nothing-here.toml&origins=ORIGIN']) {
+        const host = await hostPage((origin) =>
+          `<iframe src="${ctx.baseURL}#/embed?${query.replace('ORIGIN', encodeURIComponent(origin))}" title="Lockstep"></iframe>` +
+          `<script>window.got=[];addEventListener('message',function(e){if(e.source===document.querySelector('iframe').contentWindow){window.got.push(e.data);}});</script>`);
+        try {
+          await ctx.page.goto(host.url, { waitUntil: 'load' });
+          const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
+          await frame.waitForSelector('#embed-error', { timeout: 20000 });
+          const said = await frame.textContent('#embed-error');
+          assert(said.includes('cannot be shown') && said.includes('no built-in scenario'), `the frame says why: ${said}`);
+          assertEqual(await frame.$('#timeline'), null, `${query}: no run is shown`);
+          assertEqual(await frame.$('#embed-headline'), null, `${query}: no verdict is shown`);
+          const course = await frame.getAttribute('#open-full', 'href');
+          assert(course.endsWith('#/lessons'), `a link to the course: ${course}`);
+          const got = () => ctx.page.evaluate(() => window.got);
+          await until(async () => (await got()).some((m) => m && m.type === 'lockstep:error'), 'the host to hear of the error');
+          const error = (await got()).find((m) => m.type === 'lockstep:error');
+          assert(error.error.includes('no built-in scenario'), `the reason: ${error.error}`);
+          assertEqual(error.protocol, 1, 'the error is stamped with the protocol');
+          if (query.includes('id=')) assertEqual(error.embed, 'fig-8', 'the error names its embed');
+          await ctx.page.waitForTimeout(500);
+          assert(!(await got()).some((m) => m.type === 'lockstep:ready'), `${query}: never ready`);
+        } finally {
+          await host.close();
+        }
+      }
+    },
+  },
+  {
     name: 'embed_hosts::an_embed_that_cannot_load_says_so_with_a_link',
     async run(ctx) {
       // The wasm is refused, as a strict proxy or a broken host might.
