@@ -32,6 +32,12 @@ use crate::ui::share::{self, Link, LinkError};
 /// The file of the site that sizes embeds on a host page (`static/embed-size.js`).
 pub const SIZING_SCRIPT: &str = "embed-size.js";
 
+/// The class the snippet's frame carries instead of an inline style, which a strict
+/// Content-Security-Policy (`style-src` without `'unsafe-inline'`) refuses: the sizing script
+/// gives frames of this class their width, border and height through the CSSOM, which such a
+/// policy allows.
+pub const FRAME_CLASS: &str = "lockstep-embed";
+
 /// The version of the host API's messages: every message from the embed carries it as
 /// `protocol`, and a message to the embed that names another is refused with the reason.
 pub const PROTOCOL: u32 = 1;
@@ -263,7 +269,8 @@ impl Embed {
     /// scenario in the address is data, validated and shown as text. The short script sizes
     /// the frame from the embed's height messages, checking that they come from this frame;
     /// it is a file of the site's ([`SIZING_SCRIPT`]), not inline, so that docs portals whose
-    /// policy forbids inline script can use the snippet as it is.
+    /// policy forbids inline script can use the snippet as it is. For the same reason the frame
+    /// has no inline style, only [`FRAME_CLASS`], which the script styles.
     pub fn snippet(&self, app_url: &str, title: &str) -> String {
         let src = format!("{app_url}#/embed?{}", self.to_query());
         let esc = |t: &str| {
@@ -275,7 +282,7 @@ impl Embed {
         format!(
             "<iframe src=\"{}\" title=\"{}\" loading=\"lazy\" \
              sandbox=\"allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox\" \
-             style=\"width:100%;border:0;height:520px\"></iframe>\n\
+             class=\"{FRAME_CLASS}\"></iframe>\n\
              <script src=\"{}\" async></script>\n",
             esc(&src),
             esc(title),
@@ -366,12 +373,26 @@ pub fn error_reply(reason: &str) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostMessage {
     SetToggle(Edit),
-    SetPlayhead { us: u64 },
+    SetPlayhead {
+        us: u64,
+    },
     Play,
     Pause,
-    GetVerdict { id: Option<u64> },
-    GetState { id: Option<u64> },
-    GetLink { id: Option<u64> },
+    GetVerdict {
+        id: Option<u64>,
+    },
+    GetState {
+        id: Option<u64>,
+    },
+    GetLink {
+        id: Option<u64>,
+    },
+    /// `lockstep:get-height`: a sizing script that arrived after the embed's last height asks
+    /// for it. Any host may ask (a height is no secret), so the view answers it apart from the
+    /// host API, to `"*"`; from a listed origin it is simply accepted.
+    GetHeight {
+        id: Option<u64>,
+    },
 }
 
 /// A host's message as it is written, before its edit and numbers are checked.
@@ -383,6 +404,7 @@ enum Wire {
     GetVerdict { id: Option<u64> },
     GetState { id: Option<u64> },
     GetLink { id: Option<u64> },
+    GetHeight { id: Option<u64> },
 }
 
 /// Reads a message's `type` and its members by hand: a derived reader of an enum tagged by a
@@ -403,6 +425,7 @@ fn wire(value: &serde_json::Value) -> Result<Wire, String> {
         "lockstep:get-verdict" => (Wire::GetVerdict { id: id()? }, &["type", "id"]),
         "lockstep:get-state" => (Wire::GetState { id: id()? }, &["type", "id"]),
         "lockstep:get-link" => (Wire::GetLink { id: id()? }, &["type", "id"]),
+        "lockstep:get-height" => (Wire::GetHeight { id: id()? }, &["type", "id"]),
         other => return Err(format!("\"{other}\" is not a type of message it reads")),
     };
     o.only(members)?;
@@ -476,6 +499,7 @@ pub fn read(embed: &Embed, origin: &str, data: &str) -> Read {
         Wire::GetVerdict { id } => HostMessage::GetVerdict { id },
         Wire::GetState { id } => HostMessage::GetState { id },
         Wire::GetLink { id } => HostMessage::GetLink { id },
+        Wire::GetHeight { id } => HostMessage::GetHeight { id },
     })
 }
 

@@ -237,6 +237,8 @@ fn embed_run(p: &EmbedRunProps) -> Html {
                         HostMessage::Play if !now.playing => dispatch.dispatch(Action::PlayPause),
                         HostMessage::Pause if now.playing => dispatch.dispatch(Action::PlayPause),
                         HostMessage::Play | HostMessage::Pause => {}
+                        // Answered by the height listener, for any host.
+                        HostMessage::GetHeight { .. } => {}
                         HostMessage::GetVerdict { id: asked } => send(
                             &origin,
                             &embed::reply("verdict", Some(&summary(&now)), asked, None),
@@ -362,6 +364,54 @@ fn embed_run(p: &EmbedRunProps) -> Html {
                 }
                 drop(callback);
             }
+        });
+    }
+
+    // A host that speaks (a sizing script that arrived late asks `lockstep:get-height`; the
+    // first message of any kind will do) hears the height at once: the embed's own height
+    // messages went out before that script listened, and a frame must not stay at its first
+    // size for good. Any host may ask, as any host is told.
+    {
+        let embed_id = embed::id_of(&p.query);
+        let root = root.clone();
+        use_effect_with((), move |_| {
+            let heard = std::cell::Cell::new(false);
+            let listener = EventListener::new(&gloo::utils::window(), "message", move |event| {
+                let Some(event) = event.dyn_ref::<web_sys::MessageEvent>() else {
+                    return;
+                };
+                let parent = gloo::utils::window().parent().ok().flatten();
+                let from_host = match (event.source(), parent) {
+                    (Some(source), Some(parent)) => JsValue::from(source) == JsValue::from(parent),
+                    _ => false,
+                };
+                if !from_host {
+                    return;
+                }
+                let data = event.data();
+                let field = |name: &str| js_sys::Reflect::get(&data, &name.into()).ok();
+                let asks = field("type")
+                    .and_then(|t| t.as_string())
+                    .is_some_and(|t| t == "lockstep:get-height");
+                if !asks && heard.replace(true) {
+                    return;
+                }
+                heard.set(true);
+                let id = field("id")
+                    .and_then(|v| v.as_f64())
+                    .filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v <= 9.0e15)
+                    .map(|v| v as u64)
+                    .filter(|_| asks);
+                if let Some(el) = root.cast::<web_sys::Element>() {
+                    let h = el.scroll_height().max(0) as u32;
+                    send(
+                        "*",
+                        &embed::reply("height", None, id, Some(h)),
+                        embed_id.as_deref(),
+                    );
+                }
+            });
+            move || drop(listener)
         });
     }
 

@@ -766,9 +766,13 @@ mod embed {
             "title=\"Fencing, live\"",
             "https://lockstep.example.org/#/embed?v=1&amp;b=05-fencing.toml",
             "<script src=\"https://lockstep.example.org/embed-size.js\" async></script>",
+            "class=\"lockstep-embed\"",
         ] {
             assert!(snippet.contains(part), "{part}\n{snippet}");
         }
+        // No inline style, which a strict Content-Security-Policy refuses: the sizing script
+        // styles the frame's class.
+        assert!(!snippet.contains("style="), "{snippet}");
         // The frame keeps its own origin (see Embed::snippet), and gets nothing more: no forms,
         // no top navigation, no downloads.
         for never in [

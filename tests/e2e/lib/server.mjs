@@ -71,9 +71,18 @@ export async function serveDir(root) {
  * Serves one HTML page, made by `page()` at each request, on another port (another origin) and
  * resolves to { url, origin, close }.
  */
-export async function serveHtml(page) {
+export async function serveHtml(page, { headers = {}, files = {} } = {}) {
+  // `files` maps a path to [content type, body], served beside the page from the same origin
+  // (a host page's own scripts, which a strict policy allows as 'self'); `headers` are sent
+  // with the page (a Content-Security-Policy, say).
   const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    const file = files[new URL(req.url, 'http://127.0.0.1').pathname];
+    if (file) {
+      res.writeHead(200, { 'content-type': file[0], 'cache-control': 'no-store' });
+      res.end(file[1]);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers });
     res.end(page());
   });
   await new Promise((resolve, reject) => {

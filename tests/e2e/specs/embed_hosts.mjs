@@ -47,6 +47,9 @@ async function hostPage(body) {
   return server;
 }
 
+/** Whether a frame's height is one an embed reported: set, and not the snippet's first 520 px. */
+const sizedByEmbed = (height) => /^\d+px$/.test(height) && height !== '520px';
+
 /** A scenario's text packed as links carry it: raw deflate, then base64url. */
 const pack = (bytes) => zlib.deflateRawSync(Buffer.from(bytes), { level: 9 }).toString('base64url');
 
@@ -147,7 +150,7 @@ export const tests = [
         await frame.waitForSelector('#embed-headline', { timeout: 20000 });
         // The snippet's own script sized the frame from the embed's height message.
         await until(
-          async () => (await ctx.page.$eval('iframe', (f) => f.style.height)) !== '520px',
+          async () => sizedByEmbed(await ctx.page.$eval('iframe', (f) => f.style.height)),
           'the frame to be sized by the embed',
         );
         // The host API example: on ready it turns fencing on every access on, and logs the new
@@ -222,6 +225,72 @@ export const tests = [
     },
   },
   {
+    // A host whose sizing script arrives 3 s late (a docs page hydrating on a slow line): the
+    // embed's own height messages went out before anyone listened, and the script's question
+    // still sizes the frame to the content.
+    name: 'embed_hosts::a_host_script_delayed_three_seconds_still_sizes_the_frame',
+    async run(ctx) {
+      const snippet = block('html', '## Embedding').replace(/&amp;origins=[^"]*/, '');
+      const [frameHtml] = snippet.split('\n<script');
+      const script = `${ctx.baseURL}embed-size.js`;
+      const host = await hostPage((origin) =>
+        localise(frameHtml, ctx.baseURL, origin) +
+        `<script>setTimeout(function(){var s=document.createElement('script');s.src=${JSON.stringify(script)};document.body.appendChild(s);},3000);</script>`);
+      try {
+        await ctx.page.goto(host.url, { waitUntil: 'load' });
+        const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
+        await frame.waitForSelector('#embed-headline', { timeout: 20000 });
+        assertEqual(await ctx.page.$eval('iframe', (f) => f.style.height), '', 'nothing sized the frame before the script came');
+        await until(async () => sizedByEmbed(await ctx.page.$eval('iframe', (f) => f.style.height)), 'the late script to size the frame', 15000);
+        const content = await frame.evaluate(() => document.getElementById('embed').scrollHeight);
+        const height = await ctx.page.$eval('iframe', (f) => f.getBoundingClientRect().height);
+        assert(Math.abs(height - content) <= 2, `the frame (${height}px) fits the content (${content}px)`);
+        assert(!(await frame.evaluate(() => document.scrollingElement.scrollHeight > innerHeight + 1)), 'no scroll inside the frame');
+      } finally {
+        await host.close();
+      }
+    },
+  },
+  {
+    // A docs portal with a strict policy: no inline style, scripts from itself only, frames
+    // from the site. The snippet needs nothing the policy refuses: the frame is full width,
+    // borderless and sized by the embed.
+    name: 'embed_hosts::a_strict_csp_host_gets_a_full_width_sized_frame',
+    async run(ctx) {
+      const snippet = block('html', '## Embedding').replace(/&amp;origins=[^"]*/, '');
+      const sizing = fs.readFileSync(path.join(ROOT, 'static', 'embed-size.js'), 'utf8');
+      const appOrigin = new URL(ctx.baseURL).origin;
+      let origin = '';
+      const host = await serveHtml(
+        () => `<!doctype html><html lang="en"><head><title>strict docs</title></head><body><main>${localise(snippet, ctx.baseURL, origin).replace(`${ctx.baseURL}embed-size.js`, '/embed-size.js')}</main></body></html>`,
+        {
+          headers: { 'content-security-policy': `default-src 'self'; frame-src ${appOrigin}` },
+          files: { '/embed-size.js': ['text/javascript; charset=utf-8', sizing] },
+        },
+      );
+      origin = host.origin;
+      const refused = [];
+      ctx.page.on('console', (m) => {
+        if (/Content.Security.Policy/i.test(m.text())) refused.push(m.text());
+      });
+      try {
+        await ctx.page.goto(host.url, { waitUntil: 'load' });
+        const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
+        await frame.waitForSelector('#embed-headline', { timeout: 20000 });
+        await until(async () => sizedByEmbed(await ctx.page.$eval('iframe', (f) => f.style.height)), 'the frame sized under the policy');
+        const box = await ctx.page.$eval('iframe', (f) => {
+          const s = getComputedStyle(f);
+          return { width: f.getBoundingClientRect().width, parent: f.parentElement.getBoundingClientRect().width, border: s.borderTopWidth };
+        });
+        assertEqual(box.width, box.parent, 'the frame is full width');
+        assertEqual(box.border, '0px', 'the frame has no border');
+        assertEqual(refused.join(' | '), '', 'the policy refused nothing');
+      } finally {
+        await host.close();
+      }
+    },
+  },
+  {
     name: 'embed_hosts::an_embed_that_cannot_load_says_so_with_a_link',
     async run(ctx) {
       // The wasm is refused, as a strict proxy or a broken host might.
@@ -247,7 +316,7 @@ export const tests = [
         await ctx.page.goto(host.url, { waitUntil: 'load' });
         const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
         await frame.waitForSelector('#embed-headline', { timeout: 20000 });
-        await until(async () => (await ctx.page.$eval('iframe', (f) => f.style.height)) !== '520px', 'the frame sized without any origin listed');
+        await until(async () => sizedByEmbed(await ctx.page.$eval('iframe', (f) => f.style.height)), 'the frame sized without any origin listed');
         // theme=dark is dark, whatever the reader's setting (the test browser's is light).
         const bg = await frame.evaluate(() => getComputedStyle(document.body).backgroundColor);
         const [r, g, b] = bg.match(/\d+/g).map(Number);
@@ -348,7 +417,7 @@ createRoot(document.getElementById('root')).render(${localise(use, ctx.baseURL, 
         await frame.waitForSelector('#embed-headline', { timeout: 20000 });
         assert((await frame.textContent('#embed-headline')).includes('Exclusion'), 'the run is shown');
         await until(
-          async () => (await ctx.page.$eval('iframe', (f) => f.style.height)) !== '520px',
+          async () => sizedByEmbed(await ctx.page.$eval('iframe', (f) => f.style.height)),
           'the component to size the frame from the embed',
         );
         ctx.note(`frame height ${await ctx.page.$eval('iframe', (f) => f.style.height)}`);
