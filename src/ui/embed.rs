@@ -73,7 +73,7 @@ impl Theme {
         }
     }
 
-    fn from_name(name: &str) -> Option<Theme> {
+    pub fn from_name(name: &str) -> Option<Theme> {
         [Theme::Auto, Theme::Light, Theme::Dark]
             .into_iter()
             .find(|t| t.name() == name)
@@ -393,6 +393,9 @@ pub enum HostMessage {
     GetHeight {
         id: Option<u64>,
     },
+    /// `lockstep:set-theme`: the host page switched its theme (light, dark, or auto: the
+    /// reader's setting, followed as it changes).
+    SetTheme(Theme),
 }
 
 /// A host's message as it is written, before its edit and numbers are checked.
@@ -405,6 +408,7 @@ enum Wire {
     GetState { id: Option<u64> },
     GetLink { id: Option<u64> },
     GetHeight { id: Option<u64> },
+    SetTheme { theme: String },
 }
 
 /// Reads a message's `type` and its members by hand: a derived reader of an enum tagged by a
@@ -417,11 +421,20 @@ fn wire(value: &serde_json::Value) -> Result<Wire, String> {
             Wire::SetToggle {
                 edit: o.string("edit")?,
             },
-            &["type", "edit"],
+            &["type", "edit", "id"],
         ),
-        "lockstep:set-playhead" => (Wire::SetPlayhead { ms: o.f64("ms")? }, &["type", "ms"]),
-        "lockstep:play" => (Wire::Play, &["type"]),
-        "lockstep:pause" => (Wire::Pause, &["type"]),
+        "lockstep:set-playhead" => (
+            Wire::SetPlayhead { ms: o.f64("ms")? },
+            &["type", "ms", "id"],
+        ),
+        "lockstep:set-theme" => (
+            Wire::SetTheme {
+                theme: o.string("theme")?,
+            },
+            &["type", "theme", "id"],
+        ),
+        "lockstep:play" => (Wire::Play, &["type", "id"]),
+        "lockstep:pause" => (Wire::Pause, &["type", "id"]),
         "lockstep:get-verdict" => (Wire::GetVerdict { id: id()? }, &["type", "id"]),
         "lockstep:get-state" => (Wire::GetState { id: id()? }, &["type", "id"]),
         "lockstep:get-link" => (Wire::GetLink { id: id()? }, &["type", "id"]),
@@ -468,6 +481,10 @@ pub fn read(embed: &Embed, origin: &str, data: &str) -> Read {
             }
         }
     }
+    // Every request may carry an id, which its answer (or its error) echoes.
+    if let Err(e) = crate::json::Obj::of(&value, "the message").and_then(|o| o.opt_u64("id")) {
+        return Read::Refuse(format!("the message is not one the embed reads: {e}"));
+    }
     let wire = match wire(&value) {
         Ok(w) => w,
         Err(e) => return Read::Refuse(format!("the message is not one the embed reads: {e}")),
@@ -500,7 +517,113 @@ pub fn read(embed: &Embed, origin: &str, data: &str) -> Read {
         Wire::GetState { id } => HostMessage::GetState { id },
         Wire::GetLink { id } => HostMessage::GetLink { id },
         Wire::GetHeight { id } => HostMessage::GetHeight { id },
+        Wire::SetTheme { theme } => match Theme::from_name(&theme) {
+            Some(t) => HostMessage::SetTheme(t),
+            None => {
+                return Read::Refuse(format!(
+                    "the theme \"{}\" is not light, dark or auto",
+                    theme.chars().take(20).collect::<String>()
+                ))
+            }
+        },
     })
+}
+
+/// The `id` a host's message carries, if it is a whole number: echoed in the answer, and in the
+/// error when the message is refused, so a host that sends several requests at once can tell
+/// which answer is whose.
+pub fn request_id(data: &str) -> Option<u64> {
+    if data.len() > MESSAGE_BYTES_MAX {
+        return None;
+    }
+    serde_json::from_str::<serde_json::Value>(data)
+        .ok()?
+        .get("id")?
+        .as_u64()
+}
+
+/// `lockstep:error` in answer to a request: the reason, and the request's id when it had one.
+pub fn refusal(reason: &str, id: Option<u64>) -> String {
+    text_reply("error", "error", reason, id)
+}
+
+/// What an accepted message does to the embed: the action for its app, the theme to show, and
+/// the answer to its host, if any. Worked out on the app as it is, so an answer is about the
+/// app after the change (the playhead used, the new verdict) and a change the run refuses is
+/// an error for the host, never a notice in the frame.
+#[derive(Debug, Default)]
+pub struct Handled {
+    pub action: Option<crate::ui::Action>,
+    pub theme: Option<Theme>,
+    pub reply: Option<String>,
+}
+
+/// Handles an accepted message ([`read`]) with the request's `id` ([`request_id`]). A change
+/// (a toggle, the playhead, play, pause, the theme) is answered when it carries an id, with
+/// `lockstep:state` (`lockstep:theme` for the theme); a playhead is always answered, since the
+/// one used may not be the one asked (a time past the run's end is its end). `get-link` needs
+/// the browser to pack the scenario and `get-height` the page's layout: the view answers them.
+pub fn handle(app: &crate::ui::App, message: HostMessage, id: Option<u64>) -> Handled {
+    use crate::ui::Action;
+    let change = |action: Action, always: bool| {
+        let next = app.reduce(action.clone());
+        Handled {
+            reply: (always || id.is_some()).then(|| state_reply(&next, id)),
+            action: Some(action),
+            theme: None,
+        }
+    };
+    match message {
+        HostMessage::SetToggle(edit) => {
+            let toggle = edit.toggle(&app.scenario);
+            let next = app.reduce(Action::Toggle(toggle.clone()));
+            if !next.toggle_errors.is_empty() {
+                let why = crate::scenario::ScenarioErrors(next.toggle_errors).to_string();
+                return Handled {
+                    reply: Some(refusal(
+                        &format!("the edit \"{edit}\" is refused: {}", why.trim_end()),
+                        id,
+                    )),
+                    ..Handled::default()
+                };
+            }
+            Handled {
+                reply: id.map(|_| state_reply(&next, id)),
+                action: Some(Action::Toggle(toggle)),
+                theme: None,
+            }
+        }
+        HostMessage::SetPlayhead { us } => change(Action::Seek(us), true),
+        HostMessage::Play if !app.playing => change(Action::PlayPause, false),
+        HostMessage::Pause if app.playing => change(Action::PlayPause, false),
+        HostMessage::Play | HostMessage::Pause => Handled {
+            reply: id.map(|_| state_reply(app, id)),
+            ..Handled::default()
+        },
+        HostMessage::SetTheme(theme) => Handled {
+            theme: Some(theme),
+            reply: id.map(|_| text_reply("theme", "theme", theme.name(), id)),
+            action: None,
+        },
+        HostMessage::GetVerdict { id } => Handled {
+            reply: Some(reply(
+                "verdict",
+                Some(&VerdictSummary::of(
+                    &app.outcome.headline,
+                    &app.outcome.verdict,
+                    app.outcome.digest,
+                )),
+                id,
+                None,
+            )),
+            ..Handled::default()
+        },
+        HostMessage::GetState { id } => Handled {
+            reply: Some(state_reply(app, id)),
+            ..Handled::default()
+        },
+        HostMessage::GetLink { .. } | HostMessage::GetHeight { .. } => Handled::default(),
+    }
 }
 
 /// Adds what every message from the embed carries: the protocol's version, and the embed's

@@ -18,9 +18,9 @@ use yew::prelude::*;
 use super::packing::{self, Unpacked};
 use super::{app_rc, panels, share, timeline, Controls, Playback, Timeline};
 use crate::lesson::Control;
+use crate::ui;
 use crate::ui::embed::{self, Embed, HostMessage, VerdictSummary};
 use crate::ui::share as links;
-use crate::ui::{self, Action};
 
 /// Below this frame width the verdict is one line, with the sentence on demand.
 const NARROW_PX: u32 = 700;
@@ -103,6 +103,21 @@ fn post(origin: &str, message: &str) {
     }
     if let Ok(value) = js_sys::JSON::parse(message) {
         let _ = parent.post_message(&value, origin);
+    }
+}
+
+/// Shows the embed in `theme`: fixed light or dark, or the reader's setting (`auto`, which the
+/// style sheet follows as it changes).
+fn set_theme(theme: embed::Theme) {
+    if let Some(html) = gloo::utils::document().document_element() {
+        let _ = match theme {
+            embed::Theme::Auto => html.remove_attribute("data-theme"),
+            fixed => html.set_attribute("data-theme", fixed.name()),
+        };
+    }
+    // The timeline's canvas takes its colours from the style sheet: it paints again.
+    if let Ok(event) = web_sys::Event::new(super::display::DISPLAY_EVENT) {
+        let _ = gloo::utils::window().dispatch_event(&event);
     }
 }
 
@@ -220,53 +235,41 @@ fn embed_run(p: &EmbedRunProps) -> Html {
                         },
                     };
                     let id = cfg.id.as_deref();
+                    let asked = embed::request_id(&text);
                     let message = match embed::read(&cfg, &origin, &text) {
                         embed::Read::Ignore => return,
                         embed::Read::Refuse(why) => {
-                            send(&origin, &embed::error_reply(&why), id);
+                            send(&origin, &embed::refusal(&why, asked), id);
                             return;
                         }
                         embed::Read::Accept(m) => m,
                     };
                     let now = Rc::clone(&latest.borrow());
-                    match message {
-                        HostMessage::SetToggle(edit) => {
-                            dispatch.dispatch(Action::Toggle(edit.toggle(&now.scenario)));
-                        }
-                        HostMessage::SetPlayhead { us } => dispatch.dispatch(Action::Seek(us)),
-                        HostMessage::Play if !now.playing => dispatch.dispatch(Action::PlayPause),
-                        HostMessage::Pause if now.playing => dispatch.dispatch(Action::PlayPause),
-                        HostMessage::Play | HostMessage::Pause => {}
-                        // Answered by the height listener, for any host.
-                        HostMessage::GetHeight { .. } => {}
-                        HostMessage::GetVerdict { id: asked } => send(
-                            &origin,
-                            &embed::reply("verdict", Some(&summary(&now)), asked, None),
-                            id,
-                        ),
-                        HostMessage::GetState { id: asked } => {
-                            send(&origin, &embed::state_reply(&now, asked), id)
-                        }
-                        HostMessage::GetLink { id: asked } => {
-                            let source = crate::ui::share::source_of_with(
-                                now.codec,
-                                &now.source,
-                                &now.scenario,
-                            );
-                            let link = now.link_from(source);
-                            let id = id.map(str::to_string);
-                            let packs = Rc::clone(&packs);
-                            wasm_bindgen_futures::spawn_local(async move {
-                                let reply = match full_link(&link, &packs).await {
-                                    Some(url) => embed::text_reply("link", "url", &url, asked),
-                                    // The error names the request it answers.
-                                    None => {
-                                        embed::text_reply("error", "error", LINK_UNAVAILABLE, asked)
-                                    }
-                                };
-                                send(&origin, &reply, id.as_deref());
-                            });
-                        }
+                    if let HostMessage::GetLink { id: asked } = message {
+                        let source =
+                            crate::ui::share::source_of_with(now.codec, &now.source, &now.scenario);
+                        let link = now.link_from(source);
+                        let id = id.map(str::to_string);
+                        let packs = Rc::clone(&packs);
+                        wasm_bindgen_futures::spawn_local(async move {
+                            let reply = match full_link(&link, &packs).await {
+                                Some(url) => embed::text_reply("link", "url", &url, asked),
+                                // The error names the request it answers.
+                                None => embed::refusal(LINK_UNAVAILABLE, asked),
+                            };
+                            send(&origin, &reply, id.as_deref());
+                        });
+                        return;
+                    }
+                    let handled = embed::handle(&now, message, asked);
+                    if let Some(theme) = handled.theme {
+                        set_theme(theme);
+                    }
+                    if let Some(action) = handled.action {
+                        dispatch.dispatch(action);
+                    }
+                    if let Some(reply) = handled.reply {
+                        send(&origin, &reply, id);
                     }
                 })
             });
@@ -313,10 +316,12 @@ fn embed_run(p: &EmbedRunProps) -> Html {
             .unwrap_or_default();
         let embed_id = (*parsed).as_ref().ok().and_then(|e| e.id.clone());
         let key = (app.playing, if app.playing { 0 } else { app.time });
+        // The playhead it plays from (or stopped at), not the key's 0 while it plays.
+        let time = app.time;
         let first = use_mut_ref(|| true);
-        use_effect_with(key, move |(playing, time)| {
+        use_effect_with(key, move |(playing, _)| {
             if !std::mem::take(&mut *first.borrow_mut()) {
-                let message = embed::play_state_reply(*playing, *time);
+                let message = embed::play_state_reply(*playing, time);
                 for o in &origins {
                     send(o, &message, embed_id.as_deref());
                 }

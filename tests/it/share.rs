@@ -1438,6 +1438,119 @@ fn an_embed_of_a_scenario_it_cannot_read_shows_no_run() {
     assert_eq!(COURSE_FRAGMENT, "#/lessons");
 }
 
+/// The host API's requests as the embed handles them: every request may carry an id, which
+/// its answer and its error echo; a playhead past the end is answered with the one used; a
+/// value a listed control cannot take is an error for the host, and the run stays; the theme
+/// switches without a reload.
+#[test]
+fn the_host_api_answers_each_request_by_its_id() {
+    use lockstep::ui::embed::{handle, open, read, refusal, request_id, Embed, Read, Theme};
+    use lockstep::ui::Codec;
+    const HOST: &str = "https://docs.example.org";
+    let e = Embed::from_query(
+        "v=1&b=06-partition.toml&controls=partition&origins=https%3A%2F%2Fdocs.example.org",
+    )
+    .unwrap();
+    let app = open(Codec::EMBED, &e).unwrap();
+    let json = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+    let accept = |data: &str| match read(&e, HOST, data) {
+        Read::Accept(m) => m,
+        other => panic!("{data}: {other:?}"),
+    };
+    let answer = |data: &str| {
+        let h = handle(&app, accept(data), request_id(data));
+        (h.action, h.theme, h.reply.map(|r| json(&r)))
+    };
+
+    // Past the end: clamped, answered with the playhead used, even without an id.
+    let (action, _, reply) = answer(r#"{"type":"lockstep:set-playhead","ms":1e9,"id":4}"#);
+    assert!(action.is_some());
+    let reply = reply.expect("a playhead is always answered");
+    assert_eq!(reply["type"], "lockstep:state");
+    assert_eq!(reply["id"], 4);
+    assert_eq!(reply["playhead_ms"], app.outcome.end as f64 / 1000.0);
+    let (_, _, reply) = answer(r#"{"type":"lockstep:set-playhead","ms":100}"#);
+    assert_eq!(reply.unwrap()["playhead_ms"], 100.0);
+
+    // Play: answered with the playhead it plays from when asked with an id; silent without.
+    let (_, _, reply) = answer(r#"{"type":"lockstep:play","id":5}"#);
+    let reply = reply.unwrap();
+    assert_eq!(
+        (reply["id"].clone(), reply["playing"].clone()),
+        (5.into(), true.into())
+    );
+    assert_eq!(
+        answer(r#"{"type":"lockstep:pause"}"#).2,
+        None,
+        "paused already, and no id"
+    );
+
+    // A listed control with a value the scenario refuses: an error with the id, and no change.
+    let bad = r#"{"type":"lockstep:set-toggle","edit":"partition.length 4000000","id":6}"#;
+    let (action, _, reply) = answer(bad);
+    assert!(action.is_none(), "the run stays as it was");
+    let reply = reply.unwrap();
+    assert_eq!(reply["type"], "lockstep:error");
+    assert_eq!(reply["id"], 6);
+    assert!(
+        reply["error"]
+            .as_str()
+            .unwrap()
+            .contains("partition.length 4000000"),
+        "{reply}"
+    );
+    // A good one: the state after it, with the id.
+    let (action, _, reply) =
+        answer(r#"{"type":"lockstep:set-toggle","edit":"partition off","id":7}"#);
+    assert!(action.is_some());
+    let reply = reply.unwrap();
+    assert_eq!(reply["id"], 7);
+    assert_eq!(reply["edits"], serde_json::json!(["partition off"]));
+
+    // The theme, with its answer.
+    let (_, theme, reply) = answer(r#"{"type":"lockstep:set-theme","theme":"dark","id":8}"#);
+    assert_eq!(theme, Some(Theme::Dark));
+    assert_eq!(
+        reply.unwrap(),
+        serde_json::json!({"type": "lockstep:theme", "theme": "dark", "id": 8})
+    );
+    assert_eq!(
+        answer(r#"{"type":"lockstep:set-theme","theme":"auto"}"#).1,
+        Some(Theme::Auto)
+    );
+
+    // Refusals carry the id of the request they refuse.
+    for (data, says) in [
+        (
+            r#"{"type":"lockstep:set-theme","theme":"sepia","id":9}"#,
+            "sepia",
+        ),
+        (
+            r#"{"type":"lockstep:set-toggle","edit":"seed 3","id":9}"#,
+            "does not offer",
+        ),
+        (r#"{"type":"lockstep:dance","id":9}"#, "dance"),
+    ] {
+        let Read::Refuse(why) = read(&e, HOST, data) else {
+            panic!("{data} is refused")
+        };
+        assert!(why.contains(says), "{data}: {why}");
+        let r = json(&refusal(&why, request_id(data)));
+        assert_eq!(
+            (r["type"].clone(), r["id"].clone()),
+            ("lockstep:error".into(), 9.into())
+        );
+    }
+    assert!(matches!(
+        read(&e, HOST, r#"{"type":"lockstep:play","id":"x"}"#),
+        Read::Refuse(_)
+    ));
+    assert!(matches!(
+        read(&e, HOST, r#"{"type":"lockstep:get-height","id":2}"#),
+        Read::Accept(_)
+    ));
+}
+
 /// A broken embed address still knows whom to tell: the origins it lists are read on their
 /// own, and the error message carries the reason and no run.
 #[test]

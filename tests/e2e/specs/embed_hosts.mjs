@@ -235,13 +235,14 @@ export const tests = [
       const script = `${ctx.baseURL}embed-size.js`;
       const host = await hostPage((origin) =>
         localise(frameHtml, ctx.baseURL, origin) +
-        `<script>setTimeout(function(){var s=document.createElement('script');s.src=${JSON.stringify(script)};document.body.appendChild(s);},3000);</script>`);
+        // 3 s after the frame's document has loaded: long after the embed sent its heights.
+        `<script>document.querySelector('iframe').addEventListener('load',function(){setTimeout(function(){window.before=document.querySelector('iframe').style.height;var s=document.createElement('script');s.src=${JSON.stringify(script)};document.body.appendChild(s);},3000);});</script>`);
       try {
         await ctx.page.goto(host.url, { waitUntil: 'load' });
         const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
         await frame.waitForSelector('#embed-headline', { timeout: 20000 });
-        assertEqual(await ctx.page.$eval('iframe', (f) => f.style.height), '', 'nothing sized the frame before the script came');
         await until(async () => sizedByEmbed(await ctx.page.$eval('iframe', (f) => f.style.height)), 'the late script to size the frame', 15000);
+        assertEqual(await ctx.page.evaluate(() => window.before), '', 'nothing sized the frame before the script came');
         const content = await frame.evaluate(() => document.getElementById('embed').scrollHeight);
         const height = await ctx.page.$eval('iframe', (f) => f.getBoundingClientRect().height);
         assert(Math.abs(height - content) <= 2, `the frame (${height}px) fits the content (${content}px)`);
@@ -367,6 +368,98 @@ export const tests = [
       } finally {
         await host.close();
       }
+    },
+  },
+  {
+    // A host that switches its theme (mdBook's theme menu, Docusaurus' colour mode) switches a
+    // live embed with it, without a reload; auto follows the reader's setting as it changes.
+    name: 'embed_hosts::set_theme_switches_a_live_embed_and_requests_echo_their_ids',
+    async run(ctx) {
+      const snippet = block('html', '## Embedding');
+      const page = (origin) =>
+        localise(snippet, ctx.baseURL, origin) +
+        `<script>window.got=[];addEventListener('message',function(e){if(e.source===document.querySelector('iframe').contentWindow){window.got.push(e.data);}});</script>`;
+      const host = await hostPage(page);
+      try {
+        const p = ctx.page;
+        await p.emulateMedia({ colorScheme: 'light' });
+        await p.goto(host.url, { waitUntil: 'load' });
+        const got = (type) => p.evaluate((t) => window.got.filter((m) => m && m.type === t), type);
+        const appOrigin = new URL(ctx.baseURL).origin;
+        const send = (m) => p.evaluate(([m, o]) => document.querySelector('iframe').contentWindow.postMessage(m, o), [m, appOrigin]);
+        await until(async () => (await got('lockstep:ready')).length > 0, 'ready', 20000);
+        const frame = p.frames().find((f) => f.url().includes('#/embed'));
+        const dark = async () => {
+          const [r, g, b] = (await frame.evaluate(() => getComputedStyle(document.body).backgroundColor)).match(/\d+/g).map(Number);
+          return r + g + b < 200;
+        };
+        const pixel = () => frame.evaluate(() => {
+          const c = document.querySelector('#timeline canvas') || document.querySelector('canvas');
+          return c ? c.toDataURL().length : 0;
+        });
+        assert(!(await dark()), 'light at first, as the reader\'s setting is');
+        const before = await pixel();
+        await send({ type: 'lockstep:set-theme', theme: 'dark', id: 11 });
+        await until(async () => (await got('lockstep:theme')).some((m) => m.id === 11 && m.theme === 'dark'), 'the theme answered by id');
+        await until(dark, 'the embed turned dark without a reload');
+        await until(async () => (await pixel()) !== before, 'the timeline painted again in the dark colours');
+        await send({ type: 'lockstep:set-theme', theme: 'light' });
+        await until(async () => !(await dark()), 'light again');
+        await send({ type: 'lockstep:set-theme', theme: 'auto' });
+        await p.emulateMedia({ colorScheme: 'dark' });
+        await until(dark, 'auto follows the reader\'s setting as it changes');
+        // A refused theme is an error with the request's id.
+        await send({ type: 'lockstep:set-theme', theme: 'sepia', id: 12 });
+        await until(async () => (await got('lockstep:error')).some((m) => m.id === 12 && m.error.includes('sepia')), 'the refusal by id');
+        // A playhead past the end is answered with the one used; play reports where it plays from.
+        await send({ type: 'lockstep:set-playhead', ms: 1e9, id: 13 });
+        await until(async () => (await got('lockstep:state')).some((m) => m.id === 13), 'the playhead answered');
+        const end = (await got('lockstep:state')).find((m) => m.id === 13).playhead_ms;
+        assert(end > 0 && end < 1e9, `clamped to the run's end: ${end}`);
+        await send({ type: 'lockstep:set-playhead', ms: 300 });
+        await until(async () => (await got('lockstep:state')).some((m) => m.playhead_ms === 300 && m.id === undefined), 'answered without an id too');
+        await send({ type: 'lockstep:play', id: 14 });
+        await until(async () => (await got('lockstep:play-state')).some((m) => m.playing), 'playing');
+        const playing = (await got('lockstep:play-state')).find((m) => m.playing);
+        assert(playing.playhead_ms >= 300, `plays from its playhead, not 0: ${playing.playhead_ms}`);
+        const answered = (await got('lockstep:state')).find((m) => m.id === 14);
+        assertEqual(answered && answered.playing, true, 'play answered by id');
+        // A value a listed control cannot take: an error for the host, no notice in the frame.
+        await send({ type: 'lockstep:set-toggle', edit: 'fencing accounts one_source all_accesses', id: 15 });
+        await until(async () => (await got('lockstep:state')).some((m) => m.id === 15), 'the toggle answered by id');
+        assertEqual(await frame.$('#notice'), null, 'no notice in the frame');
+      } finally {
+        await host.close();
+      }
+    },
+  },
+  {
+    // The rest of a split bundle is missing (a partial upload, a file the server refuses): the
+    // embed says so with the link to its run, and tells its host, as when the whole is missing.
+    name: 'embed_hosts::a_missing_rest_of_the_bundle_shows_the_link_and_tells_the_host',
+    async run(ctx) {
+      await ctx.page.route('**/embed_rest.wasm', (r) => r.fulfill({ status: 404, body: 'not found' }));
+      const page = (origin) =>
+        `<iframe src="${ctx.baseURL}#/embed?v=1&b=05-fencing.toml&id=fig-3&origins=${encodeURIComponent(origin)}" title="Lockstep"></iframe>` +
+        `<script>window.got=[];addEventListener('message',function(e){if(e.source===document.querySelector('iframe').contentWindow){window.got.push(e.data);}});</script>`;
+      const host = await hostPage(page);
+      try {
+        await ctx.page.goto(host.url, { waitUntil: 'load' });
+        const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
+        await frame.waitForSelector('#boot.failed', { timeout: 20000 });
+        const text = await frame.textContent('#boot');
+        assert(text.startsWith('The simulator could not load here') && text.includes('rest of its code'), `the sentence: ${text}`);
+        const href = await frame.getAttribute('#boot-link', 'href');
+        assert(href.includes('#/run?v=1&b=05-fencing.toml') && !href.includes('origins='), `the link to the run: ${href}`);
+        assert(await frame.$eval('#app', (a) => a.hidden), 'no half-working view beside it');
+        const got = () => ctx.page.evaluate(() => window.got);
+        await until(async () => (await got()).some((m) => m && m.type === 'lockstep:error'), 'the host to hear of it');
+        const error = (await got()).find((m) => m.type === 'lockstep:error');
+        assert(error.error.includes('rest of its code') && error.embed === 'fig-3' && error.protocol === 1, JSON.stringify(error));
+      } finally {
+        await host.close();
+      }
+      ctx.errors.splice(0, ctx.errors.length, ...ctx.errors.filter((e) => !/embed_rest\.wasm|404|Failed to load resource/.test(e)));
     },
   },
   {
