@@ -75,8 +75,9 @@ usage:
       verdict as Markdown; with --link-base (or LOCKSTEP_LINK_BASE), a link to the live run.
   lockstep export FILE --format embed --link-base URL [--edit EDIT]... [--seed N]
                   [--playhead MS] [--controls LIST] [--origins LIST] [--caption TEXT]
-                  [--theme light|dark|auto] [--title TEXT]
-      The embed snippet the share panel makes, for the site served at URL.
+                  [--theme light|dark|auto] [--id NAME] [--title TEXT]
+      The embed snippet the share panel makes, for the site served at URL; --id names the
+      embed in every message it sends its host page.
   lockstep mdbook [supports RENDERER]
       mdBook's preprocessor: each ```lockstep block of a book becomes its live run.
   lockstep explore FILE [--depth N] [--states N] [--faults N] [--operations N] [--json]
@@ -167,6 +168,7 @@ fn options_of(command: &str) -> &'static [&'static str] {
             "--caption",
             "--theme",
             "--title",
+            "--id",
         ],
         _ => &[],
     }
@@ -276,7 +278,7 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
                     format!("--playhead: \"{v}\" is not a whole number of milliseconds")
                 })?);
             }
-            "--controls" | "--origins" | "--caption" | "--theme" => {
+            "--controls" | "--origins" | "--caption" | "--theme" | "--id" => {
                 let field = &a[2..];
                 let v = value()?;
                 o.embed_fields
@@ -455,8 +457,8 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
             }
             if !o.edits.is_empty() || o.playhead_ms.is_some() || !o.embed_fields.is_empty() {
                 return Err(
-                    "--edit, --playhead, --controls, --origins, --caption, --theme and --title \
-                     go with --format embed"
+                    "--edit, --playhead, --controls, --origins, --caption, --theme, --id and \
+                     --title go with --format embed"
                         .into(),
                 );
             }

@@ -323,7 +323,7 @@ pub fn open(codec: crate::ui::Codec, embed: &Embed) -> Result<crate::ui::App, Li
 pub const COURSE_FRAGMENT: &str = "#/lessons";
 
 /// Whether `name` can be an embed's id: 1 to [`EMBED_ID_CHARS_MAX`] letters, digits, `-` or `_`.
-fn valid_id(name: &str) -> bool {
+pub fn valid_id(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= EMBED_ID_CHARS_MAX
         && name

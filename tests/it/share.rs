@@ -1551,6 +1551,33 @@ fn the_host_api_answers_each_request_by_its_id() {
     ));
 }
 
+/// The share panel's snippet carries the theme, caption and id chosen, and leaves out an id
+/// that cannot be one, naming it.
+#[test]
+fn the_share_panel_offers_theme_caption_and_id() {
+    use lockstep::ui::embed::{Embed, Theme};
+    use lockstep::ui::share::{ShareAction, Sharing};
+    let app = lockstep::ui::App::open("05-fencing.toml");
+    let panel = Sharing::default()
+        .reduce(ShareAction::Theme(Theme::Dark))
+        .reduce(ShareAction::Caption("  The stale write, refused. ".into()))
+        .reduce(ShareAction::Id("fig-2".into()));
+    let embed = panel.embed(&app.link(), &app.scenario);
+    let back = Embed::from_query(&embed.to_query()).unwrap();
+    assert_eq!(back.theme, Theme::Dark);
+    assert_eq!(back.caption.as_deref(), Some("The stale write, refused."));
+    assert_eq!(back.id.as_deref(), Some("fig-2"));
+    let bad = panel.reduce(ShareAction::Id("fig 2".into()));
+    assert_eq!(bad.embed_id(), Err("fig 2".to_string()));
+    assert_eq!(bad.embed(&app.link(), &app.scenario).id, None);
+    let blank = Sharing::default();
+    let plain = blank.embed(&app.link(), &app.scenario);
+    assert_eq!(
+        (plain.theme, plain.caption, plain.id),
+        (Theme::Auto, None, None)
+    );
+}
+
 /// A broken embed address still knows whom to tell: the origins it lists are read on their
 /// own, and the error message carries the reason and no run.
 #[test]
