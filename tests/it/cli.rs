@@ -1171,3 +1171,37 @@ fn export_refuses_an_embed_id_the_embed_would_refuse() {
     expect_code(&out, 2, "export --format embed --id with a space");
     assert!(stderr(&out).contains("embed id"), "{}", stderr(&out));
 }
+
+/// `--width` draws the picture at the width it is shown, `--scale` a PNG at that many pixels a
+/// pixel; a width or scale out of bounds, or with a format that has none, is refused.
+#[test]
+fn export_draws_a_picture_at_the_width_asked() {
+    let file = "lessons/scenarios/05-fencing.toml";
+    let out = lockstep(&["export", file, "--format", "svg", "--width", "830"]);
+    expect_code(&out, 0, "export --width 830");
+    let svg = stdout(&out);
+    assert!(
+        svg.contains(r#"width="830""#) && svg.contains("viewBox=\"0 0 830 "),
+        "{svg:.300}"
+    );
+    let out = lockstep(&[
+        "export", file, "--format", "png", "--width", "830", "--scale", "1",
+    ]);
+    expect_code(&out, 0, "export --format png --width 830 --scale 1");
+    let png = out.stdout;
+    let w = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    assert_eq!(w, 830, "one pixel a pixel");
+    for (args, says) in [
+        (&["--format", "svg", "--width", "100"][..], "--width"),
+        (&["--format", "svg", "--width", "wide"][..], "--width"),
+        (&["--format", "json", "--width", "830"][..], "svg or png"),
+        (&["--format", "svg", "--scale", "2"][..], "--format png"),
+        (&["--format", "png", "--scale", "9"][..], "--scale"),
+    ] {
+        let mut all = vec!["export", file];
+        all.extend_from_slice(args);
+        let out = lockstep(&all);
+        expect_code(&out, 2, &all.join(" "));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+}

@@ -1323,7 +1323,11 @@ fn the_documented_links_open_to_their_own_run() {
             // An embed link's display fields are not a permalink's; keep what a run needs.
             let kept: Vec<&str> = query
                 .split('&')
-                .filter(|f| !f.starts_with("controls=") && !f.starts_with("origins="))
+                .filter(|f| {
+                    !["controls=", "origins=", "id=", "theme=", "caption="]
+                        .iter()
+                        .any(|field| f.starts_with(field))
+                })
                 .collect();
             let link = Link::from_query(&kept.join("&"))
                 .unwrap_or_else(|e| panic!("{query}: the documented link does not read: {e}"));

@@ -463,6 +463,49 @@ export const tests = [
     },
   },
   {
+    // The host helper, as the docs use it: two embeds on one page, requests in flight to both
+    // at once, each answer to the request that carries its id, never crossed.
+    name: 'embed_hosts::lockstep_host_drives_two_embeds_by_id_without_crossing_replies',
+    async run(ctx) {
+      const html = block('html', '### The host helper');
+      const js = block('js', '### The host helper');
+      const host = await hostPage((origin) => `${localise(html, ctx.baseURL, origin)}\n<script type="module">${js}\nwindow.done = true;</script>`);
+      const logged = [];
+      ctx.page.on('console', (m) => {
+        if (m.type() === 'log') logged.push(m.text());
+      });
+      try {
+        const p = ctx.page;
+        await p.goto(host.url, { waitUntil: 'load' });
+        await until(async () => p.evaluate(() => window.done === true), 'the documented script to run to its end', 30000);
+        assert(logged[0].startsWith('Exclusion broken') && logged[0].includes('fast-1'), `the two verdicts: ${logged[0]}`);
+        assert(logged.some((l) => l.includes('does not offer')), `the refusal, with its reason: ${logged.join(' | ')}`);
+        // Both frames sized by the helper alone (no embed-size.js on this page).
+        const heights = await p.$$eval('iframe', (fs) => fs.map((f) => f.style.height));
+        assert(heights.every(sizedByEmbed), `both frames sized: ${heights}`);
+        // Many requests at once to both: each answer is its own embed's.
+        const crossed = await p.evaluate(async () => {
+          const all = [];
+          for (let i = 0; i < 10; i++) {
+            for (const name of ['fencing', 'partition']) {
+              all.push(Lockstep.embed(name).request({ type: 'lockstep:get-state' }).then((r) => [name, r]));
+            }
+          }
+          const answers = await Promise.all(all);
+          return answers.filter(([name, r]) => r.embed !== name).length + (new Set(answers.map(([, r]) => r.id)).size === 20 ? 0 : 100);
+        });
+        assertEqual(crossed, 0, 'no answer crossed, every id its own');
+        // The theme, to both.
+        await p.evaluate(() => Lockstep.setTheme('dark'));
+        for (const frame of p.frames().filter((f) => f.url().includes('#/embed'))) {
+          await until(async () => (await frame.evaluate(() => document.documentElement.dataset.theme)) === 'dark', 'each embed dark');
+        }
+      } finally {
+        await host.close();
+      }
+    },
+  },
+  {
     name: 'embed_hosts::a_narrow_frame_says_the_verdict_in_one_line',
     viewport: { width: 420, height: 800 },
     async run(ctx) {
@@ -481,11 +524,9 @@ export const tests = [
     // JSX (React's automatic runtime) and rendered by React on a host of its own.
     name: 'embed_hosts::the_documented_docusaurus_component_renders_and_sizes_the_run',
     async run(ctx) {
-      const jsx = block('jsx', '**Docusaurus (MDX)**');
-      // The block is the component's module, a blank line, and the element an MDX page writes.
-      const cut = jsx.lastIndexOf('\n\n');
-      const [module, use] = [jsx.slice(0, cut), jsx.slice(cut + 2).trim()];
-      assert(use.startsWith('<Lockstep '), `the block ends with the element: ${use}`);
+      const module = block('jsx', '**Docusaurus (MDX)**');
+      const use = block('mdx', '**Docusaurus (MDX)**').split('\n').filter((l) => l.startsWith('<Lockstep ')).join('\n');
+      assert(use.startsWith('<Lockstep '), `the page uses the component: ${use}`);
       let origin = '';
       const scripts = new Map();
       const host = await serveHtml(() => `<!doctype html><html lang="en"><head><title>docs</title></head><body><main id="root"></main><script type="module">${scripts.get(origin)}</script></body></html>`);
@@ -493,14 +534,32 @@ export const tests = [
       try {
         const entry = `${localise(module, ctx.baseURL, origin)}
 import {createRoot} from 'react-dom/client';
-createRoot(document.getElementById('root')).render(${localise(use, ctx.baseURL, origin)});
+createRoot(document.getElementById('root')).render(<>${localise(use, ctx.baseURL, origin)}</>);
 `;
+        // Docusaurus' colour mode, as its theme gives it to a component: here a switch the test
+        // flips, as a reader flips the site's theme.
+        const colorMode = {
+          name: 'docusaurus-theme',
+          setup(b) {
+            b.onResolve({ filter: /^@docusaurus\/theme-common$/ }, () => ({ path: 'theme-common', namespace: 'stub' }));
+            b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({
+              contents: `import {useSyncExternalStore} from 'react';
+export function useColorMode() {
+  const colorMode = useSyncExternalStore((f) => { addEventListener('colormode', f); return () => removeEventListener('colormode', f); }, () => window.colorMode || 'light');
+  return {colorMode};
+}`,
+              loader: 'js',
+              resolveDir: ROOT,
+            }));
+          },
+        };
         const bundled = await build({
           stdin: { contents: entry, loader: 'jsx', resolveDir: ROOT },
           bundle: true,
           write: false,
           format: 'esm',
           jsx: 'automatic',
+          plugins: [colorMode],
           define: { 'process.env.NODE_ENV': '"production"' },
           logLevel: 'silent',
         });
@@ -514,6 +573,16 @@ createRoot(document.getElementById('root')).render(${localise(use, ctx.baseURL, 
           'the component to size the frame from the embed',
         );
         ctx.note(`frame height ${await ctx.page.$eval('iframe', (f) => f.style.height)}`);
+        // The site's theme switch: the embed follows it, without a reload.
+        const dark = async () => {
+          const [r, g, b] = (await frame.evaluate(() => getComputedStyle(document.body).backgroundColor)).match(/\d+/g).map(Number);
+          return r + g + b < 200;
+        };
+        assert(!(await dark()), 'light, as the site is');
+        await ctx.page.evaluate(() => { window.colorMode = 'dark'; dispatchEvent(new Event('colormode')); });
+        await until(dark, 'the embed to follow the site to dark');
+        await ctx.page.evaluate(() => { window.colorMode = 'light'; dispatchEvent(new Event('colormode')); });
+        await until(async () => !(await dark()), 'and back to light');
       } finally {
         await host.close();
       }
