@@ -30,7 +30,7 @@ function __splitFailed(why) {
     note.textContent = `Part of this page's code could not be loaded (${why}). Reload the page to go on.`;
     document.body.prepend(note);
   }
-  return new Error(`the rest of the page's code could not be loaded (${why})`);
+  return new Error(`the rest of its code could not be loaded: ${why}`);
 }
 function __splitNow() {
   if (__splitLoaded) return;

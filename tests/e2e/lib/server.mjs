@@ -20,8 +20,12 @@ const MIME = {
   '.map': 'application/json; charset=utf-8',
 };
 
-/** Serves `root` and resolves to { url, close }. */
-export async function serveDir(root) {
+/**
+ * Serves `root` and resolves to { url, close }. With `prefix` ('/lockstep'), the files are
+ * served under that path only, as a host serves a site that lives under a sub-path, with no
+ * rewrite: anything outside it is not found.
+ */
+export async function serveDir(root, { prefix = '' } = {}) {
   const absRoot = path.resolve(root);
   const server = http.createServer((req, res) => {
     let pathname;
@@ -30,6 +34,13 @@ export async function serveDir(root) {
     } catch {
       res.writeHead(400).end('bad request');
       return;
+    }
+    if (prefix) {
+      if (!pathname.startsWith(prefix + '/')) {
+        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
+        return;
+      }
+      pathname = pathname.slice(prefix.length);
     }
     if (pathname.endsWith('/')) pathname += 'index.html';
     const file = path.resolve(absRoot, '.' + pathname);
@@ -58,7 +69,7 @@ export async function serveDir(root) {
   });
   const { port } = server.address();
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `http://127.0.0.1:${port}${prefix}/`,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections?.();

@@ -6,7 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { ROOT } from '../lib/cli.mjs';
-import { serveHtml } from '../lib/server.mjs';
+import { serveDir, serveHtml } from '../lib/server.mjs';
 import { build } from 'esbuild';
 
 const DOC = path.join(ROOT, 'docs', 'embedding.md');
@@ -502,6 +502,49 @@ export const tests = [
         }
       } finally {
         await host.close();
+      }
+    },
+  },
+  {
+    // The site served under a sub-path (https://example.org/lockstep/) by a plain static
+    // server, with no rewrite: every view is styled and works, and every file it asks for is
+    // found there (a request outside the sub-path is a 404, a console error, a failed test).
+    name: 'embed_hosts::the_site_under_a_sub_path_is_styled_and_works',
+    async run(ctx) {
+      const site = await serveDir(process.env.E2E_DIST || path.join(ROOT, 'dist'), { prefix: '/lockstep' });
+      const outside = [];
+      ctx.page.on('request', (r) => {
+        const url = new URL(r.url());
+        if (url.origin === new URL(site.url).origin && !url.pathname.startsWith('/lockstep/')) outside.push(url.pathname);
+      });
+      try {
+        assert(site.url.endsWith('/lockstep/'), site.url);
+        for (const [address, shown] of [
+          ['#/sandbox', '#verdict-headline'],
+          ['#/run?v=1&b=05-fencing.toml', '#verdict-headline'],
+          ['#/embed?v=1&b=05-fencing.toml&controls=fencing%20accounts', '#embed-headline'],
+          ['#/lessons', 'main'],
+          ['#/lessons/fencing', 'main'],
+        ]) {
+          await ctx.page.goto('about:blank');
+          await ctx.page.goto(site.url + address, { waitUntil: 'load' });
+          await ctx.page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
+          await ctx.page.waitForSelector(shown, { timeout: 20000 });
+          const styled = await ctx.page.evaluate(() => ({
+            sheet: [...document.styleSheets].map((s) => s.href).join(' '),
+            bg: getComputedStyle(document.documentElement).getPropertyValue('--bg').trim(),
+          }));
+          assert(styled.sheet.includes('/lockstep/style.css') && styled.bg !== '', `${address}: styled (${JSON.stringify(styled)})`);
+        }
+        // The scripts a host page loads from the site are there too.
+        for (const file of ['embed-size.js', 'lockstep-host.js', 'sw.js']) {
+          const status = await ctx.page.evaluate(async (u) => (await fetch(u)).status, site.url + file);
+          assertEqual(status, 200, file);
+        }
+        await ctx.page.waitForTimeout(500);
+        assertEqual(outside.join(' '), '', 'nothing asked for outside /lockstep/');
+      } finally {
+        await site.close();
       }
     },
   },
