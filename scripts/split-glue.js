@@ -19,7 +19,10 @@ function __splitInstantiate(module) {
 // The page cannot go on without the code it called: it says so where the reader looks, and a
 // reload (the work is saved as it changes) starts again.
 function __splitFailed(why) {
-  if (typeof document !== 'undefined' && document.body && !document.getElementById('split-failed')) {
+  // The page's loader may say it its own way (an embed shows the link to its run and tells its
+  // host); the note below is for every other view.
+  const said = typeof globalThis.__lockstepSplitFailed === 'function' && globalThis.__lockstepSplitFailed(`the rest of its code could not be loaded: ${why}`);
+  if (!said && typeof document !== 'undefined' && document.body && !document.getElementById('split-failed')) {
     const note = document.createElement('p');
     note.id = 'split-failed';
     note.className = 'site-updated';
@@ -27,7 +30,7 @@ function __splitFailed(why) {
     note.textContent = `Part of this page's code could not be loaded (${why}). Reload the page to go on.`;
     document.body.prepend(note);
   }
-  return new Error(`the rest of the page's code could not be loaded (${why})`);
+  return new Error(`the rest of its code could not be loaded: ${why}`);
 }
 function __splitNow() {
   if (__splitLoaded) return;
@@ -75,7 +78,7 @@ function __splitNow() {
 export async function splitRest() {
   if (__splitLoaded || !__splitUrl) return;
   const response = await fetch(__splitUrl);
-  if (!response.ok) throw new Error(`the rest of the page's code could not be loaded (${response.status})`);
+  if (!response.ok) throw Object.assign(new Error(`the rest of its code could not be loaded: status ${response.status}`), { status: response.status });
   const module = await WebAssembly.compile(await response.arrayBuffer());
   __splitModule = __splitModule || module;
   __splitInstantiate(__splitModule);

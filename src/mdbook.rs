@@ -53,6 +53,9 @@ struct Options {
     caption: Option<String>,
     theme: Option<String>,
     title: Option<String>,
+    /// The embed's name on the page, echoed in every message it sends (`lockstep-host.js`
+    /// finds an embed by it).
+    id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,6 +126,9 @@ fn render_block(body: &str, site: Option<&str>, html: bool) -> Result<String, St
     }
     if let Some(caption) = &options.caption {
         query.push_str(&format!("&caption={}", share::escape(caption)));
+    }
+    if let Some(id) = &options.id {
+        query.push_str(&format!("&id={}", share::escape(id)));
     }
     let embed = Embed::from_query(&query).map_err(|e| e.0)?;
     let title = options

@@ -45,7 +45,10 @@ mod pack {
 }
 #[cfg(target_arch = "wasm32")]
 mod png {
-    pub fn png_of_svg(_: &str, _: &str, _: &str) -> Result<Vec<u8>, String> {
+    pub const SCALE: f32 = 2.0;
+    pub const SCALE_MIN: f32 = 1.0;
+    pub const SCALE_MAX: f32 = 4.0;
+    pub fn png_of_svg(_: &str, _: &str, _: &str, _: f32) -> Result<Vec<u8>, String> {
         Err("PNG export needs the native command line".into())
     }
 }
@@ -71,12 +74,17 @@ usage:
       comma-separated (fencing: off,any_source,one_source). --partition-ms LIST is short
       for --param partition_ms --values LIST. --svg prints the plot.
   lockstep export FILE --format svg|png|json|md [--seed N] [--link-base URL]
+                  [--width W] [--scale S]
       The run as the app exports it: the timeline as SVG or PNG, the trace as JSON or the
       verdict as Markdown; with --link-base (or LOCKSTEP_LINK_BASE), a link to the live run.
+      --width draws the picture W pixels wide (480 to 4000; 1200 by default; 830 for a
+      README on GitHub), its type at full size; --scale draws a PNG at S times that (1 to 4;
+      2 by default).
   lockstep export FILE --format embed --link-base URL [--edit EDIT]... [--seed N]
                   [--playhead MS] [--controls LIST] [--origins LIST] [--caption TEXT]
-                  [--theme light|dark|auto] [--title TEXT]
-      The embed snippet the share panel makes, for the site served at URL.
+                  [--theme light|dark|auto] [--id NAME] [--title TEXT]
+      The embed snippet the share panel makes, for the site served at URL; --id names the
+      embed in every message it sends its host page.
   lockstep mdbook [supports RENDERER]
       mdBook's preprocessor: each ```lockstep block of a book becomes its live run.
   lockstep explore FILE [--depth N] [--states N] [--faults N] [--operations N] [--json]
@@ -167,6 +175,9 @@ fn options_of(command: &str) -> &'static [&'static str] {
             "--caption",
             "--theme",
             "--title",
+            "--id",
+            "--width",
+            "--scale",
         ],
         _ => &[],
     }
@@ -187,6 +198,10 @@ struct Options {
     /// `export --format embed`: the embed address's parts.
     edits: Vec<String>,
     playhead_ms: Option<u64>,
+    /// `export --format svg|png --width W`: the picture's width in pixels.
+    width: Option<u32>,
+    /// `export --format png --scale S`: pixels per pixel of the picture.
+    scale: Option<f32>,
     embed_fields: Vec<String>,
     title: Option<String>,
 }
@@ -206,6 +221,8 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
         svg: false,
         edits: Vec::new(),
         playhead_ms: None,
+        width: None,
+        scale: None,
         embed_fields: Vec::new(),
         title: None,
     };
@@ -276,13 +293,37 @@ fn parse_options(command: &str, args: &[String]) -> Result<Options, String> {
                     format!("--playhead: \"{v}\" is not a whole number of milliseconds")
                 })?);
             }
-            "--controls" | "--origins" | "--caption" | "--theme" => {
+            "--controls" | "--origins" | "--caption" | "--theme" | "--id" => {
                 let field = &a[2..];
                 let v = value()?;
                 o.embed_fields
                     .push(format!("{field}={}", lockstep::ui::share::escape(v)));
             }
             "--title" => o.title = Some(value()?.clone()),
+            "--width" => {
+                let v = value()?;
+                let (min, max) = (lockstep::ui::svg::WIDTH_MIN, lockstep::ui::svg::WIDTH_MAX);
+                o.width = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|w| (min..=max).contains(w))
+                        .ok_or_else(|| {
+                            format!("--width: \"{v}\" is not a width from {min} to {max} pixels")
+                        })?,
+                );
+            }
+            "--scale" => {
+                let v = value()?;
+                let (min, max) = (png::SCALE_MIN, png::SCALE_MAX);
+                o.scale = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|s: &f32| (min..=max).contains(s))
+                        .ok_or_else(|| {
+                            format!("--scale: \"{v}\" is not a scale from {min} to {max}")
+                        })?,
+                );
+            }
             "--param" => o.param = Some(value()?.clone()),
             "--values" => o.values = Some(value()?.clone()),
             "--svg" => o.svg = true,
@@ -455,12 +496,18 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
             }
             if !o.edits.is_empty() || o.playhead_ms.is_some() || !o.embed_fields.is_empty() {
                 return Err(
-                    "--edit, --playhead, --controls, --origins, --caption, --theme and --title \
-                     go with --format embed"
+                    "--edit, --playhead, --controls, --origins, --caption, --theme, --id and \
+                     --title go with --format embed"
                         .into(),
                 );
             }
-            let _ = out.write_all(&export(path, &scenario, format, o.link_base.as_deref())?);
+            if o.width.is_some() && !matches!(format.as_str(), "svg" | "png") {
+                return Err("--width goes with --format svg or png".into());
+            }
+            if o.scale.is_some() && format != "png" {
+                return Err("--scale goes with --format png".into());
+            }
+            let _ = out.write_all(&export(path, &scenario, format, &o)?);
             Ok(ExitCode::SUCCESS)
         }
         "schema" => {
@@ -505,12 +552,9 @@ fn sweep_values(o: &Options) -> Result<(sweep::Param, Vec<u64>), String> {
 
 /// `lockstep export`: the files the app exports, computed the same way (the app's run, at its
 /// event cap), so a docs build regenerates exactly what a reader would download.
-fn export(
-    path: &str,
-    scenario: &Scenario,
-    format: &str,
-    link_base: Option<&str>,
-) -> Result<Vec<u8>, String> {
+fn export(path: &str, scenario: &Scenario, format: &str, o: &Options) -> Result<Vec<u8>, String> {
+    let link_base = o.link_base.as_deref();
+    let width = o.width.unwrap_or(lockstep::ui::svg::WIDTH);
     use lockstep::ui::{export, share, Outcome};
     let outcome = Outcome::compute(scenario).map_err(|errors| {
         errors
@@ -538,11 +582,12 @@ fn export(
         format!("{base}{}", link.to_fragment())
     });
     Ok(match format {
-        "svg" => export::timeline_svg(scenario, &outcome, link.as_deref()).into_bytes(),
+        "svg" => export::timeline_svg_at(scenario, &outcome, link.as_deref(), width).into_bytes(),
         "png" => png::png_of_svg(
-            &export::timeline_svg(scenario, &outcome, link.as_deref()),
+            &export::timeline_svg_at(scenario, &outcome, link.as_deref(), width),
             export::PNG_KEYWORD,
             &export::RunMeta::of(scenario, &outcome).to_json(),
+            o.scale.unwrap_or(png::SCALE),
         )?,
         "json" => export::trace_json(scenario, &outcome).into_bytes(),
         _ => export::verdict_markdown(scenario, &outcome, link.as_deref()).into_bytes(),

@@ -32,6 +32,12 @@ use crate::ui::share::{self, Link, LinkError};
 /// The file of the site that sizes embeds on a host page (`static/embed-size.js`).
 pub const SIZING_SCRIPT: &str = "embed-size.js";
 
+/// The class the snippet's frame carries instead of an inline style, which a strict
+/// Content-Security-Policy (`style-src` without `'unsafe-inline'`) refuses: the sizing script
+/// gives frames of this class their width, border and height through the CSSOM, which such a
+/// policy allows.
+pub const FRAME_CLASS: &str = "lockstep-embed";
+
 /// The version of the host API's messages: every message from the embed carries it as
 /// `protocol`, and a message to the embed that names another is refused with the reason.
 pub const PROTOCOL: u32 = 1;
@@ -67,7 +73,7 @@ impl Theme {
         }
     }
 
-    fn from_name(name: &str) -> Option<Theme> {
+    pub fn from_name(name: &str) -> Option<Theme> {
         [Theme::Auto, Theme::Light, Theme::Dark]
             .into_iter()
             .find(|t| t.name() == name)
@@ -148,12 +154,7 @@ impl Embed {
         let mut id = None;
         for field in query.split('&') {
             if let Some(name) = field.strip_prefix("id=") {
-                let ok = !name.is_empty()
-                    && name.len() <= EMBED_ID_CHARS_MAX
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-                if !ok {
+                if !valid_id(name) {
                     return Err(LinkError(format!(
                         "the embed id \"{}\" is not 1 to {EMBED_ID_CHARS_MAX} letters, digits, - or _",
                         name.chars().take(20).collect::<String>()
@@ -216,10 +217,11 @@ impl Embed {
             }
         }
         let link = Link::from_query_unpacked(&rest.join("&"), unpack)?;
-        if let Ok(s) = link.source.scenario_with(codec) {
-            if let Some(problem) = controls.iter().find_map(|c| c.problem(&s)) {
-                return Err(LinkError(format!("the embed's controls: {problem}")));
-            }
+        // An embed never shows a run its address does not name: a scenario that is not shipped
+        // or does not read is the address's error, not a default run under a note.
+        let scenario = link.source.scenario_with(codec)?;
+        if let Some(problem) = controls.iter().find_map(|c| c.problem(&scenario)) {
+            return Err(LinkError(format!("the embed's controls: {problem}")));
         }
         Ok(Embed {
             link,
@@ -267,7 +269,8 @@ impl Embed {
     /// scenario in the address is data, validated and shown as text. The short script sizes
     /// the frame from the embed's height messages, checking that they come from this frame;
     /// it is a file of the site's ([`SIZING_SCRIPT`]), not inline, so that docs portals whose
-    /// policy forbids inline script can use the snippet as it is.
+    /// policy forbids inline script can use the snippet as it is. For the same reason the frame
+    /// has no inline style, only [`FRAME_CLASS`], which the script styles.
     pub fn snippet(&self, app_url: &str, title: &str) -> String {
         let src = format!("{app_url}#/embed?{}", self.to_query());
         let esc = |t: &str| {
@@ -279,7 +282,7 @@ impl Embed {
         format!(
             "<iframe src=\"{}\" title=\"{}\" loading=\"lazy\" \
              sandbox=\"allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox\" \
-             style=\"width:100%;border:0;height:520px\"></iframe>\n\
+             class=\"{FRAME_CLASS}\"></iframe>\n\
              <script src=\"{}\" async></script>\n",
             esc(&src),
             esc(title),
@@ -291,6 +294,51 @@ impl Embed {
     pub fn trusts(&self, origin: &str) -> bool {
         self.origins.iter().any(|o| o == origin)
     }
+}
+
+/// The app an embed shows: the run its address names, at the address's playhead (`t=`) or at
+/// the run's end (many readers never press anything); or why that run cannot be shown. There is
+/// no fallback: an embed that cannot show its run shows the reason and no run.
+pub fn open(codec: crate::ui::Codec, embed: &Embed) -> Result<crate::ui::App, LinkError> {
+    let app = crate::ui::App::open_with(codec, crate::ui::DEFAULT_SOURCE)
+        .reduce(crate::ui::Action::OpenLink(embed.link.clone()));
+    if !app.linked {
+        return Err(LinkError(
+            app.notice
+                .as_deref()
+                .and_then(|n| n.strip_prefix("This link cannot be opened: "))
+                .and_then(|n| n.split(". The page shows").next())
+                .unwrap_or("its scenario does not run here")
+                .to_string(),
+        ));
+    }
+    Ok(if embed.link.playhead_us > 0 {
+        app
+    } else {
+        app.reduce(crate::ui::Action::ToEnd)
+    })
+}
+
+/// Where a frame that cannot show its run sends the reader: the course, in a tab of its own.
+pub const COURSE_FRAGMENT: &str = "#/lessons";
+
+/// Whether `name` can be an embed's id: 1 to [`EMBED_ID_CHARS_MAX`] letters, digits, `-` or `_`.
+pub fn valid_id(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= EMBED_ID_CHARS_MAX
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The embed id an address names, read on its own, so that an address broken elsewhere still
+/// names itself in its error.
+pub fn id_of(query: &str) -> Option<String> {
+    query
+        .split('&')
+        .filter_map(|f| f.strip_prefix("id="))
+        .find(|n| valid_id(n))
+        .map(str::to_string)
 }
 
 /// The valid origins an embed address lists, read on their own: an address that is broken
@@ -325,12 +373,29 @@ pub fn error_reply(reason: &str) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostMessage {
     SetToggle(Edit),
-    SetPlayhead { us: u64 },
+    SetPlayhead {
+        us: u64,
+    },
     Play,
     Pause,
-    GetVerdict { id: Option<u64> },
-    GetState { id: Option<u64> },
-    GetLink { id: Option<u64> },
+    GetVerdict {
+        id: Option<u64>,
+    },
+    GetState {
+        id: Option<u64>,
+    },
+    GetLink {
+        id: Option<u64>,
+    },
+    /// `lockstep:get-height`: a sizing script that arrived after the embed's last height asks
+    /// for it. Any host may ask (a height is no secret), so the view answers it apart from the
+    /// host API, to `"*"`; from a listed origin it is simply accepted.
+    GetHeight {
+        id: Option<u64>,
+    },
+    /// `lockstep:set-theme`: the host page switched its theme (light, dark, or auto: the
+    /// reader's setting, followed as it changes).
+    SetTheme(Theme),
 }
 
 /// A host's message as it is written, before its edit and numbers are checked.
@@ -342,6 +407,8 @@ enum Wire {
     GetVerdict { id: Option<u64> },
     GetState { id: Option<u64> },
     GetLink { id: Option<u64> },
+    GetHeight { id: Option<u64> },
+    SetTheme { theme: String },
 }
 
 /// Reads a message's `type` and its members by hand: a derived reader of an enum tagged by a
@@ -354,14 +421,24 @@ fn wire(value: &serde_json::Value) -> Result<Wire, String> {
             Wire::SetToggle {
                 edit: o.string("edit")?,
             },
-            &["type", "edit"],
+            &["type", "edit", "id"],
         ),
-        "lockstep:set-playhead" => (Wire::SetPlayhead { ms: o.f64("ms")? }, &["type", "ms"]),
-        "lockstep:play" => (Wire::Play, &["type"]),
-        "lockstep:pause" => (Wire::Pause, &["type"]),
+        "lockstep:set-playhead" => (
+            Wire::SetPlayhead { ms: o.f64("ms")? },
+            &["type", "ms", "id"],
+        ),
+        "lockstep:set-theme" => (
+            Wire::SetTheme {
+                theme: o.string("theme")?,
+            },
+            &["type", "theme", "id"],
+        ),
+        "lockstep:play" => (Wire::Play, &["type", "id"]),
+        "lockstep:pause" => (Wire::Pause, &["type", "id"]),
         "lockstep:get-verdict" => (Wire::GetVerdict { id: id()? }, &["type", "id"]),
         "lockstep:get-state" => (Wire::GetState { id: id()? }, &["type", "id"]),
         "lockstep:get-link" => (Wire::GetLink { id: id()? }, &["type", "id"]),
+        "lockstep:get-height" => (Wire::GetHeight { id: id()? }, &["type", "id"]),
         other => return Err(format!("\"{other}\" is not a type of message it reads")),
     };
     o.only(members)?;
@@ -404,6 +481,10 @@ pub fn read(embed: &Embed, origin: &str, data: &str) -> Read {
             }
         }
     }
+    // Every request may carry an id, which its answer (or its error) echoes.
+    if let Err(e) = crate::json::Obj::of(&value, "the message").and_then(|o| o.opt_u64("id")) {
+        return Read::Refuse(format!("the message is not one the embed reads: {e}"));
+    }
     let wire = match wire(&value) {
         Ok(w) => w,
         Err(e) => return Read::Refuse(format!("the message is not one the embed reads: {e}")),
@@ -435,7 +516,114 @@ pub fn read(embed: &Embed, origin: &str, data: &str) -> Read {
         Wire::GetVerdict { id } => HostMessage::GetVerdict { id },
         Wire::GetState { id } => HostMessage::GetState { id },
         Wire::GetLink { id } => HostMessage::GetLink { id },
+        Wire::GetHeight { id } => HostMessage::GetHeight { id },
+        Wire::SetTheme { theme } => match Theme::from_name(&theme) {
+            Some(t) => HostMessage::SetTheme(t),
+            None => {
+                return Read::Refuse(format!(
+                    "the theme \"{}\" is not light, dark or auto",
+                    theme.chars().take(20).collect::<String>()
+                ))
+            }
+        },
     })
+}
+
+/// The `id` a host's message carries, if it is a whole number: echoed in the answer, and in the
+/// error when the message is refused, so a host that sends several requests at once can tell
+/// which answer is whose.
+pub fn request_id(data: &str) -> Option<u64> {
+    if data.len() > MESSAGE_BYTES_MAX {
+        return None;
+    }
+    serde_json::from_str::<serde_json::Value>(data)
+        .ok()?
+        .get("id")?
+        .as_u64()
+}
+
+/// `lockstep:error` in answer to a request: the reason, and the request's id when it had one.
+pub fn refusal(reason: &str, id: Option<u64>) -> String {
+    text_reply("error", "error", reason, id)
+}
+
+/// What an accepted message does to the embed: the action for its app, the theme to show, and
+/// the answer to its host, if any. Worked out on the app as it is, so an answer is about the
+/// app after the change (the playhead used, the new verdict) and a change the run refuses is
+/// an error for the host, never a notice in the frame.
+#[derive(Debug, Default)]
+pub struct Handled {
+    pub action: Option<crate::ui::Action>,
+    pub theme: Option<Theme>,
+    pub reply: Option<String>,
+}
+
+/// Handles an accepted message ([`read`]) with the request's `id` ([`request_id`]). A change
+/// (a toggle, the playhead, play, pause, the theme) is answered when it carries an id, with
+/// `lockstep:state` (`lockstep:theme` for the theme); a playhead is always answered, since the
+/// one used may not be the one asked (a time past the run's end is its end). `get-link` needs
+/// the browser to pack the scenario and `get-height` the page's layout: the view answers them.
+pub fn handle(app: &crate::ui::App, message: HostMessage, id: Option<u64>) -> Handled {
+    use crate::ui::Action;
+    let change = |action: Action, always: bool| {
+        let next = app.reduce(action.clone());
+        Handled {
+            reply: (always || id.is_some()).then(|| state_reply(&next, id)),
+            action: Some(action),
+            theme: None,
+        }
+    };
+    match message {
+        HostMessage::SetToggle(edit) => {
+            let toggle = edit.toggle(&app.scenario);
+            let next = app.reduce(Action::Toggle(toggle.clone()));
+            if !next.toggle_errors.is_empty() {
+                let why = crate::scenario::ScenarioErrors(next.toggle_errors).to_string();
+                return Handled {
+                    reply: Some(refusal(
+                        &format!("the edit \"{edit}\" is refused: {}", why.trim_end()),
+                        id,
+                    )),
+                    ..Handled::default()
+                };
+            }
+            Handled {
+                reply: id.map(|_| state_reply(&next, id)),
+                action: Some(Action::Toggle(toggle)),
+                theme: None,
+            }
+        }
+        HostMessage::SetPlayhead { us } => change(Action::Seek(us), true),
+        HostMessage::Play if !app.playing => change(Action::PlayPause, false),
+        HostMessage::Pause if app.playing => change(Action::PlayPause, false),
+        HostMessage::Play | HostMessage::Pause => Handled {
+            reply: id.map(|_| state_reply(app, id)),
+            ..Handled::default()
+        },
+        HostMessage::SetTheme(theme) => Handled {
+            theme: Some(theme),
+            reply: id.map(|_| text_reply("theme", "theme", theme.name(), id)),
+            action: None,
+        },
+        HostMessage::GetVerdict { id } => Handled {
+            reply: Some(reply(
+                "verdict",
+                Some(&VerdictSummary::of(
+                    &app.outcome.headline,
+                    &app.outcome.verdict,
+                    app.outcome.digest,
+                )),
+                id,
+                None,
+            )),
+            ..Handled::default()
+        },
+        HostMessage::GetState { id } => Handled {
+            reply: Some(state_reply(app, id)),
+            ..Handled::default()
+        },
+        HostMessage::GetLink { .. } | HostMessage::GetHeight { .. } => Handled::default(),
+    }
 }
 
 /// Adds what every message from the embed carries: the protocol's version, and the embed's

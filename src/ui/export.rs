@@ -166,6 +166,23 @@ pub fn timeline_svg_with(
     svg::timeline_svg(&scenario.name, outcome, &xml_escape(&meta.to_json()), link)
 }
 
+/// [`timeline_svg`] drawn `width` pixels wide (see [`svg::timeline_svg_at`]).
+pub fn timeline_svg_at(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    link: Option<&str>,
+    width: u32,
+) -> String {
+    let meta = RunMeta::of(scenario, outcome);
+    svg::timeline_svg_at(
+        &scenario.name,
+        outcome,
+        &xml_escape(&meta.to_json()),
+        link,
+        width,
+    )
+}
+
 /// CRC-32 (IEEE), as PNG chunks use it.
 fn crc32(parts: &[&[u8]]) -> u32 {
     let mut crc = 0xFFFF_FFFFu32;

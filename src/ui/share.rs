@@ -657,6 +657,12 @@ pub struct Sharing {
     pub controls: Vec<crate::lesson::edit::Control>,
     /// The host origins as typed.
     pub origins: String,
+    /// The embed's colours: the reader's setting, or fixed to match the host page.
+    pub theme: crate::ui::embed::Theme,
+    /// The sentence under the embed's title, as typed (none when blank).
+    pub caption: String,
+    /// The embed's name on its host page, as typed (none when blank).
+    pub id: String,
     /// What the last copy or export said.
     pub status: String,
     /// What the last import said.
@@ -669,6 +675,9 @@ pub enum ShareAction {
     /// Ticks a control off if it was on, on if it was off.
     FlipControl(crate::lesson::edit::Control),
     Origins(String),
+    Theme(crate::ui::embed::Theme),
+    Caption(String),
+    Id(String),
     Status(String),
     ImportStatus(String),
 }
@@ -684,6 +693,9 @@ impl Sharing {
                 None => next.controls.push(c),
             },
             ShareAction::Origins(o) => next.origins = o,
+            ShareAction::Theme(t) => next.theme = t,
+            ShareAction::Caption(c) => next.caption = c,
+            ShareAction::Id(i) => next.id = i,
             ShareAction::Status(s) => next.status = s,
             ShareAction::ImportStatus(s) => next.import_status = s,
         }
@@ -719,9 +731,33 @@ impl Sharing {
             link: for_embed,
             controls: self.controls.clone(),
             origins: self.origins().0,
-            theme: crate::ui::embed::Theme::Auto,
-            caption: None,
-            id: None,
+            theme: self.theme,
+            caption: self.caption(),
+            id: self.embed_id().ok().flatten(),
+        }
+    }
+
+    /// The caption typed, trimmed, at most [`crate::ui::embed::CAPTION_CHARS_MAX`] characters;
+    /// none when blank.
+    pub fn caption(&self) -> Option<String> {
+        let text = self.caption.trim();
+        (!text.is_empty()).then(|| {
+            text.chars()
+                .take(crate::ui::embed::CAPTION_CHARS_MAX)
+                .collect()
+        })
+    }
+
+    /// The embed id typed: none when blank, or the text that cannot be one (which the panel
+    /// names and leaves out).
+    pub fn embed_id(&self) -> Result<Option<String>, String> {
+        let id = self.id.trim();
+        if id.is_empty() {
+            Ok(None)
+        } else if crate::ui::embed::valid_id(id) {
+            Ok(Some(id.to_string()))
+        } else {
+            Err(id.to_string())
         }
     }
 }

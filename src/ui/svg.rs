@@ -13,8 +13,17 @@ use crate::ui::timeline::{self, LaneKind, Layout, MarkKind, SpanKind, Window};
 use crate::ui::Outcome;
 use crate::world::Micros;
 
-/// The picture's width in pixels; the height follows from the lanes.
+/// The picture's width in pixels unless one is asked for; the height follows from the lanes.
 pub const WIDTH: u32 = 1200;
+/// The narrowest and widest picture drawn: below the narrowest the lanes' labels leave no room
+/// for the run; the widest is bounded as everything else is.
+pub const WIDTH_MIN: u32 = 480;
+pub const WIDTH_MAX: u32 = 4000;
+/// The width of a character of a note's label (10 px type), estimated a little wide so that a
+/// label placed by it never runs into what it was kept clear of.
+pub const LABEL_CHAR_PX: f64 = 6.0;
+/// The room kept between a note's label and its tag or the marks it describes.
+const LABEL_GAP: f64 = 8.0;
 /// The lane labels' width and the margin on the right.
 const FRAME: Frame = Frame::new(150.0, 16.0);
 /// A lane: lower than the page's, with the notes' tags over its top rather than in a strip of
@@ -26,8 +35,11 @@ const LANE: LaneBox = LaneBox {
 const TOP: f64 = 74.0;
 /// The most notes a picture draws (the first ones).
 const NOTES_MAX: usize = 24;
-/// The most characters of the headline on one line of the picture, and the line's height.
+/// The most characters of the headline on one line of the picture (a narrower picture takes
+/// fewer, so that no line runs off its edge), and the line's height.
 const HEADLINE_CHARS: usize = 150;
+/// The width of a character of the headline (12 px type), estimated a little wide.
+const HEADLINE_CHAR_PX: f64 = 6.6;
 const HEADLINE_LINE: f64 = 15.0;
 
 /// Escapes text for XML content and attribute values.
@@ -128,14 +140,28 @@ fn hatch_patterns(out: &mut String) {
 /// The whole run's timeline as SVG, with `metadata` (already XML-safe text) inside it, and a
 /// link to the live run when `link` is given.
 pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option<&str>) -> String {
+    timeline_svg_at(title, outcome, metadata, link, WIDTH)
+}
+
+/// [`timeline_svg`] drawn `width` pixels wide (clamped to [`WIDTH_MIN`]..=[`WIDTH_MAX`]): the
+/// type keeps its size, so a picture drawn at the width it is shown (830 px in a README on
+/// GitHub) reads as the page does, where a wider one shrunk to fit would not.
+pub fn timeline_svg_at(
+    title: &str,
+    outcome: &Outcome,
+    metadata: &str,
+    link: Option<&str>,
+    width: u32,
+) -> String {
     let layout: &Layout = &outcome.layout;
     let end = layout.end.max(1);
-    let width = f64::from(WIDTH);
+    let width_px = width.clamp(WIDTH_MIN, WIDTH_MAX);
+    let width = f64::from(width_px);
     let plot_w = FRAME.plot(width);
     let lanes = layout.lanes.len() as f64;
     // The headline is shown whole, wrapped onto as many lines as it needs (a long one names
     // two grants and their services), and the picture grows to make room.
-    let headline = wrap(&outcome.headline, HEADLINE_CHARS);
+    let headline = wrap(&outcome.headline, headline_chars(width_px));
     let top = TOP + (headline.len().saturating_sub(1)) as f64 * HEADLINE_LINE;
     let legend_y = top + lanes * LANE.height + 28.0;
     // The legend's marks: the usual few, and the majority protocol's own where this run has
@@ -170,9 +196,9 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         .chain(marks.iter().map(|k| k.meaning()))
         .chain(std::iter::once(LEGEND_OVERLAP))
         .collect();
-    // Three rows at least, as every picture had before the legend could grow.
-    let rows = legend_rows(&legend_words, FRAME.right(width)).max(3);
-    let height = legend_y + 10.0 + rows as f64 * LEGEND_ROW;
+    // The picture ends below the legend's last row: no empty band under it.
+    let rows = legend_rows(&legend_words, FRAME.right(width));
+    let height = legend_y + (rows - 1) as f64 * LEGEND_ROW + LEGEND_BOTTOM;
     let us_per_px = end as f64 / plot_w;
     let x_of = |t: Micros| FRAME.x(t.min(end), Window::all(end), width);
     let lane_y = |i: usize| top + i as f64 * LANE.height;
@@ -181,7 +207,7 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     let mut s = String::with_capacity(64 * 1024);
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="{WIDTH}" height="{height:.0}" viewBox="0 0 {WIDTH} {height:.0}" role="img" aria-labelledby="ls-title ls-desc" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="{width_px}" height="{height:.0}" viewBox="0 0 {width_px} {height:.0}" role="img" aria-labelledby="ls-title ls-desc" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif" font-size="12">"#
     );
     let _ = writeln!(s, r#"<title id="ls-title">{}</title>"#, xml_escape(title));
     let _ = writeln!(
@@ -245,7 +271,7 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
         let y = lane_y(i);
         let _ = writeln!(
             s,
-            r#"<rect x="0" y="{y:.1}" width="{WIDTH}" height="{}" fill="{}"/>"#,
+            r#"<rect x="0" y="{y:.1}" width="{width_px}" height="{}" fill="{}"/>"#,
             LANE.height,
             if i % 2 == 0 {
                 paint::LANE_EVEN
@@ -317,9 +343,12 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
     }
 
     // The notes the page draws: each decisive moment's tag, with its letter, and its short
-    // label where it does not run into the last label of its lane; the full sentence is the
-    // tag's title. At most NOTES_MAX, the first ones, as a picture has no zoom.
-    let mut label_end: Vec<f64> = vec![0.0; layout.lanes.len()];
+    // label where it fits (see [`place_label`]): beside the marks it describes, never over
+    // them, never over another label of its lane, never past the picture's edge, shortened by
+    // whole words only. The full sentence is the tag's title. At most NOTES_MAX, the first
+    // ones, as a picture has no zoom.
+    let mut taken: Vec<Vec<(f64, f64)>> = vec![Vec::new(); layout.lanes.len()];
+    let bounds = (FRAME.x(0, Window::all(end), width), FRAME.right(width));
     for n in layout.notes.iter().take(NOTES_MAX) {
         let x = x_of(n.tag_at());
         let y = lane_y(n.anchor) + 2.0;
@@ -334,18 +363,18 @@ pub fn timeline_svg(title: &str, outcome: &Outcome, metadata: &str, link: Option
             paint::BG.light,
             n.kind.letter()
         );
-        let label = clip(&n.short, 40);
-        let lane = n.anchor.min(label_end.len().saturating_sub(1));
-        if x + 8.0 > label_end.get(lane).copied().unwrap_or(0.0) {
-            let _ = write!(
-                s,
-                r#"<text x="{:.1}" y="{:.1}" fill="{fg}" font-size="10">{}</text>"#,
-                x + 8.0,
-                y + 9.0,
-                xml_escape(&label)
-            );
-            if let Some(end) = label_end.get_mut(lane) {
-                *end = x + 8.0 + label.chars().count() as f64 * 5.6;
+        let described = (x_of(n.from).min(x) - 6.0, x_of(n.to).max(x) + 6.0);
+        let lane = n.anchor.min(taken.len().saturating_sub(1));
+        if let Some(taken) = taken.get_mut(lane) {
+            if let Some(label) = place_label(&n.short, described, bounds, taken) {
+                let _ = write!(
+                    s,
+                    r#"<text x="{:.1}" y="{:.1}" fill="{fg}" font-size="10">{}</text>"#,
+                    label.from,
+                    y + 9.0,
+                    xml_escape(&label.text)
+                );
+                taken.push((label.from, label.to));
             }
         }
         let _ = writeln!(s, "</g>");
@@ -421,6 +450,64 @@ const LEGEND_SPANS: [SpanKind; 6] = [
 const LEGEND_OVERLAP: &str = "exclusion broken: marked on each lane involved";
 const LEGEND_LEFT: f64 = 12.0;
 const LEGEND_ROW: f64 = 18.0;
+/// The room under the centre of the legend's last row: its words and a margin.
+const LEGEND_BOTTOM: f64 = 16.0;
+
+/// The most characters of the headline on one line of a picture `width` pixels wide.
+pub fn headline_chars(width: u32) -> usize {
+    let room = f64::from(width.clamp(WIDTH_MIN, WIDTH_MAX)) - 24.0;
+    ((room / HEADLINE_CHAR_PX) as usize).min(HEADLINE_CHARS)
+}
+
+/// A note's label as placed: its text, and where it starts and ends along the picture.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub text: String,
+    pub from: f64,
+    pub to: f64,
+}
+
+/// Where a note's label goes: right of the marks it describes (`described`, the span of its
+/// tag and its events), else left of them, within `bounds` (the plot's left edge and the
+/// picture's right one) and clear of the labels already `taken` in its lane. A label that fits
+/// nowhere whole loses whole words from its end (with an ellipsis), never part of a name; one
+/// that cannot keep even its first word is not drawn (the tag's title still has the sentence).
+pub fn place_label(
+    short: &str,
+    described: (f64, f64),
+    bounds: (f64, f64),
+    taken: &[(f64, f64)],
+) -> Option<Label> {
+    let words: Vec<&str> = short.split_whitespace().collect();
+    let free = |from: f64, to: f64| {
+        from >= bounds.0 && to <= bounds.1 && taken.iter().all(|&(a, b)| to <= a || from >= b)
+    };
+    // Every loop here is bounded by the label's word count, a handful.
+    for keep in (1..=words.len()).rev() {
+        let mut text = words[..keep].join(" ");
+        if keep < words.len() {
+            text.push('…');
+        }
+        let w = text.chars().count() as f64 * LABEL_CHAR_PX;
+        let right = described.1 + LABEL_GAP;
+        if free(right, right + w) {
+            return Some(Label {
+                text,
+                from: right,
+                to: right + w,
+            });
+        }
+        let left = described.0 - LABEL_GAP - w;
+        if free(left, left + w) {
+            return Some(Label {
+                text,
+                from: left,
+                to: left + w,
+            });
+        }
+    }
+    None
+}
 
 /// How wide a legend entry is drawn: its swatch and its words.
 fn legend_item_width(words: &str) -> f64 {

@@ -18,9 +18,9 @@ use yew::prelude::*;
 use super::packing::{self, Unpacked};
 use super::{app_rc, panels, share, timeline, Controls, Playback, Timeline};
 use crate::lesson::Control;
+use crate::ui;
 use crate::ui::embed::{self, Embed, HostMessage, VerdictSummary};
 use crate::ui::share as links;
-use crate::ui::{self, Action};
 
 /// Below this frame width the verdict is one line, with the sentence on demand.
 const NARROW_PX: u32 = 700;
@@ -106,6 +106,21 @@ fn post(origin: &str, message: &str) {
     }
 }
 
+/// Shows the embed in `theme`: fixed light or dark, or the reader's setting (`auto`, which the
+/// style sheet follows as it changes).
+fn set_theme(theme: embed::Theme) {
+    if let Some(html) = gloo::utils::document().document_element() {
+        let _ = match theme {
+            embed::Theme::Auto => html.remove_attribute("data-theme"),
+            fixed => html.set_attribute("data-theme", fixed.name()),
+        };
+    }
+    // The timeline's canvas takes its colours from the style sheet: it paints again.
+    if let Ok(event) = web_sys::Event::new(super::display::DISPLAY_EVENT) {
+        let _ = gloo::utils::window().dispatch_event(&event);
+    }
+}
+
 fn summary(app: &ui::App) -> VerdictSummary {
     VerdictSummary::of(
         &app.outcome.headline,
@@ -155,12 +170,22 @@ impl PartialEq for EmbedRunProps {
 #[function_component(EmbedRun)]
 fn embed_run(p: &EmbedRunProps) -> Html {
     let codec = super::codec_or(ui::Codec::EMBED);
-    let parsed = {
+    // The address and the run it names, opened before the first paint, so the first picture
+    // (and the first message to the host) is already the linked run: many readers never press
+    // anything. An address whose run cannot be shown is an error, never another run.
+    let opened = {
         let unpacked = Rc::clone(&p.unpacked);
         use_memo(p.query.clone(), move |q| {
             Embed::from_query_unpacked(codec, q, &|packed| packing::read(&unpacked, packed))
+                .and_then(|e| embed::open(codec, &e).map(|app| (e, app)))
         })
     };
+    let parsed = Rc::new(
+        (*opened)
+            .as_ref()
+            .map(|(e, _)| e.clone())
+            .map_err(Clone::clone),
+    );
     // Each scenario text the open-full link may need, packed: those the address brought, at
     // once, and any other (after a toggle) once the browser has deflated it.
     let packs = {
@@ -173,21 +198,12 @@ fn embed_run(p: &EmbedRunProps) -> Html {
         })
     };
     let redraw = use_force_update();
-    // The run opens from the address before the first paint, so the first picture (and the
-    // first message to the host) is already the linked run, at its end: many readers never
-    // press anything.
     let app = {
-        let parsed = Rc::clone(&parsed);
-        use_reducer(move || {
-            let app = ui::App::open_with(codec, ui::DEFAULT_SOURCE);
-            match &*parsed {
-                // The playhead the address gives (t=), or the run's end.
-                Ok(e) if e.link.playhead_us > 0 => app.reduce(Action::OpenLink(e.link.clone())),
-                Ok(e) => app
-                    .reduce(Action::OpenLink(e.link.clone()))
-                    .reduce(Action::ToEnd),
-                Err(e) => app.reduce(Action::LinkFailed(e.0.clone())),
-            }
+        let opened = Rc::clone(&opened);
+        use_reducer(move || match &*opened {
+            Ok((_, app)) => app.clone(),
+            // Never drawn: the view shows the reason instead.
+            Err(_) => ui::App::open_with(codec, ui::DEFAULT_SOURCE),
         })
     };
     let width = use_state(|| 640u32);
@@ -219,51 +235,41 @@ fn embed_run(p: &EmbedRunProps) -> Html {
                         },
                     };
                     let id = cfg.id.as_deref();
+                    let asked = embed::request_id(&text);
                     let message = match embed::read(&cfg, &origin, &text) {
                         embed::Read::Ignore => return,
                         embed::Read::Refuse(why) => {
-                            send(&origin, &embed::error_reply(&why), id);
+                            send(&origin, &embed::refusal(&why, asked), id);
                             return;
                         }
                         embed::Read::Accept(m) => m,
                     };
                     let now = Rc::clone(&latest.borrow());
-                    match message {
-                        HostMessage::SetToggle(edit) => {
-                            dispatch.dispatch(Action::Toggle(edit.toggle(&now.scenario)));
-                        }
-                        HostMessage::SetPlayhead { us } => dispatch.dispatch(Action::Seek(us)),
-                        HostMessage::Play if !now.playing => dispatch.dispatch(Action::PlayPause),
-                        HostMessage::Pause if now.playing => dispatch.dispatch(Action::PlayPause),
-                        HostMessage::Play | HostMessage::Pause => {}
-                        HostMessage::GetVerdict { id: asked } => send(
-                            &origin,
-                            &embed::reply("verdict", Some(&summary(&now)), asked, None),
-                            id,
-                        ),
-                        HostMessage::GetState { id: asked } => {
-                            send(&origin, &embed::state_reply(&now, asked), id)
-                        }
-                        HostMessage::GetLink { id: asked } => {
-                            let source = crate::ui::share::source_of_with(
-                                now.codec,
-                                &now.source,
-                                &now.scenario,
-                            );
-                            let link = now.link_from(source);
-                            let id = id.map(str::to_string);
-                            let packs = Rc::clone(&packs);
-                            wasm_bindgen_futures::spawn_local(async move {
-                                let reply = match full_link(&link, &packs).await {
-                                    Some(url) => embed::text_reply("link", "url", &url, asked),
-                                    // The error names the request it answers.
-                                    None => {
-                                        embed::text_reply("error", "error", LINK_UNAVAILABLE, asked)
-                                    }
-                                };
-                                send(&origin, &reply, id.as_deref());
-                            });
-                        }
+                    if let HostMessage::GetLink { id: asked } = message {
+                        let source =
+                            crate::ui::share::source_of_with(now.codec, &now.source, &now.scenario);
+                        let link = now.link_from(source);
+                        let id = id.map(str::to_string);
+                        let packs = Rc::clone(&packs);
+                        wasm_bindgen_futures::spawn_local(async move {
+                            let reply = match full_link(&link, &packs).await {
+                                Some(url) => embed::text_reply("link", "url", &url, asked),
+                                // The error names the request it answers.
+                                None => embed::refusal(LINK_UNAVAILABLE, asked),
+                            };
+                            send(&origin, &reply, id.as_deref());
+                        });
+                        return;
+                    }
+                    let handled = embed::handle(&now, message, asked);
+                    if let Some(theme) = handled.theme {
+                        set_theme(theme);
+                    }
+                    if let Some(action) = handled.action {
+                        dispatch.dispatch(action);
+                    }
+                    if let Some(reply) = handled.reply {
+                        send(&origin, &reply, id);
                     }
                 })
             });
@@ -281,7 +287,11 @@ fn embed_run(p: &EmbedRunProps) -> Html {
         let app_now = app_rc(&app);
         let first = use_mut_ref(|| true);
         // A new run is a new outcome allocation, whatever its headline says.
+        let shown = parsed.is_ok();
         use_effect_with(Rc::as_ptr(&app.outcome) as usize, move |_| {
+            if !shown {
+                return;
+            }
             let kind = if std::mem::take(&mut *first.borrow_mut()) {
                 "ready"
             } else {
@@ -306,10 +316,12 @@ fn embed_run(p: &EmbedRunProps) -> Html {
             .unwrap_or_default();
         let embed_id = (*parsed).as_ref().ok().and_then(|e| e.id.clone());
         let key = (app.playing, if app.playing { 0 } else { app.time });
+        // The playhead it plays from (or stopped at), not the key's 0 while it plays.
+        let time = app.time;
         let first = use_mut_ref(|| true);
-        use_effect_with(key, move |(playing, time)| {
+        use_effect_with(key, move |(playing, _)| {
             if !std::mem::take(&mut *first.borrow_mut()) {
-                let message = embed::play_state_reply(*playing, *time);
+                let message = embed::play_state_reply(*playing, time);
                 for o in &origins {
                     send(o, &message, embed_id.as_deref());
                 }
@@ -360,6 +372,54 @@ fn embed_run(p: &EmbedRunProps) -> Html {
         });
     }
 
+    // A host that speaks (a sizing script that arrived late asks `lockstep:get-height`; the
+    // first message of any kind will do) hears the height at once: the embed's own height
+    // messages went out before that script listened, and a frame must not stay at its first
+    // size for good. Any host may ask, as any host is told.
+    {
+        let embed_id = embed::id_of(&p.query);
+        let root = root.clone();
+        use_effect_with((), move |_| {
+            let heard = std::cell::Cell::new(false);
+            let listener = EventListener::new(&gloo::utils::window(), "message", move |event| {
+                let Some(event) = event.dyn_ref::<web_sys::MessageEvent>() else {
+                    return;
+                };
+                let parent = gloo::utils::window().parent().ok().flatten();
+                let from_host = match (event.source(), parent) {
+                    (Some(source), Some(parent)) => JsValue::from(source) == JsValue::from(parent),
+                    _ => false,
+                };
+                if !from_host {
+                    return;
+                }
+                let data = event.data();
+                let field = |name: &str| js_sys::Reflect::get(&data, &name.into()).ok();
+                let asks = field("type")
+                    .and_then(|t| t.as_string())
+                    .is_some_and(|t| t == "lockstep:get-height");
+                if !asks && heard.replace(true) {
+                    return;
+                }
+                heard.set(true);
+                let id = field("id")
+                    .and_then(|v| v.as_f64())
+                    .filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v <= 9.0e15)
+                    .map(|v| v as u64)
+                    .filter(|_| asks);
+                if let Some(el) = root.cast::<web_sys::Element>() {
+                    let h = el.scroll_height().max(0) as u32;
+                    send(
+                        "*",
+                        &embed::reply("height", None, id, Some(h)),
+                        embed_id.as_deref(),
+                    );
+                }
+            });
+            move || drop(listener)
+        });
+    }
+
     // A broken address shows its error, and says so to the host, which would otherwise wait
     // for a ready that never comes.
     {
@@ -369,13 +429,18 @@ fn embed_run(p: &EmbedRunProps) -> Html {
             if let Some(reason) = failed {
                 let message = embed::error_reply(&reason);
                 let origins = embed::origins_of(&query);
+                let embed_id = embed::id_of(&query);
                 if origins.is_empty() {
-                    send("*", &message, None);
+                    send("*", &message, embed_id.as_deref());
                 }
                 for o in &origins {
-                    send(o, &message, None);
+                    send(o, &message, embed_id.as_deref());
                 }
-                send("*", &embed::reply("height", None, None, Some(240)), None);
+                send(
+                    "*",
+                    &embed::reply("height", None, None, Some(240)),
+                    embed_id.as_deref(),
+                );
                 if let Some(html) = gloo::utils::document().document_element() {
                     let _ = html.set_attribute("data-embed-error", "true");
                 }
@@ -430,7 +495,7 @@ fn embed_run(p: &EmbedRunProps) -> Html {
                     { format!("This embedded run cannot be shown: {}.", e.0.trim_end_matches('.')) }
                 </p>
                 <p class="open-full">
-                    <a id="open-full" href={share::app_url()} target="_blank" rel="noopener">{ "Open Lockstep" }</a>
+                    <a id="open-full" href={format!("{}{}", share::app_url(), embed::COURSE_FRAGMENT)} target="_blank" rel="noopener">{ "Open the Lockstep course" }</a>
                 </p>
             </main>
         };

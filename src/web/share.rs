@@ -11,6 +11,7 @@ use wasm_bindgen_futures::JsFuture;
 use yew::prelude::*;
 
 use super::Dispatch;
+use crate::ui::embed::Theme;
 use crate::ui::export::{self, RunMeta, PNG_KEYWORD};
 use crate::ui::share::{embed_controls, ShareAction, Sharing};
 use crate::ui::{self, Action};
@@ -334,6 +335,22 @@ pub fn share_panel(p: &ShareProps) -> Html {
                     oninput={ let dispatch = panel.dispatcher(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); dispatch.dispatch(ShareAction::Origins(i.value())); } } />
                 if let Some(bad) = bad_origin {
                     <p class="error" role="alert">{ format!("\"{bad}\" is not an origin (scheme, host and port, nothing after); it is left out.") }</p>
+                }
+                <label for="embed-theme">{ "Colours" }</label>
+                <select id="embed-theme"
+                    onchange={ let dispatch = panel.dispatcher(); move |e: Event| { let s: web_sys::HtmlSelectElement = e.target_unchecked_into(); if let Some(t) = Theme::from_name(&s.value()) { dispatch.dispatch(ShareAction::Theme(t)); } } }>
+                    { for [(Theme::Auto, "The reader's setting (auto)"), (Theme::Light, "Light"), (Theme::Dark, "Dark")].into_iter().map(|(t, label)| html! {
+                        <option value={t.name()} selected={panel.theme == t}>{ label }</option>
+                    }) }
+                </select>
+                <label for="embed-caption">{ "Caption, shown under the title" }</label>
+                <input id="embed-caption" type="text" maxlength="200" value={panel.caption.clone()}
+                    oninput={ let dispatch = panel.dispatcher(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); dispatch.dispatch(ShareAction::Caption(i.value())); } } />
+                <label for="embed-id">{ "Name on the page (id), echoed in its messages, e.g. fig-2" }</label>
+                <input id="embed-id" type="text" maxlength="64" value={panel.id.clone()}
+                    oninput={ let dispatch = panel.dispatcher(); move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); dispatch.dispatch(ShareAction::Id(i.value())); } } />
+                if let Err(bad) = panel.embed_id() {
+                    <p class="error" role="alert">{ format!("\"{bad}\" is not an id (letters, digits, - and _, at most 64); it is left out.") }</p>
                 }
                 <textarea id="embed-code" readonly=true rows="5" aria-label="Embed code" value={snippet.clone()} />
                 <button id="copy-embed" type="button" onclick={copy_into("embed-code", snippet)}>{ "Copy embed code" }</button>

@@ -1096,9 +1096,12 @@ fn export_prints_the_embed_snippet_of_the_edited_run() {
         "Fencing, live",
         "--playhead",
         "700",
+        "--id",
+        "fig-2",
     ]);
     expect_code(&out, 0, "export --format embed");
     let snippet = stdout(&out);
+    assert!(snippet.contains("class=\"lockstep-embed\"") && !snippet.contains("style="));
     let src = snippet
         .split("src=\"")
         .nth(1)
@@ -1112,6 +1115,7 @@ fn export_prints_the_embed_snippet_of_the_edited_run() {
     assert_eq!(embed.caption.as_deref(), Some("Fencing, live"));
     assert_eq!(embed.origins, vec!["https://docs.example.org".to_string()]);
     assert_eq!(embed.link.playhead_us, 700_000);
+    assert_eq!(embed.id.as_deref(), Some("fig-2"));
     let scenario = lockstep::Scenario::from_toml_str(
         &std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
             .unwrap(),
@@ -1149,4 +1153,55 @@ fn export_prints_the_embed_snippet_of_the_edited_run() {
     let out = lockstep(&["export", file, "--format", "embed"]);
     expect_code(&out, 2, "no site");
     assert!(stderr(&out).contains("--link-base"));
+}
+
+/// An embed id that is not one is refused in the embed's own words.
+#[test]
+fn export_refuses_an_embed_id_the_embed_would_refuse() {
+    let out = lockstep(&[
+        "export",
+        "lessons/scenarios/05-fencing.toml",
+        "--format",
+        "embed",
+        "--link-base",
+        "https://example.org/lockstep/",
+        "--id",
+        "fig 2",
+    ]);
+    expect_code(&out, 2, "export --format embed --id with a space");
+    assert!(stderr(&out).contains("embed id"), "{}", stderr(&out));
+}
+
+/// `--width` draws the picture at the width it is shown, `--scale` a PNG at that many pixels a
+/// pixel; a width or scale out of bounds, or with a format that has none, is refused.
+#[test]
+fn export_draws_a_picture_at_the_width_asked() {
+    let file = "lessons/scenarios/05-fencing.toml";
+    let out = lockstep(&["export", file, "--format", "svg", "--width", "830"]);
+    expect_code(&out, 0, "export --width 830");
+    let svg = stdout(&out);
+    assert!(
+        svg.contains(r#"width="830""#) && svg.contains("viewBox=\"0 0 830 "),
+        "{svg:.300}"
+    );
+    let out = lockstep(&[
+        "export", file, "--format", "png", "--width", "830", "--scale", "1",
+    ]);
+    expect_code(&out, 0, "export --format png --width 830 --scale 1");
+    let png = out.stdout;
+    let w = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    assert_eq!(w, 830, "one pixel a pixel");
+    for (args, says) in [
+        (&["--format", "svg", "--width", "100"][..], "--width"),
+        (&["--format", "svg", "--width", "wide"][..], "--width"),
+        (&["--format", "json", "--width", "830"][..], "svg or png"),
+        (&["--format", "svg", "--scale", "2"][..], "--format png"),
+        (&["--format", "png", "--scale", "9"][..], "--scale"),
+    ] {
+        let mut all = vec!["export", file];
+        all.extend_from_slice(args);
+        let out = lockstep(&all);
+        expect_code(&out, 2, &all.join(" "));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
 }

@@ -152,7 +152,7 @@ fn other_renderers_get_the_picture_and_a_link() {
 fn a_whole_scenario_block_takes_its_options_from_an_embed_table() {
     let scenario = lockstep::builtin::find("06-partition.toml").unwrap().toml();
     let content = format!(
-        "```lockstep\n{scenario}\n[embed]\nseed = 3\ncontrols = [\"partition\"]\ntheme = \"dark\"\n```\n"
+        "```lockstep\n{scenario}\n[embed]\nseed = 3\ncontrols = [\"partition\"]\ntheme = \"dark\"\nid = \"fig-6\"\n```\n"
     )
     .replace("name = \"A partition between two regions\"", "name = \"Our regions\"");
     let out = mdbook(
@@ -170,6 +170,7 @@ fn a_whole_scenario_block_takes_its_options_from_an_embed_table() {
     // Not a built-in any more: the scenario travels as JSON, the form the embed reads.
     assert!(content.contains("&amp;j="), "{content:.300}");
     assert!(content.contains("theme=dark") && content.contains("controls=partition"));
+    assert!(content.contains("&amp;id=fig-6"), "{content}");
     assert!(content.contains("title=\"Lockstep: Our regions\""));
 }
 

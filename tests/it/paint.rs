@@ -246,3 +246,125 @@ fn the_exported_svg_legend_names_the_majority_marks_its_run_has() {
         assert!(!legend(&svg, k), "{k:?}");
     }
 }
+
+/// The numbers of one attribute on every element that has it, in order.
+fn attr_values(svg: &str, element: &str, attr: &str) -> Vec<f64> {
+    svg.split(&format!("<{element} "))
+        .skip(1)
+        .filter_map(|t| {
+            let t = format!(" {}", t.split('>').next()?);
+            t.split(&format!(" {attr}=\""))
+                .nth(1)?
+                .split('"')
+                .next()?
+                .parse::<f64>()
+                .ok()
+        })
+        .collect()
+}
+
+/// A picture drawn at GitHub's 830 px keeps its type at full size and its words inside it:
+/// every headline line fits, every note label lies within the picture, clear of its tag and
+/// the marks it describes, and is its note's words, whole, or the first of them with an
+/// ellipsis; and the picture ends under its legend, with no empty band.
+#[test]
+fn a_picture_drawn_830_wide_keeps_every_word_inside_and_legible() {
+    use lockstep::ui::svg::{headline_chars, timeline_svg_at, LABEL_CHAR_PX};
+    for b in lockstep::builtin::ALL {
+        let s = lockstep::Scenario::from_toml_str(b.toml()).unwrap();
+        let outcome = Outcome::compute(&s).unwrap();
+        let svg = timeline_svg_at(&s.name, &outcome, "", None, 830);
+        assert!(svg.contains(r#"width="830""#) && svg.contains("viewBox=\"0 0 830 "));
+        for line in svg.split("<tspan ").skip(1) {
+            let text = line.split('>').nth(1).unwrap().split('<').next().unwrap();
+            assert!(
+                text.chars().count() <= headline_chars(830),
+                "{}: a headline line of {} characters: {text}",
+                b.file,
+                text.chars().count()
+            );
+        }
+        assert!(headline_chars(830) as f64 * 6.6 <= 830.0 - 24.0);
+        // The notes' labels: the texts of size 10 inside a note's group.
+        for (note, group) in outcome
+            .layout
+            .notes
+            .iter()
+            .zip(svg.split("<g class=\"note\"").skip(1))
+        {
+            let group = group.split("</g>").next().unwrap();
+            let Some(label) = group.split(r#"font-size="10">"#).nth(1) else {
+                continue;
+            };
+            let label = label.split('<').next().unwrap().replace("&apos;", "'");
+            let x: f64 = attr_values(group, "text", "x")[1];
+            let w = label.chars().count() as f64 * LABEL_CHAR_PX;
+            assert!(
+                x >= 0.0 && x + w <= 830.0 - 16.0,
+                "{}: {label} at {x}",
+                b.file
+            );
+            let words = label.trim_end_matches('…');
+            assert!(
+                label == note.short
+                    || (label.ends_with('…')
+                        && note.short.starts_with(words)
+                        && note.short[words.len()..].starts_with(' ')),
+                "{}: \"{label}\" is not whole words of \"{}\"",
+                b.file,
+                note.short
+            );
+            let tag: f64 = attr_values(group, "text", "x")[0];
+            assert!(
+                x >= tag + 6.0 || x + w <= tag - 6.0,
+                "{}: {label} over its tag",
+                b.file
+            );
+        }
+        let height = attr_values(&svg, "svg", "height")[0];
+        let lowest = attr_values(&svg, "text", "y")
+            .into_iter()
+            .fold(0.0, f64::max);
+        assert!(
+            lowest < height && height - lowest <= 14.0,
+            "{}: the last words at {lowest} in a picture {height} high",
+            b.file
+        );
+    }
+}
+
+/// Where a note's label goes: right of what it describes, else left, else shortened by whole
+/// words, never past the edges or over another label; nothing when not even a word fits.
+#[test]
+fn a_note_label_is_placed_clear_of_its_marks_or_shortened_by_whole_words() {
+    use lockstep::ui::svg::{place_label, Label, LABEL_CHAR_PX};
+    let w = |t: &str| t.chars().count() as f64 * LABEL_CHAR_PX;
+    let bounds = (150.0, 814.0);
+    // Room on the right.
+    let l = place_label("stale write accepted", (300.0, 320.0), bounds, &[]).unwrap();
+    assert_eq!(l.text, "stale write accepted");
+    assert_eq!((l.from, l.to), (328.0, 328.0 + w("stale write accepted")));
+    // At the right edge: on the left, clear of the marks it describes.
+    let l = place_label("stale write accepted", (780.0, 800.0), bounds, &[]).unwrap();
+    assert_eq!(l.to, 772.0);
+    // No room on the right, a label in the way on the left: the first words that fit there,
+    // with an ellipsis.
+    let taken = [(600.0, 700.0)];
+    let l = place_label("fast-1 overwrote slow-1", (760.0, 780.0), bounds, &taken).unwrap();
+    assert_eq!(
+        l,
+        Label {
+            text: "fast-1…".into(),
+            from: 710.0,
+            to: 710.0 + w("fast-1…")
+        }
+    );
+    // Nowhere for even the first word: no label.
+    assert_eq!(
+        place_label("overwritten", (140.0, 810.0), bounds, &[]),
+        None
+    );
+    // Never over a label already drawn in its lane.
+    let l = place_label("ab", (300.0, 300.0), bounds, &[(305.0, 340.0)]).unwrap();
+    assert!(l.to <= 305.0 || l.from >= 340.0, "{l:?}");
+}

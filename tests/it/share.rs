@@ -766,9 +766,13 @@ mod embed {
             "title=\"Fencing, live\"",
             "https://lockstep.example.org/#/embed?v=1&amp;b=05-fencing.toml",
             "<script src=\"https://lockstep.example.org/embed-size.js\" async></script>",
+            "class=\"lockstep-embed\"",
         ] {
             assert!(snippet.contains(part), "{part}\n{snippet}");
         }
+        // No inline style, which a strict Content-Security-Policy refuses: the sizing script
+        // styles the frame's class.
+        assert!(!snippet.contains("style="), "{snippet}");
         // The frame keeps its own origin (see Embed::snippet), and gets nothing more: no forms,
         // no top navigation, no downloads.
         for never in [
@@ -1319,7 +1323,11 @@ fn the_documented_links_open_to_their_own_run() {
             // An embed link's display fields are not a permalink's; keep what a run needs.
             let kept: Vec<&str> = query
                 .split('&')
-                .filter(|f| !f.starts_with("controls=") && !f.starts_with("origins="))
+                .filter(|f| {
+                    !["controls=", "origins=", "id=", "theme=", "caption="]
+                        .iter()
+                        .any(|field| f.starts_with(field))
+                })
                 .collect();
             let link = Link::from_query(&kept.join("&"))
                 .unwrap_or_else(|e| panic!("{query}: the documented link does not read: {e}"));
@@ -1390,6 +1398,188 @@ fn the_readme_recipe_runs_as_written() {
         .expect("the picture links to the live run")
         .replace("&amp;", "&");
     assert_eq!(link, href, "the Markdown's link is the picture's own");
+}
+
+/// An embed never shows a run its address does not name: a scenario that is not shipped, or
+/// one that does not read, is the address's error (the reason, and no run), and the address
+/// still names itself in the error.
+#[test]
+fn an_embed_of_a_scenario_it_cannot_read_shows_no_run() {
+    use lockstep::ui::embed::{id_of, open, Embed, COURSE_FRAGMENT};
+    use lockstep::ui::Codec;
+    for (query, says) in [
+        (
+            "b=08-staggered.toml",
+            "no built-in scenario \"08-staggered.toml\"",
+        ),
+        ("v=1&b=nothing-here.toml&id=fig-2", "no built-in scenario"),
+        (
+            "b=05-fencing.toml&e=fencing%20nowhere%20one_source",
+            "nowhere",
+        ),
+        ("j=AAAA", "not deflate"),
+    ] {
+        let why = Embed::from_query(query).expect_err(query);
+        assert!(why.0.contains(says), "{query}: {}", why.0);
+    }
+    // A TOML scenario (c=) is read where the full bundle is loaded, and refused where it is not.
+    let toml = lockstep::ui::App::open("06-partition.toml")
+        .scenario
+        .to_toml_string();
+    let mut link = lockstep::ui::App::open("06-partition.toml").link();
+    link.source = lockstep::ui::share::Source::Custom { toml };
+    let query = link.to_query();
+    assert!(Embed::from_query_with(Codec::FULL, &query).is_ok());
+    let why = Embed::from_query(&query).expect_err("the embed's codec reads no TOML");
+    assert!(why.0.contains("j="), "{}", why.0);
+    // A readable address opens its own run, at its end unless it gives a playhead.
+    let e = Embed::from_query("b=05-fencing.toml&id=fig-2").unwrap();
+    let app = open(Codec::EMBED, &e).expect("the run opens");
+    assert_eq!(app.source, "05-fencing.toml");
+    assert_eq!(app.time, app.outcome.end);
+    assert_eq!(id_of("b=nothing.toml&id=fig-2"), Some("fig-2".to_string()));
+    assert_eq!(id_of("b=nothing.toml&id=a%20b"), None);
+    assert_eq!(COURSE_FRAGMENT, "#/lessons");
+}
+
+/// The host API's requests as the embed handles them: every request may carry an id, which
+/// its answer and its error echo; a playhead past the end is answered with the one used; a
+/// value a listed control cannot take is an error for the host, and the run stays; the theme
+/// switches without a reload.
+#[test]
+fn the_host_api_answers_each_request_by_its_id() {
+    use lockstep::ui::embed::{handle, open, read, refusal, request_id, Embed, Read, Theme};
+    use lockstep::ui::Codec;
+    const HOST: &str = "https://docs.example.org";
+    let e = Embed::from_query(
+        "v=1&b=06-partition.toml&controls=partition&origins=https%3A%2F%2Fdocs.example.org",
+    )
+    .unwrap();
+    let app = open(Codec::EMBED, &e).unwrap();
+    let json = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+    let accept = |data: &str| match read(&e, HOST, data) {
+        Read::Accept(m) => m,
+        other => panic!("{data}: {other:?}"),
+    };
+    let answer = |data: &str| {
+        let h = handle(&app, accept(data), request_id(data));
+        (h.action, h.theme, h.reply.map(|r| json(&r)))
+    };
+
+    // Past the end: clamped, answered with the playhead used, even without an id.
+    let (action, _, reply) = answer(r#"{"type":"lockstep:set-playhead","ms":1e9,"id":4}"#);
+    assert!(action.is_some());
+    let reply = reply.expect("a playhead is always answered");
+    assert_eq!(reply["type"], "lockstep:state");
+    assert_eq!(reply["id"], 4);
+    assert_eq!(reply["playhead_ms"], app.outcome.end as f64 / 1000.0);
+    let (_, _, reply) = answer(r#"{"type":"lockstep:set-playhead","ms":100}"#);
+    assert_eq!(reply.unwrap()["playhead_ms"], 100.0);
+
+    // Play: answered with the playhead it plays from when asked with an id; silent without.
+    let (_, _, reply) = answer(r#"{"type":"lockstep:play","id":5}"#);
+    let reply = reply.unwrap();
+    assert_eq!(
+        (reply["id"].clone(), reply["playing"].clone()),
+        (5.into(), true.into())
+    );
+    assert_eq!(
+        answer(r#"{"type":"lockstep:pause"}"#).2,
+        None,
+        "paused already, and no id"
+    );
+
+    // A listed control with a value the scenario refuses: an error with the id, and no change.
+    let bad = r#"{"type":"lockstep:set-toggle","edit":"partition.length 4000000","id":6}"#;
+    let (action, _, reply) = answer(bad);
+    assert!(action.is_none(), "the run stays as it was");
+    let reply = reply.unwrap();
+    assert_eq!(reply["type"], "lockstep:error");
+    assert_eq!(reply["id"], 6);
+    assert!(
+        reply["error"]
+            .as_str()
+            .unwrap()
+            .contains("partition.length 4000000"),
+        "{reply}"
+    );
+    // A good one: the state after it, with the id.
+    let (action, _, reply) =
+        answer(r#"{"type":"lockstep:set-toggle","edit":"partition off","id":7}"#);
+    assert!(action.is_some());
+    let reply = reply.unwrap();
+    assert_eq!(reply["id"], 7);
+    assert_eq!(reply["edits"], serde_json::json!(["partition off"]));
+
+    // The theme, with its answer.
+    let (_, theme, reply) = answer(r#"{"type":"lockstep:set-theme","theme":"dark","id":8}"#);
+    assert_eq!(theme, Some(Theme::Dark));
+    assert_eq!(
+        reply.unwrap(),
+        serde_json::json!({"type": "lockstep:theme", "theme": "dark", "id": 8})
+    );
+    assert_eq!(
+        answer(r#"{"type":"lockstep:set-theme","theme":"auto"}"#).1,
+        Some(Theme::Auto)
+    );
+
+    // Refusals carry the id of the request they refuse.
+    for (data, says) in [
+        (
+            r#"{"type":"lockstep:set-theme","theme":"sepia","id":9}"#,
+            "sepia",
+        ),
+        (
+            r#"{"type":"lockstep:set-toggle","edit":"seed 3","id":9}"#,
+            "does not offer",
+        ),
+        (r#"{"type":"lockstep:dance","id":9}"#, "dance"),
+    ] {
+        let Read::Refuse(why) = read(&e, HOST, data) else {
+            panic!("{data} is refused")
+        };
+        assert!(why.contains(says), "{data}: {why}");
+        let r = json(&refusal(&why, request_id(data)));
+        assert_eq!(
+            (r["type"].clone(), r["id"].clone()),
+            ("lockstep:error".into(), 9.into())
+        );
+    }
+    assert!(matches!(
+        read(&e, HOST, r#"{"type":"lockstep:play","id":"x"}"#),
+        Read::Refuse(_)
+    ));
+    assert!(matches!(
+        read(&e, HOST, r#"{"type":"lockstep:get-height","id":2}"#),
+        Read::Accept(_)
+    ));
+}
+
+/// The share panel's snippet carries the theme, caption and id chosen, and leaves out an id
+/// that cannot be one, naming it.
+#[test]
+fn the_share_panel_offers_theme_caption_and_id() {
+    use lockstep::ui::embed::{Embed, Theme};
+    use lockstep::ui::share::{ShareAction, Sharing};
+    let app = lockstep::ui::App::open("05-fencing.toml");
+    let panel = Sharing::default()
+        .reduce(ShareAction::Theme(Theme::Dark))
+        .reduce(ShareAction::Caption("  The stale write, refused. ".into()))
+        .reduce(ShareAction::Id("fig-2".into()));
+    let embed = panel.embed(&app.link(), &app.scenario);
+    let back = Embed::from_query(&embed.to_query()).unwrap();
+    assert_eq!(back.theme, Theme::Dark);
+    assert_eq!(back.caption.as_deref(), Some("The stale write, refused."));
+    assert_eq!(back.id.as_deref(), Some("fig-2"));
+    let bad = panel.reduce(ShareAction::Id("fig 2".into()));
+    assert_eq!(bad.embed_id(), Err("fig 2".to_string()));
+    assert_eq!(bad.embed(&app.link(), &app.scenario).id, None);
+    let blank = Sharing::default();
+    let plain = blank.embed(&app.link(), &app.scenario);
+    assert_eq!(
+        (plain.theme, plain.caption, plain.id),
+        (Theme::Auto, None, None)
+    );
 }
 
 /// A broken embed address still knows whom to tell: the origins it lists are read on their

@@ -6,8 +6,11 @@
 use resvg::{tiny_skia, usvg};
 
 /// The scale the page draws its PNG at (a canvas twice the SVG's size), kept equal here so the
-/// two files have the same dimensions.
-const SCALE: f32 = 2.0;
+/// two files have the same dimensions unless `--scale` asks for another.
+pub const SCALE: f32 = 2.0;
+/// The scales `--scale` takes: from a picture at the SVG's own size to four times it.
+pub const SCALE_MIN: f32 = 1.0;
+pub const SCALE_MAX: f32 = 4.0;
 
 /// The most pixels one picture may have (64 million: 256 MB of RGBA).
 const PIXELS_MAX: u64 = 64 * 1024 * 1024;
@@ -17,7 +20,7 @@ const PIXELS_MAX: u64 = 64 * 1024 * 1024;
 const SANS: [&str; 4] = ["DejaVu Sans", "Liberation Sans", "Noto Sans", "Arial"];
 
 /// The SVG as PNG bytes carrying `meta` under `keyword`.
-pub fn png_of_svg(svg: &str, keyword: &str, meta: &str) -> Result<Vec<u8>, String> {
+pub fn png_of_svg(svg: &str, keyword: &str, meta: &str, scale: f32) -> Result<Vec<u8>, String> {
     let mut options = usvg::Options::default();
     let fonts = options.fontdb_mut();
     fonts.load_system_fonts();
@@ -45,7 +48,7 @@ pub fn png_of_svg(svg: &str, keyword: &str, meta: &str) -> Result<Vec<u8>, Strin
     fonts.set_sans_serif_family(family);
     let tree = usvg::Tree::from_str(svg, &options)
         .map_err(|e| format!("the exported SVG could not be read for drawing: {e}"))?;
-    let size = tree.size().to_int_size().scale_by(SCALE).ok_or_else(|| {
+    let size = tree.size().to_int_size().scale_by(scale).ok_or_else(|| {
         "the picture is too large to draw as PNG; export it as SVG instead".to_string()
     })?;
     // Bounded: a picture of the largest scenario is far below this, and a larger request is an
@@ -66,7 +69,7 @@ pub fn png_of_svg(svg: &str, keyword: &str, meta: &str) -> Result<Vec<u8>, Strin
     })?;
     resvg::render(
         &tree,
-        tiny_skia::Transform::from_scale(SCALE, SCALE),
+        tiny_skia::Transform::from_scale(scale, scale),
         &mut pixmap.as_mut(),
     );
     let png = pixmap

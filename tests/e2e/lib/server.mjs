@@ -20,8 +20,12 @@ const MIME = {
   '.map': 'application/json; charset=utf-8',
 };
 
-/** Serves `root` and resolves to { url, close }. */
-export async function serveDir(root) {
+/**
+ * Serves `root` and resolves to { url, close }. With `prefix` ('/lockstep'), the files are
+ * served under that path only, as a host serves a site that lives under a sub-path, with no
+ * rewrite: anything outside it is not found.
+ */
+export async function serveDir(root, { prefix = '' } = {}) {
   const absRoot = path.resolve(root);
   const server = http.createServer((req, res) => {
     let pathname;
@@ -30,6 +34,13 @@ export async function serveDir(root) {
     } catch {
       res.writeHead(400).end('bad request');
       return;
+    }
+    if (prefix) {
+      if (!pathname.startsWith(prefix + '/')) {
+        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
+        return;
+      }
+      pathname = pathname.slice(prefix.length);
     }
     if (pathname.endsWith('/')) pathname += 'index.html';
     const file = path.resolve(absRoot, '.' + pathname);
@@ -58,7 +69,7 @@ export async function serveDir(root) {
   });
   const { port } = server.address();
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `http://127.0.0.1:${port}${prefix}/`,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections?.();
@@ -71,9 +82,18 @@ export async function serveDir(root) {
  * Serves one HTML page, made by `page()` at each request, on another port (another origin) and
  * resolves to { url, origin, close }.
  */
-export async function serveHtml(page) {
+export async function serveHtml(page, { headers = {}, files = {} } = {}) {
+  // `files` maps a path to [content type, body], served beside the page from the same origin
+  // (a host page's own scripts, which a strict policy allows as 'self'); `headers` are sent
+  // with the page (a Content-Security-Policy, say).
   const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    const file = files[new URL(req.url, 'http://127.0.0.1').pathname];
+    if (file) {
+      res.writeHead(200, { 'content-type': file[0], 'cache-control': 'no-store' });
+      res.end(file[1]);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers });
     res.end(page());
   });
   await new Promise((resolve, reject) => {
