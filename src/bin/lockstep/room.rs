@@ -350,10 +350,21 @@ pub fn room_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, St
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|e| format!("cannot listen on {address}: {e}"))?;
-        axum::serve(listener, router(shared))
-            .with_graceful_shutdown(stopped())
-            .await
-            .map_err(|e| format!("the server stopped: {e}"))
+        // Once told to stop, the room finishes the requests under way, but a dashboard's event
+        // stream never ends by itself: after a second, whatever is still open is dropped. Every
+        // report was written before it was answered, so nothing is lost.
+        let (told, mut heard) = tokio::sync::watch::channel(false);
+        let server = axum::serve(listener, router(shared)).with_graceful_shutdown(async move {
+            stopped().await;
+            let _ = told.send(true);
+        });
+        tokio::select! {
+            served = server => served.map_err(|e| format!("the server stopped: {e}")),
+            _ = async {
+                let _ = heard.changed().await;
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            } => Ok(()),
+        }
     })?;
     let _ = writeln!(
         out,

@@ -16,6 +16,8 @@ const DRILL = path.join(ROOT, 'docs', 'examples', 'ledger-drill.md');
 const DIST = process.env.E2E_DIST || path.join(ROOT, 'dist');
 const PARTICIPANTS = 20;
 const HOST = 'room.test';
+const t0 = Date.now();
+const say = (m) => process.env.E2E_ROOM_DEBUG && console.log(`[room ${Date.now() - t0} ms] ${m}`);
 
 /** Starts `lockstep room` on loopback; resolves once it has printed its facilitator link. */
 function startRoom(dir, port = 0) {
@@ -85,6 +87,7 @@ export const tests = [
         args: [...CHROMIUM_ARGS, `--host-resolver-rules=MAP ${HOST} 127.0.0.1, MAP * ~NOTFOUND`],
       });
       try {
+        say('browser up');
         const facilitator = await (await browser.newContext()).newPage();
         // Without the key: refused, with the reason.
         const refused = await facilitator.goto(`${base}room/`);
@@ -93,6 +96,7 @@ export const tests = [
         await facilitator.goto(`${base}room/?key=${room.key}`);
         await facilitator.waitForFunction(() => document.getElementById('connection').textContent === 'Live');
 
+        say('dashboard live');
         const names = Array.from({ length: PARTICIPANTS }, (_, k) => (k === 0 ? 'Stuck Sam' : k === 1 ? '<b>Bold</b>' : `Person ${k}`));
         const pages = [];
         let samSince = 0;
@@ -102,7 +106,9 @@ export const tests = [
             const page = await (await browser.newContext()).newPage();
             await page.goto(`${base}#/lessons/ledger-drill/the-standoff`);
             assertEqual(await page.evaluate(() => window.isSecureContext), false, 'room.test over http is not a secure context');
+            say(`opened ${name}`);
             await join(page, name);
+            say(`joined ${name}`);
             return page;
           });
           pages.push(...(await Promise.all(batch)));
@@ -117,6 +123,7 @@ export const tests = [
         assert(bold && bold.place === 'the-standoff', `the name is shown as text: ${JSON.stringify(bold)}`);
         assertEqual(await facilitator.$$eval('#people b', (b) => b.length), 0, 'no markup from a name');
 
+        say('all joined');
         // Everyone but Sam moves on to the exercise; the dashboard follows each one.
         // Sam has been on his step for more than the threshold set below (a quarter of a minute).
         await sleep(Math.max(0, samSince + 17000 - Date.now()));
@@ -135,6 +142,7 @@ export const tests = [
         const stuck = await facilitator.$$eval('#people tbody tr.stuck', (rows) => rows.length);
         assertEqual(stuck, 1, 'only Sam looks stuck');
 
+        say('stuck checked');
         // One solves the exercise: the attempt and the code reach the dashboard, verified.
         const ann = pages[2];
         await ann.waitForSelector('#view-title[data-place="one-order"]', { timeout: 30000 });
@@ -153,11 +161,14 @@ export const tests = [
         const peek = await ann.evaluate(async () => (await fetch('/room/api/state')).status);
         assertEqual(peek, 403, 'a participant reads nothing of others');
 
+        say('code verified');
         // The room stops mid-session; a participant moves meanwhile; the room comes back.
         assertEqual(await room.stop(), 0, 'the room stops cleanly');
         await pages[3].evaluate(() => (location.hash = '#/lessons/ledger-drill'));
         await until(async () => (await pages[3].textContent('#room-badge')).includes('wait here'), 'the report waits in the browser', 20000);
+        say('stopped, report waiting');
         room = await startRoom(out, room.port);
+        say('restarted');
         await until(async () => (await row(facilitator, names[3]))?.lesson === 'ledger-drill' && (await row(facilitator, names[3])).place === '—', 'the waiting report arrives', 30000);
         assertEqual((await facilitator.$$('#people tbody tr')).length, PARTICIPANTS, 'nobody lost');
         assert((await row(facilitator, names[2])).codes.includes('one-order: verified'), 'the code kept');
