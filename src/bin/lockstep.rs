@@ -25,6 +25,19 @@ mod pack;
 #[cfg(not(target_arch = "wasm32"))]
 #[path = "lockstep/record.rs"]
 mod record;
+// The room's server: native only.
+#[cfg(not(target_arch = "wasm32"))]
+#[path = "lockstep/room.rs"]
+mod room;
+#[cfg(target_arch = "wasm32")]
+mod room {
+    pub fn room_command(
+        _: &[String],
+        _: &mut dyn std::io::Write,
+    ) -> Result<std::process::ExitCode, String> {
+        Err("room needs the native command line".into())
+    }
+}
 #[cfg(target_arch = "wasm32")]
 mod record {
     pub fn record_command(
@@ -115,6 +128,11 @@ usage:
       A static folder for a workshop: the built site (default dist), the checked lesson
       FILEs beside it, their index and a page of their links; --allow-origin lets the
       site open lessons by link from another address.
+  lockstep room PACK_DIR [--port P] [--bind ADDR] [--participants-max N]
+      Serve a pack to the room (by default on every address, port 8000): prints the address
+      to give out, its QR code and the facilitator's link to a live dashboard of who is
+      where, who looks stuck and the codes handed in. What the room learns is kept in
+      PACK_DIR.room.sqlite beside the folder; started again, the room resumes.
 
 Each command takes only the options shown for it.
 Exit status: 0 when the command completed (whatever the verdict), 1 when `lint` finds a
@@ -390,6 +408,9 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     }
     if command == "lesson" && args.get(1).is_some_and(|a| a == "pack") {
         return pack::lesson_pack(&args[2..], out);
+    }
+    if command == "room" {
+        return room::room_command(&args[1..], out);
     }
     if command == "record" {
         return record::record_command(&args[1..], out);

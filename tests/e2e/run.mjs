@@ -14,7 +14,7 @@ import { serveDir } from './lib/server.mjs';
 import { runTests, ARTIFACTS } from './lib/harness.mjs';
 import { ROOT, checkCli, cleanupTemp } from './lib/cli.mjs';
 
-const DEFAULT_SPECS = ['scenarios', 'toggles', 'playback', 'editor', 'views', 'a11y', 'picture', 'lessons', 'course_truth', 'share', 'embed_hosts', 'lab', 'bundles', 'workshop_room', 'workshop', 'recordings', 'preview'].map((s) =>
+const DEFAULT_SPECS = ['scenarios', 'toggles', 'playback', 'editor', 'views', 'a11y', 'picture', 'lessons', 'course_truth', 'share', 'embed_hosts', 'lab', 'bundles', 'workshop_room', 'workshop', 'room', 'recordings', 'preview'].map((s) =>
   path.join(ROOT, 'tests', 'e2e', 'specs', `${s}.mjs`),
 );
 

@@ -22,6 +22,7 @@ mod properties;
 mod reality;
 mod recordings;
 mod redis;
+mod room;
 mod scenario_format;
 mod share;
 mod snapshots;

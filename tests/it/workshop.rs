@@ -528,6 +528,18 @@ fn the_guide_runs_as_written() {
         if block.contains("lesson verify") {
             script.push_str(&format!("printf '%s\\n' '{wrapped}' > codes.txt\n"));
         }
+        if block.contains("lockstep room ") {
+            // The room serves until it is stopped: started on a free loopback port, it is
+            // stopped as Ctrl-C would once it has printed its links.
+            script.push_str(&block.replace(
+                "lockstep room workshop-site",
+                "lockstep room workshop-site --port 0 --bind 127.0.0.1 > room.txt 2>&1 &\n\
+                 room=$!\n\
+                 for i in $(seq 200); do grep -q facilitator room.txt && break; sleep 0.05; done\n\
+                 kill -TERM $room; wait $room; cat room.txt",
+            ));
+            continue;
+        }
         script.push_str(block);
     }
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_lockstep"));
@@ -555,6 +567,9 @@ fn the_guide_runs_as_written() {
         "packed 1 lesson(s)",
         "Ada Lovelace",
         "verified",
+        "give out: http://127.0.0.1:",
+        "/room/?key=",
+        "room: stopped",
     ] {
         assert!(out.contains(expected), "{expected:?} in\n{out}");
     }
@@ -562,6 +577,13 @@ fn the_guide_runs_as_written() {
         .0
         .join("my-workshop/workshop-site/lessons/ledger-drill.md");
     assert!(packed.is_file(), "the pack is where the guide says");
+    assert!(
+        scratch
+            .0
+            .join("my-workshop/workshop-site.room.sqlite")
+            .is_file(),
+        "the room's store is beside the pack"
+    );
 }
 
 /// docs/lessons.md shows `lockstep names` with its output; it is the real one.
