@@ -557,6 +557,14 @@ fn bad_requests_are_refused_with_a_reason() {
     }
     let (status, _) = room.get("/no-such-file.js");
     assert_eq!(status, 404);
+    // A link inside the pack to the store beside it leads nowhere.
+    std::os::unix::fs::symlink(
+        pack.dir.join("workshop.room.sqlite"),
+        pack.path().join("store"),
+    )
+    .unwrap();
+    let (status, body) = room.get("/store");
+    assert_eq!(status, 404, "{body}");
     // A request that is not HTTP at all is refused too, and the room goes on.
     let (status, _) = raw(room.port, b"\x16\x03\x01\x02\0garbage\r\n\r\n");
     assert_ne!(status, 200);

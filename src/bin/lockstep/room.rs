@@ -1171,11 +1171,16 @@ async fn static_file(State(shared): State<Arc<Shared>>, request: Request) -> Res
         Ok(r) if r.starts_with(&shared.pack) && r.is_file() => r,
         _ => return refuse(StatusCode::NOT_FOUND, "no such file in the pack"),
     };
-    let meta = match tokio::fs::metadata(&real).await {
-        Ok(m) if m.len() <= FILE_BYTES_MAX => m,
-        _ => return refuse(StatusCode::NOT_FOUND, "no such file in the pack"),
-    };
-    let _ = meta;
+    match tokio::fs::metadata(&real).await {
+        Ok(m) if m.len() <= FILE_BYTES_MAX => {}
+        Ok(_) => {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "a file too large for the room to serve",
+            )
+        }
+        Err(_) => return refuse(StatusCode::NOT_FOUND, "no such file in the pack"),
+    }
     let mut bytes = match tokio::fs::read(&real).await {
         Ok(b) => b,
         Err(_) => return refuse(StatusCode::NOT_FOUND, "no such file in the pack"),

@@ -153,8 +153,9 @@ export const tests = [
         await ann.click('#check');
         await ann.waitForSelector('#success', { timeout: 30000 });
         await until(async () => (await row(facilitator, names[2]))?.codes.includes('one-order: verified'), 'the code verified on the dashboard', 20000);
+        // An attempt is reported once its result is drawn, at the latest four seconds after Check.
+        await until(async () => (await row(facilitator, names[2]))?.attempts.startsWith('2 here'), 'two attempts on the dashboard', 10000);
         const annRow = await row(facilitator, names[2]);
-        assert(annRow.attempts.startsWith('2 here'), `two attempts: ${JSON.stringify(annRow)}`);
         assert(annRow.feedback.startsWith('Solved.'), `the feedback: ${JSON.stringify(annRow)}`);
 
         // A participant's page cannot read the room.
