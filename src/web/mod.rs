@@ -175,8 +175,7 @@ fn full_extras(app: &Rc<ui::App>, dispatch: &Dispatch) -> Html {
 
 thread_local! {
     /// How the apps read scenarios, when the bundle says: the studio's (the whole app) reads
-    /// everything
-    /// ([`ui::Codec::FULL`]). Otherwise the sandbox reads its editor's TOML in a worker and
+    /// everything ([`ui::Codec::FULL`]). Otherwise the sandbox reads its editor's TOML in a worker and
     /// leaves links whose scenario is TOML to the studio's bundle ([`ui::Codec::SANDBOX`]),
     /// and the embed view reads only JSON.
     static CODEC: std::cell::Cell<Option<ui::Codec>> = const { std::cell::Cell::new(None) };
