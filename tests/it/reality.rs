@@ -48,6 +48,56 @@ pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Runs `command` with `program` on its PATH replaced by a wrapper that starts the real one once
+/// and refuses every later start (exit status 3), as a service that fails once another has
+/// started would. `passes` is a shell `case` line run first, with `REAL` for the real program:
+/// what it `exec`s is never refused (asking for the version, say). Checks that the first start
+/// happened.
+pub(crate) fn with_second_start_refused(
+    scratch: &Scratch,
+    program: &str,
+    passes: &str,
+    mut command: Command,
+) -> Output {
+    let real = std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} on PATH"));
+    let bin = scratch.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join(program);
+    let marker = scratch.path().join("started-once");
+    let real = real.display().to_string();
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n\
+             {passes}\n\
+             if [ -e {marker} ]; then echo 'refusing to start' >&2; exit 3; fi\n\
+             touch {marker}\n\
+             exec {real} \"$@\"\n",
+            passes = passes.replace("REAL", &real),
+            marker = marker.display()
+        ),
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = command.env("PATH", path).output().unwrap();
+    assert!(marker.exists(), "the first {program} was not started");
+    o
+}
+
 #[track_caller]
 pub(crate) fn judged(o: &Output) -> Value {
     assert_eq!(
@@ -312,44 +362,12 @@ fn no_etcd_is_left_when_the_recorder_is_killed() {
 fn no_etcd_is_left_after_a_failure_once_started() {
     require_etcd();
     let scratch = Scratch::new("reality-fail");
-    let real = std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|d| d.join("etcd"))
-        .find(|p| p.is_file())
-        .expect("etcd on PATH");
-    let bin = scratch.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let wrapper = bin.join("etcd");
-    let marker = scratch.path().join("started-once");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\n\
-             case \"$1\" in --version) exec {real} \"$@\";; esac\n\
-             if [ -e {marker} ]; then echo 'refusing to start' >&2; exit 3; fi\n\
-             touch {marker}\n\
-             exec {real} \"$@\"\n",
-            real = real.display(),
-            marker = marker.display()
-        ),
-    )
-    .unwrap();
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&wrapper)
-        .status()
-        .unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
+    let o = with_second_start_refused(
+        &scratch,
+        "etcd",
+        r#"case "$1" in --version) exec REAL "$@";; esac"#,
+        record_command(&scratch, &["lessons/scenarios/01-two-services.toml"]),
     );
-    let o = record_command(&scratch, &["lessons/scenarios/01-two-services.toml"])
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    assert!(marker.exists(), "the first etcd was not started");
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(
         text(&o.stderr).contains("etcd exited at start"),

@@ -311,44 +311,12 @@ fn no_redis_is_left_when_the_recorder_is_killed() {
 fn no_redis_is_left_after_a_failure_once_started() {
     require_redis();
     let scratch = Scratch::new("redis-fail");
-    let real = std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|d| d.join("redis-server"))
-        .find(|p| p.is_file())
-        .expect("redis-server on PATH");
-    let bin = scratch.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let wrapper = bin.join("redis-server");
-    let marker = scratch.path().join("started-once");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\n\
-             case \"$1\" in --version) exec {real} \"$@\";; esac\n\
-             if [ -e {marker} ]; then echo 'refusing to start' >&2; exit 3; fi\n\
-             touch {marker}\n\
-             exec {real} \"$@\"\n",
-            real = real.display(),
-            marker = marker.display()
-        ),
-    )
-    .unwrap();
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&wrapper)
-        .status()
-        .unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
+    let o = crate::reality::with_second_start_refused(
+        &scratch,
+        "redis-server",
+        r#"case "$1" in --version) exec REAL "$@";; esac"#,
+        record_command(&scratch, &["lessons/scenarios/12-majority.toml"]),
     );
-    let o = record_command(&scratch, &["lessons/scenarios/12-majority.toml"])
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    assert!(marker.exists(), "the first redis-server was not started");
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(
         text(&o.stderr).contains("redis-server exited at start"),

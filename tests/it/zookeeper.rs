@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::reality::{assert_none_left, processes_under};
+use crate::reality::{assert_none_left, processes_under, text};
 use crate::Scratch;
 
 /// Fails with the way to install ZooKeeper when it is missing.
@@ -43,10 +43,6 @@ fn record_command(scratch: &Scratch, args: &[&str]) -> Command {
         .env("TMPDIR", scratch.path())
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     command
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[track_caller]
@@ -234,45 +230,13 @@ fn no_zookeeper_is_left_when_the_recorder_is_killed() {
 fn no_zookeeper_is_left_after_a_failure_once_started() {
     require_zookeeper();
     let scratch = Scratch::new("zookeeper-fail");
-    let real = std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|d| d.join("java"))
-        .find(|p| p.is_file())
-        .expect("java on PATH");
-    let bin = scratch.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let wrapper = bin.join("java");
-    let marker = scratch.path().join("started-once");
-    // Only the servers are refused; asking for the version still runs.
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\n\
-             case \"$*\" in *ZooKeeperServerMain*) ;; *) exec {real} \"$@\";; esac\n\
-             if [ -e {marker} ]; then echo 'refusing to start' >&2; exit 3; fi\n\
-             touch {marker}\n\
-             exec {real} \"$@\"\n",
-            real = real.display(),
-            marker = marker.display()
-        ),
-    )
-    .unwrap();
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&wrapper)
-        .status()
-        .unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
+    // Only the servers are refused; anything else asked of java still runs.
+    let o = crate::reality::with_second_start_refused(
+        &scratch,
+        "java",
+        r#"case "$*" in *ZooKeeperServerMain*) ;; *) exec REAL "$@";; esac"#,
+        record_command(&scratch, &["lessons/scenarios/01-two-services.toml"]),
     );
-    let o = record_command(&scratch, &["lessons/scenarios/01-two-services.toml"])
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    assert!(marker.exists(), "the first server was not started");
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(
         text(&o.stderr).contains("ZooKeeper exited at start"),
