@@ -273,17 +273,43 @@ fn take_across_space(
     (taken, k)
 }
 
+/// A code found in pasted text, with what was written before it on its line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pasted {
+    /// The code as written (whitespace inside removed); a code cut short is kept as it is, so
+    /// that it can be refused rather than lost.
+    pub code: String,
+    /// What stands before the code on its line, as a chat app writes a sender ("Alice:",
+    /// "- Bob said"), as a name: see [`clean_name`]. Empty when nothing does.
+    pub pasted_name: String,
+    /// Whether the code has all its parts: the version, the payload, the checksum's eight
+    /// digits. One that has not cannot be read.
+    pub whole: bool,
+}
+
+/// The fewest characters of payload that make a code cut short still a code (`LS2.abcd`):
+/// fewer is a word that starts the same.
+const CUT_PAYLOAD_CHARS_MIN: usize = 4;
+
 /// Every code in a pasted text, in order, as written (whitespace inside removed): a code
 /// starts with `LS` and its version's digits and a dot, goes on through the payload's
 /// characters to the second dot, and ends with the eight digits of its checksum. Whitespace and
 /// line breaks inside a code are skipped, so a code a chat app wrapped is read whole; anything
 /// around codes ("Alice:", bullets, quotes) is ignored. At most [`CODES_MAX`] are read.
-pub fn find_codes(text: &str) -> Vec<String> {
+///
+/// A code cut short (no second dot, or fewer than eight digits after it) is found too, as far as
+/// its line goes, and marked not [`Pasted::whole`]: a roster refuses it rather than losing it.
+pub fn find_pasted(text: &str) -> Vec<Pasted> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let mut at = 0;
+    // Where the text of the line before the next code starts: after a line break or a code.
+    let mut line_from = 0;
     let b64 = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
     while at + 3 < chars.len() && out.len() < CODES_MAX {
+        if chars[at] == '\n' {
+            line_from = at + 1;
+        }
         let starts = chars[at] == 'L'
             && chars[at + 1] == 'S'
             && chars[at + 2].is_ascii_digit()
@@ -304,27 +330,69 @@ pub fn find_codes(text: &str) -> Vec<String> {
         }
         code.push('.');
         k += 1;
+        let pasted_name = clean_name(
+            chars[line_from..at]
+                .iter()
+                .collect::<String>()
+                .trim_start_matches(|c: char| {
+                    c.is_whitespace() || matches!(c, '-' | '*' | '>' | '•')
+                })
+                .trim_end_matches(|c: char| {
+                    c.is_whitespace() || matches!(c, ':' | '-' | '—' | '"' | '\'' | '(' | '[')
+                }),
+        );
         // The payload, across any whitespace, up to its closing dot.
         let (payload, next) = take_across_space(&chars, k, usize::MAX, b64);
-        if payload.is_empty() || chars.get(next) != Some(&'.') {
-            at += 1;
-            continue;
+        let mut whole = !payload.is_empty() && chars.get(next) == Some(&'.');
+        let mut end = next;
+        if whole {
+            // Exactly eight hexadecimal digits, across any whitespace.
+            let (sum, after) = take_across_space(&chars, next + 1, 8, |c| c.is_ascii_hexdigit());
+            whole = sum.len() == 8;
+            if whole {
+                code.push_str(&payload);
+                code.push('.');
+                code.push_str(&sum);
+                end = after;
+            }
         }
-        code.push_str(&payload);
-        code.push('.');
-        // Exactly eight hexadecimal digits, across any whitespace.
-        let (sum, next) = take_across_space(&chars, next + 1, 8, |c| c.is_ascii_hexdigit());
-        code.push_str(&sum);
-        k = next;
-        // Anything shorter is not a code (a version written alone, a word that starts the same).
-        if sum.len() < 8 {
-            at += 1;
-            continue;
+        if !whole {
+            // Cut short: the code as far as it goes on its line, without crossing a space.
+            let mut cut = code.clone();
+            let mut j = k;
+            while j < chars.len()
+                && (b64(chars[j]) || chars[j] == '.')
+                && cut.len() < CODE_CHARS_MAX
+            {
+                cut.push(chars[j]);
+                j += 1;
+            }
+            let payload_chars = chars[k..j].iter().take_while(|c| b64(**c)).count();
+            if payload_chars < CUT_PAYLOAD_CHARS_MIN {
+                at += 1;
+                continue;
+            }
+            code = cut;
+            end = j;
         }
-        out.push(code);
-        at = k;
+        out.push(Pasted {
+            code,
+            pasted_name,
+            whole,
+        });
+        at = end;
+        line_from = end;
     }
     out
+}
+
+/// The whole codes in a pasted text: [`find_pasted`]'s, without those cut short.
+pub fn find_codes(text: &str) -> Vec<String> {
+    find_pasted(text)
+        .into_iter()
+        .filter(|p| p.whole)
+        .map(|p| p.code)
+        .collect()
 }
 
 /// A code that was verified: the edits pass the exercise's check again.

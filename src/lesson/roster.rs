@@ -10,7 +10,8 @@ use super::Lesson;
 pub struct Row {
     /// The code as found (whitespace inside removed).
     pub code: String,
-    /// The name the code carries (empty for an unreadable code or a version 1 code).
+    /// The name the code carries or, for a code that carries none (unreadable, or of version
+    /// 1), the name it was pasted under ("Alice: LS2…"); empty when there is neither.
     pub name: String,
     pub lesson: String,
     pub exercise: String,
@@ -33,14 +34,16 @@ pub struct Count {
 /// [`code::CODES_MAX`].
 pub const PAGE_CODES_MAX: usize = 100;
 
-/// Verifies every code in `text` (see [`code::find_codes`]) against `lessons`, running at most
+/// Verifies every code in `text` (see [`code::find_pasted`]; a code cut short is a refused
+/// row) against `lessons`, running at most
 /// `max` checks; later codes are listed as not checked. A code seen before is refused as a
 /// duplicate of its first row; two names with the very same answer to one exercise are both
 /// kept and flagged, as the facilitator may want to ask.
 pub fn verify(lessons: &[Lesson], text: &str, max: usize) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     let mut checked = 0;
-    for found in code::find_codes(text) {
+    for pasted in code::find_pasted(text) {
+        let found = pasted.code;
         let first = rows.iter().position(|r| r.code == found);
         let decoded = code::decode(&found);
         let (name, lesson, exercise) = match &decoded {
@@ -49,7 +52,13 @@ pub fn verify(lessons: &[Lesson], text: &str, max: usize) -> Vec<Row> {
         };
         let mut row = Row {
             code: found.clone(),
-            name,
+            // A code that carries no name (unreadable, or of version 1) is shown under the
+            // name it was pasted with.
+            name: if name.is_empty() {
+                pasted.pasted_name
+            } else {
+                name
+            },
             lesson,
             exercise,
             verified: false,
@@ -57,6 +66,13 @@ pub fn verify(lessons: &[Lesson], text: &str, max: usize) -> Vec<Row> {
         };
         if let Some(k) = first {
             row.reason = format!("the same code as row {}", k + 1);
+            rows.push(row);
+            continue;
+        }
+        if !pasted.whole {
+            row.reason = "cut short: the code ends before its checksum's eight digits; ask for \
+                          the whole code"
+                .into();
             rows.push(row);
             continue;
         }
@@ -100,6 +116,18 @@ fn shown_name(name: &str) -> &str {
         "(no name)"
     } else {
         name
+    }
+}
+
+/// A code as a refused row shows it, so the facilitator can tell which was pasted: its first
+/// characters, and an ellipsis for the rest.
+pub fn shown_code(code: &str) -> String {
+    const SHOWN_CHARS: usize = 24;
+    if code.chars().count() <= SHOWN_CHARS {
+        code.to_string()
+    } else {
+        let head: String = code.chars().take(SHOWN_CHARS).collect();
+        format!("{head}…")
     }
 }
 
@@ -181,7 +209,11 @@ pub fn table(rows: &[Row]) -> String {
                 r.lesson.clone(),
                 r.exercise.clone(),
                 if r.verified { "verified" } else { "refused" }.to_string(),
-                r.reason.clone(),
+                if r.verified {
+                    r.reason.clone()
+                } else {
+                    format!("{} ({})", r.reason, shown_code(&r.code))
+                },
             ]
         })
         .collect();

@@ -683,7 +683,11 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
                                     <td>{ if r.name.is_empty() { "(no name)" } else { r.name.as_str() } }</td>
                                     <td>{ &r.lesson }</td><td>{ &r.exercise }</td>
                                     <td>{ if r.verified { "Verified" } else { "Refused" } }</td>
-                                    <td>{ &r.reason }</td>
+                                    <td>{ &r.reason }
+                                        if !r.verified {
+                                            { " " }<code class="refused-code">{ roster::shown_code(&r.code) }</code>
+                                        }
+                                    </td>
                                 </tr>
                             }) }
                             </tbody>

@@ -876,7 +876,7 @@ fn a_roster_of_codes_is_verified_in_the_page_and_the_terminal() {
         .iter()
         .map(|r| (r.name.as_str(), r.verified, r.reason.as_str()))
         .collect();
-    assert_eq!(summary.len(), 5, "{summary:?}");
+    assert_eq!(summary.len(), 6, "{summary:?}");
     assert_eq!(summary[0], ("Alice Martin", true, ""));
     assert_eq!(
         summary[1],
@@ -896,7 +896,11 @@ fn a_roster_of_codes_is_verified_in_the_page_and_the_terminal() {
         ("Alice Martin", false, "the same code as row 1")
     );
     assert!(
-        !summary[4].1 && summary[4].2.contains("checksum"),
+        !summary[4].1 && summary[4].2.starts_with("cut short"),
+        "a code cut short is a refused row: {summary:?}"
+    );
+    assert!(
+        !summary[5].1 && summary[5].2.contains("checksum"),
         "{summary:?}"
     );
     let counts = roster::counts(&rows);
@@ -960,6 +964,72 @@ fn a_roster_of_codes_is_verified_in_the_page_and_the_terminal() {
     let none = run("nothing here".into(), &[]);
     assert_eq!(none.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A room's eleven codes, one of them cut at 60 characters by a chat app and one that is not a
+/// code at all: eleven rows, the two refused under the names they were pasted with and showing
+/// what was pasted, and `lockstep lesson verify` exits 1.
+#[test]
+fn a_code_cut_short_is_a_refused_row_under_its_pasted_name() {
+    use lockstep::lesson::roster;
+    let (lessons, _) = solved_code();
+    let l = lessons.iter().find(|l| l.id == "fencing").unwrap();
+    let x = l.exercise("two-sources-one-table").unwrap();
+    let mut text = String::new();
+    for k in 0..10 {
+        let code = x.completion_code(&format!("Person {k}"), &l.id, &x.solution);
+        let code = if k == 4 { code[..60].to_string() } else { code };
+        text.push_str(&format!("Person {k}: {code}\n"));
+    }
+    text.push_str("- Eve said LS2.bm90IGEgY29kZQ (sorry)\nno code here: LS2 LS2. LS2.ab LSD.x\n");
+    let found = lockstep::lesson::code::find_pasted(&text);
+    assert_eq!(found.len(), 11, "{found:?}");
+    assert_eq!(found[4].pasted_name, "Person 4");
+    assert!(
+        !found[4].whole && found[4].code.len() == 60,
+        "{:?}",
+        found[4]
+    );
+    assert_eq!(found[10].pasted_name, "Eve said");
+    let rows = roster::verify(&lessons, &text, roster::PAGE_CODES_MAX);
+    assert_eq!(rows.len(), 11, "a row a code: {rows:?}");
+    assert_eq!(rows.iter().filter(|r| r.verified).count(), 9);
+    let cut = &rows[4];
+    assert_eq!(
+        (cut.name.as_str(), cut.verified, cut.code.len()),
+        ("Person 4", false, 60)
+    );
+    assert!(cut.reason.starts_with("cut short"), "{cut:?}");
+    assert_eq!(rows[10].name, "Eve said", "{:?}", rows[10]);
+    let table = roster::table(&rows);
+    assert!(!table.contains("(no name)"), "{table}");
+    assert!(
+        table.contains(&format!("({}…)", &cut.code[..24])),
+        "{table}"
+    );
+    let counts = roster::counts(&rows);
+    let refused: usize = counts.iter().map(|c| c.refused).sum();
+    assert_eq!(refused, 2, "{counts:?}");
+    // The terminal says the same, and fails.
+    let dir = std::env::temp_dir().join(format!("lockstep-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let codes = dir.join("codes.txt");
+    std::fs::write(&codes, &text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(["lesson", "verify", codes.to_str().unwrap()])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.contains("9 verified, 0 refused") && said.contains("Person 4"),
+        "{said}"
+    );
+    assert!(
+        said.contains("unreadable codes: 0 verified, 2 refused"),
+        "{said}"
+    );
 }
 
 /// The recorded steps (on real etcd and ZooKeeper in lessons 1 and 5, on real Redis in lesson 9)

@@ -275,18 +275,22 @@ export const tests = [
       await ctx.page.waitForSelector('#codes');
       const damaged = code.slice(0, -1) + (code.endsWith('0') ? '1' : '0');
       const wrapped = `${code.slice(0, 30)}\n${code.slice(30)}`;
-      await ctx.page.fill('#codes', `Ada: ${wrapped}\n${code}\n${damaged}`);
+      // And one a chat cut at 60 characters: a refused row under the name it was pasted with.
+      await ctx.page.fill('#codes', `Ada: ${wrapped}\n${code}\n${damaged}\nBea: ${code.slice(0, 60)}`);
       await ctx.page.click('#verify-codes');
       await ctx.page.waitForSelector('#roster tr.verified', { timeout: 20000 });
       const results = await ctx.page.$$eval('#roster tbody tr', (rs) => rs.map((r) => r.className));
-      assertEqual(JSON.stringify(results), JSON.stringify(['verified', 'refused', 'refused']), 'the three codes');
+      assertEqual(JSON.stringify(results), JSON.stringify(['verified', 'refused', 'refused', 'refused']), 'the four codes');
       assert((await ctx.text('#roster tr.verified')).includes('Ada Lovelace'), 'the name in the roster');
       assert((await ctx.text('#roster tbody tr:nth-child(2)')).includes('the same code as row 1'), 'the duplicate');
+      const cut = await ctx.text('#roster tbody tr:nth-child(4)');
+      assert(cut.startsWith('Bea') && cut.includes('cut short') && !cut.includes('(no name)'), `the cut code's row: ${cut}`);
+      assertEqual(await ctx.text('#roster tbody tr:nth-child(4) code.refused-code'), `${code.slice(0, 24)}…`, 'the code shown');
       assertEqual(await ctx.text('#roster-counts li'), 'fencing / two-sources-one-table: 1 verified, 1 refused', 'the counts (the damaged code is unreadable)');
       // The CSV a spreadsheet opens: a header, then one row a code, the code itself last.
       const [download] = await Promise.all([ctx.page.waitForEvent('download'), ctx.page.click('#roster-csv')]);
       const csv = fs.readFileSync(await download.path(), 'utf8').trim().split(/\r?\n/);
-      assertEqual(csv.length, 4, `a header and three rows: ${csv.join(' | ')}`);
+      assertEqual(csv.length, 5, `a header and four rows: ${csv.join(' | ')}`);
       assert(/^name,lesson,exercise/i.test(csv[0]), `the header: ${csv[0]}`);
       assert(csv[1].startsWith('Ada Lovelace,fencing,two-sources-one-table,verified') && csv[1].endsWith(code), `the verified row: ${csv[1]}`);
       assert(csv[2].includes('refused') && csv[2].includes('same code as row 1'), `the duplicate's row: ${csv[2]}`);
