@@ -34,6 +34,9 @@ function __splitFailed(why) {
 }
 function __splitNow() {
   if (__splitLoaded) return;
+  // A page that carries its files (`lockstep lesson pack --single-file`) has the rest at hand.
+  const carried = !__splitModule && globalThis.__lockstepInline && globalThis.__lockstepInline.bytes(__splitUrl.href);
+  if (carried) __splitModule = new WebAssembly.Module(carried);
   if (!__splitModule) {
     // A synchronous request can only return text in a page: read it as bytes.
     const x = new XMLHttpRequest();
@@ -74,12 +77,22 @@ function __splitNow() {
     return imports;
   };
 }
-/** Fetches and starts the rest of the bundle's code, once; the loader calls it when the view is up. */
-export async function splitRest() {
-  if (__splitLoaded || !__splitUrl) return;
+/**
+ * Fetches and compiles the rest of the bundle's code without starting it, once: a call that
+ * needs it later then starts it on the spot with no request. The loader calls it before the
+ * bundle starts where the rest is at hand (the offline copy, a page already up), since a
+ * synchronous request can be answered by neither the offline copy nor a network that is down.
+ */
+export async function splitFetch() {
+  if (__splitModule || !__splitUrl) return;
   const response = await fetch(__splitUrl);
   if (!response.ok) throw Object.assign(new Error(`the rest of its code could not be loaded: status ${response.status}`), { status: response.status });
   const module = await WebAssembly.compile(await response.arrayBuffer());
   __splitModule = __splitModule || module;
+}
+/** Fetches and starts the rest of the bundle's code, once; the loader calls it when the view is up. */
+export async function splitRest() {
+  if (__splitLoaded || !__splitUrl) return;
+  await splitFetch();
   __splitInstantiate(__splitModule);
 }

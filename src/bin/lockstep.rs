@@ -128,6 +128,9 @@ usage:
       A static folder for a workshop: the built site (default dist), the checked lesson
       FILEs beside it, their index and a page of their links; --allow-origin lets the
       site open lessons by link from another address.
+  lockstep lesson pack FILE... --single-file OUT.html [--site DIR]
+      One HTML file that carries the site and the checked lesson FILEs and runs from
+      file://, opened with no server and no network.
   lockstep room PACK_DIR [--port P] [--bind ADDR] [--participants-max N]
       Serve a pack to the room (by default on every address, port 8000): prints the address
       to give out, its QR code and the facilitator's link to a live dashboard of who is

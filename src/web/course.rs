@@ -892,16 +892,11 @@ pub struct StepSweepProps {
 }
 
 // The plot of a sweep whose compact form has none is drawn by a bundle of its own (`plot`),
-// loaded next to the page on the first such step, so that the lesson view never links the
-// plotting code. A plain function in a module of its own, as the page's policy forbids eval.
-// The bundle is loaded and started once, however many plots ask for it at once.
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "let ready; \
-export function plot_sweep(json) { \
-    const at = (f) => new URL(f, document.baseURI).href; \
-    ready ??= import(at('./plot.js')).then(async (m) => { \
-        await m.default({ module_or_path: at('./plot_bg.wasm') }); return m; }); \
-    ready.catch(() => { ready = undefined; }); \
-    return ready.then((m) => m.sweep_svg(json)); }")]
+// loaded by the page's one loader (index.html's `__lockstepLoad`, which starts it once however
+// many plots ask) on the first such step, so that the lesson view never links the plotting
+// code. A plain function in a module of its own, as the page's policy forbids eval.
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function plot_sweep(json) { \
+    return globalThis.__lockstepLoad('plot').then((m) => m.sweep_svg(json)); }")]
 extern "C" {
     fn plot_sweep(json: &str) -> js_sys::Promise;
 }

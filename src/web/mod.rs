@@ -184,11 +184,11 @@ thread_local! {
     static SHELL: RefCell<Option<yew::AppHandle<SandboxShell>>> = const { RefCell::new(None) };
 }
 
-// The page's policy forbids eval, so the dynamic import lives in a module of its own
-// (wasm-bindgen writes it next to the bundle) rather than in a function built from a string.
+// Every bundle is loaded by the page's one loader (index.html's `__lockstepLoad`), which also
+// brings a split bundle's rest and reads the files a single-file copy carries. A function in a
+// module of its own, as the page's policy forbids eval.
 #[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function load_bundle(name) { \
-    const at = (f) => new URL(f, document.baseURI).href; \
-    return import(at('./' + name + '.js')).then((m) => m.default({ module_or_path: at('./' + name + '_bg.wasm') })); }")]
+    return globalThis.__lockstepLoad(name); }")]
 extern "C" {
     fn load_bundle(name: &str) -> js_sys::Promise;
 }

@@ -303,20 +303,181 @@ fn the_folder_beside_the_site_adds_its_lessons_and_reports_what_it_could_not_rea
     );
 }
 
-/// A stand-in for a built site with the files `lesson pack` needs, with the page's real policy.
-/// The end-to-end test packs the real build and serves it.
+/// A stand-in for a built site with the files `lesson pack` needs, laid out as the build writes
+/// it: the page with its real policy, its loader moved into a file of its own and its style
+/// sheet linked. The end-to-end tests pack the real build and open it.
 fn site(dir: &Path) -> PathBuf {
     let site = dir.join("site");
     std::fs::create_dir_all(site.join("snippets/x")).unwrap();
     let page = std::fs::read_to_string(root().join("index.html")).unwrap();
+    let start = page.find("<script type=\"module\">").unwrap();
+    let end = page[start..].find("</script>").unwrap() + start;
+    let loader = &page[start + "<script type=\"module\">".len()..end];
+    std::fs::write(site.join("loader-0123456789abcdef.js"), loader).unwrap();
+    let page = format!(
+        "{}<script type=\"module\" src=\"./loader-0123456789abcdef.js\"></script>{}",
+        &page[..start],
+        &page[end + "</script>".len()..]
+    )
+    .replace(
+        "<link data-trunk rel=\"css\" href=\"static/style.css\" crossorigin=\"anonymous\">",
+        "<link crossorigin href=./style.css rel=stylesheet>",
+    );
     std::fs::write(site.join("index.html"), page).unwrap();
     for f in ["app.js", "course.js", "snippets/x/a.js"] {
         std::fs::write(site.join(f), "// code").unwrap();
     }
+    std::fs::write(site.join("course_bg.wasm"), [0, 97, 115, 109, 1, 0, 0, 0]).unwrap();
+    std::fs::copy(root().join("static/style.css"), site.join("style.css")).unwrap();
     std::fs::create_dir_all(site.join("course")).unwrap();
     std::fs::write(site.join("course/index.json"), "{}").unwrap();
     std::fs::copy(root().join("static/sw.js"), site.join("sw.js")).unwrap();
     site
+}
+
+/// The files a single file carries, read back from its data block as the page reads them.
+fn carried(page: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
+    use base64::Engine as _;
+    let open = "<script type=\"application/json\" id=\"lockstep-files\">";
+    let start = page.find(open).expect("the data block") + open.len();
+    let end = page[start..].find("</script>").unwrap() + start;
+    let data: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(&page[start..end]).expect("the data block is JSON");
+    data.into_iter()
+        .map(|(name, b64)| {
+            let packed = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .expect("base64");
+            let bytes = miniz_oxide::inflate::decompress_to_vec(&packed).expect("deflate");
+            (name, bytes)
+        })
+        .collect()
+}
+
+/// The texts of a page's inline scripts (those without `src` and not data).
+fn inline_scripts(page: &str) -> Vec<&str> {
+    page.split("<script")
+        .skip(1)
+        .filter_map(|s| {
+            let (tag, rest) = s.split_once('>')?;
+            let executes = !tag.contains("src=") && !tag.contains("application/json");
+            executes.then(|| rest.split("</script>").next().unwrap_or_default())
+        })
+        .collect()
+}
+
+#[test]
+fn lesson_pack_single_file_carries_the_site_and_the_lessons_and_fetches_nothing() {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let scratch = crate::Scratch::new("pack-single");
+    let site = site(&scratch.0);
+    let file = scratch.0.join("workshop.html");
+    let o = lockstep(&[
+        "lesson",
+        "pack",
+        "docs/examples/ledger-drill.md",
+        "--site",
+        site.to_str().unwrap(),
+        "--single-file",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(
+        said.contains("packed 1 lesson(s)") && said.contains("no network"),
+        "{said}"
+    );
+    assert!(!scratch.0.join("workshop").exists(), "one file, no folder");
+    let page = std::fs::read_to_string(&file).unwrap();
+
+    // Every file of the site but the page, its loader and the service worker, byte for byte,
+    // and the folder of lessons the page reads beside it.
+    let files = carried(&page);
+    for name in [
+        "app.js",
+        "course.js",
+        "snippets/x/a.js",
+        "course_bg.wasm",
+        "course/index.json",
+        "style.css",
+    ] {
+        assert_eq!(
+            files.get(name).map(Vec::as_slice),
+            Some(std::fs::read(site.join(name)).unwrap().as_slice()),
+            "{name} is carried as it is"
+        );
+    }
+    for name in ["index.html", "sw.js", "loader-0123456789abcdef.js"] {
+        assert!(
+            !files.contains_key(name),
+            "{name} is not carried: the page is it"
+        );
+    }
+    let index = String::from_utf8(files["lessons/index.json"].clone()).unwrap();
+    assert_eq!(
+        reach::read_folder_index(&index),
+        Ok(vec!["ledger-drill.md".to_string()])
+    );
+    assert_eq!(files["lessons/ledger-drill.md"], drill().into_bytes());
+
+    // The loader and the style sheet are inline, nothing is fetched from beside the file, and
+    // the policy allows exactly the page's scripts, by their hashes, and no network.
+    let loader = std::fs::read_to_string(site.join("loader-0123456789abcdef.js")).unwrap();
+    let scripts = inline_scripts(&page);
+    assert_eq!(scripts.len(), 2, "the carrier and the loader");
+    assert_eq!(scripts[1], loader, "the site's loader, unchanged");
+    assert!(
+        !page.contains("src=\"./") && !page.contains("href=./"),
+        "nothing beside it"
+    );
+    assert!(page.contains("<style>") && !page.contains("rel=stylesheet"));
+    let csp = page
+        .split("content=\"")
+        .find(|s| s.starts_with("default-src"))
+        .and_then(|s| s.split('"').next())
+        .unwrap();
+    assert!(csp.starts_with("default-src 'none';"), "{csp}");
+    for script in &scripts {
+        let hash = base64::engine::general_purpose::STANDARD
+            .encode(sha2::Sha256::digest(script.as_bytes()));
+        assert!(csp.contains(&format!("'sha256-{hash}'")), "{csp}");
+    }
+    assert!(
+        reach::may_fetch("https://lessons.example.org/a.md", "null", Some(csp)).is_err(),
+        "no origin to fetch lessons from"
+    );
+
+    // A second pack onto the same file is refused; so is an origin, which it could not use.
+    let again = lockstep(&[
+        "lesson",
+        "pack",
+        "docs/examples/ledger-drill.md",
+        "--site",
+        site.to_str().unwrap(),
+        "--single-file",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
+    let origin = lockstep(&[
+        "lesson",
+        "pack",
+        "docs/examples/ledger-drill.md",
+        "--site",
+        site.to_str().unwrap(),
+        "--single-file",
+        scratch.0.join("other.html").to_str().unwrap(),
+        "--allow-origin",
+        "https://lessons.example.org",
+    ]);
+    assert_eq!(origin.status.code(), Some(2));
+    assert!(
+        stderr(&origin).contains("--allow-origin"),
+        "{}",
+        stderr(&origin)
+    );
+    assert!(!scratch.0.join("other.html").exists());
 }
 
 #[test]

@@ -12,12 +12,18 @@ use std::process::ExitCode;
 
 use lockstep::lesson::Lesson;
 
+#[path = "single.rs"]
+mod single;
+
 const USAGE: &str = "usage:\n  lockstep lesson pack FILE... --out DIR [--site DIR] [--allow-origin ORIGIN]...\n      \
     Write a static folder: the built site (default: dist, from `trunk build --release`),\n      \
-    the lesson FILEs beside it and an index of their links.";
+    the lesson FILEs beside it and an index of their links.\n  \
+    lockstep lesson pack FILE... --single-file OUT.html [--site DIR]\n      \
+    Write one HTML file that carries the site and the lessons and runs from file://,\n      \
+    opened with no server and no network.";
 
 /// The most files a site may have; a folder with more is not a built site of this app.
-const SITE_FILES_MAX: usize = 1000;
+pub(crate) const SITE_FILES_MAX: usize = 1000;
 
 struct Packed {
     file: String,
@@ -28,6 +34,7 @@ struct Packed {
 pub fn lesson_pack(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     let mut files: Vec<&str> = Vec::new();
     let mut dest: Option<&str> = None;
+    let mut single: Option<&str> = None;
     let mut site = "dist";
     let mut origins: Vec<String> = Vec::new();
     let mut i = 0;
@@ -40,6 +47,10 @@ pub fn lesson_pack(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Str
         match args[i].as_str() {
             "--out" => {
                 dest = Some(value(i)?);
+                i += 1;
+            }
+            "--single-file" => {
+                single = Some(value(i)?);
                 i += 1;
             }
             "--site" => {
@@ -64,7 +75,17 @@ pub fn lesson_pack(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Str
         }
         i += 1;
     }
-    let dest = dest.ok_or_else(|| format!("--out DIR is required\n{USAGE}"))?;
+    if dest.is_none() && single.is_none() {
+        return Err(format!(
+            "--out DIR or --single-file OUT.html is required\n{USAGE}"
+        ));
+    }
+    if single.is_some() && !origins.is_empty() {
+        return Err(
+            "--allow-origin has no use in a single file, which fetches nothing from the network"
+                .to_string(),
+        );
+    }
     if files.is_empty() {
         return Err(format!("no lesson FILE given\n{USAGE}"));
     }
@@ -121,6 +142,40 @@ pub fn lesson_pack(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Str
 
     let site = Path::new(site);
     check_site(site)?;
+    if let Some(file) = single {
+        let path = PathBuf::from(file);
+        if path.exists() {
+            return Err(format!(
+                "{} exists; name a new file, so that nothing is overwritten",
+                path.display()
+            ));
+        }
+        let lessons: Vec<(String, String)> = packed
+            .iter()
+            .map(|p| (p.file.clone(), p.text.clone()))
+            .collect();
+        let written = single::write_single_file(site, &lessons, &path)?;
+        let _ = writeln!(
+            out,
+            "packed {} lesson(s) with the site ({} files) into {} ({:.1} MB)",
+            packed.len(),
+            written.files,
+            path.display(),
+            written.bytes as f64 / 1_048_576.0
+        );
+        summary(&packed, out);
+        let _ = writeln!(
+            out,
+            "open it in a browser (double-click it, or file://{}#/lessons): it needs no server and \
+             no network",
+            std::fs::canonicalize(&path)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| file.to_string())
+        );
+    }
+    let Some(dest) = dest else {
+        return Ok(ExitCode::SUCCESS);
+    };
     let dest = PathBuf::from(dest);
     if dest.exists() {
         let empty = std::fs::read_dir(&dest)
@@ -163,7 +218,19 @@ pub fn lesson_pack(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Str
         packed.len(),
         dest.display()
     );
-    for p in &packed {
+    summary(&packed, out);
+    let _ = writeln!(
+        out,
+        "serve it with any static server (python3 -m http.server -d {0}), or zip it; \
+         {0}/lessons/index.html lists every link to print",
+        dest.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line a lesson: its file, title, size and link.
+fn summary(packed: &[Packed], out: &mut dyn Write) {
+    for p in packed {
         let _ = writeln!(
             out,
             "  {}: \"{}\", {} step(s), {} exercise(s): #/lessons/{}",
@@ -174,13 +241,6 @@ pub fn lesson_pack(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Str
             p.lesson.id
         );
     }
-    let _ = writeln!(
-        out,
-        "serve it with any static server (python3 -m http.server -d {0}), or zip it; \
-         {0}/lessons/index.html lists every link to print",
-        dest.display()
-    );
-    Ok(ExitCode::SUCCESS)
 }
 
 /// A built site has the page, its loader's bundles, the lessons and the offline copy.

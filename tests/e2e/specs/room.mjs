@@ -106,6 +106,12 @@ export const tests = [
             const page = await (await browser.newContext()).newPage();
             await page.goto(`${base}#/lessons/ledger-drill/the-standoff`);
             assertEqual(await page.evaluate(() => window.isSecureContext), false, 'room.test over http is not a secure context');
+            if (name === 'Stuck Sam') {
+              // The page says plainly that it keeps no offline copy here, and what to do instead.
+              await page.waitForSelector('#offline-status', { timeout: 30000 });
+              const status = await page.textContent('#offline-status');
+              assert(status.startsWith('No offline copy here') && status.includes('localhost') && status.includes('single file'), `the warning: ${status}`);
+            }
             say(`opened ${name}`);
             await join(page, name);
             say(`joined ${name}`);

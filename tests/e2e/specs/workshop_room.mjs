@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { ROOT, LOCKSTEP } from '../lib/cli.mjs';
 
@@ -58,6 +59,36 @@ function pack() {
   const said = execFileSync(LOCKSTEP, ['lesson', 'pack', DRILL, '--site', DIST, '--out', out], { cwd: ROOT }).toString();
   assert(said.includes('packed 1 lesson(s)'), `lesson pack says what it packed: ${said}`);
   return { out, done: s.done };
+}
+
+/** `lockstep lesson pack --single-file`, as docs/workshop.md runs it, into a new folder. */
+function packSingleFile() {
+  const s = scratch('single');
+  const file = path.join(s.dir, 'workshop.html');
+  const said = execFileSync(LOCKSTEP, ['lesson', 'pack', DRILL, '--site', DIST, '--single-file', file], { cwd: ROOT }).toString();
+  assert(said.includes('packed 1 lesson(s)') && said.includes('no network'), `lesson pack says what it wrote: ${said}`);
+  return { file, done: s.done };
+}
+
+/** Solves the drill's exercise through its controls and returns the completion code. */
+async function solveDrill(page) {
+  await page.waitForSelector('#view-title[data-place="one-order"]', { timeout: 30000 });
+  await page.selectOption('#protocol-east-app', 'single:east-locks');
+  await page.selectOption('#protocol-west-app', 'single:east-locks');
+  await until(async () => (await page.textContent('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
+  await page.click('#check');
+  await page.waitForSelector('#success', { timeout: 30000 });
+  return page.inputValue('#completion-code');
+}
+
+/** Verifies `code` in the facilitator's view open in `page`; returns the roster's counts. */
+async function verifyCode(page, code) {
+  await page.waitForSelector('#codes', { timeout: 30000 });
+  await page.waitForSelector('[data-exercise="one-order"]', { timeout: 30000 });
+  await page.fill('#codes', `Ada: ${code}`);
+  await page.click('#verify-codes');
+  await page.waitForSelector('#roster tr.verified', { timeout: 20000 });
+  return page.textContent('#roster-counts');
 }
 
 /** Opens `hash` on another server's site in this test's page and waits until it is ready. */
@@ -131,23 +162,13 @@ export const tests = [
         await waitPlace(ctx, 'one-order');
         // Solved through the controls, the code verifies in the facilitator's view of a fresh
         // browser, once the pack's lessons are there.
-        await ctx.page.selectOption('#protocol-east-app', 'single:east-locks');
-        await ctx.page.selectOption('#protocol-west-app', 'single:east-locks');
-        await until(async () => (await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
-        await ctx.page.click('#check');
-        await ctx.page.waitForSelector('#success', { timeout: 30000 });
-        const code = await ctx.value('#completion-code');
+        const code = await solveDrill(ctx.page);
         const fresh = await ctx.context.browser().newContext();
         try {
           const page = await fresh.newPage();
           await page.goto(server.url + '#/facilitator', { waitUntil: 'load' });
-          await page.waitForSelector('#codes', { timeout: 30000 });
           // The folder's lessons are checked in this browser before codes for them can be.
-          await page.waitForSelector('[data-exercise="one-order"]', { timeout: 30000 });
-          await page.fill('#codes', `Ada: ${code}`);
-          await page.click('#verify-codes');
-          await page.waitForSelector('#roster tr.verified', { timeout: 20000 });
-          const counts = await page.textContent('#roster-counts');
+          const counts = await verifyCode(page, code);
           assert(counts.includes('ledger-drill / one-order: 1 verified'), `the roster counts it: ${counts}`);
         } finally {
           await fresh.close();
@@ -194,6 +215,86 @@ export const tests = [
         assert(!/line 1/.test(why), `no line of a lesson is blamed: ${why}`);
         // The browser reports the failed request itself; it is the one this step asked for.
         ctx.errors = ctx.errors.filter((e) => !e.includes('/elsewhere/new.md'));
+      } finally {
+        await ctx.context.setOffline(false);
+        server.close();
+        done();
+      }
+    },
+  },
+  {
+    // A room with no network at all: the facilitator hands out one file, opened from disk.
+    name: 'workshop_room::the_single_file_runs_from_file_with_the_network_off',
+    async run(ctx) {
+      const { file, done } = packSingleFile();
+      const url = pathToFileURL(file).href;
+      try {
+        await ctx.context.setOffline(true);
+        await ctx.page.goto(`${url}#/lessons`, { waitUntil: 'load' });
+        await ctx.waitReady();
+        await ctx.page.waitForSelector('li[data-lesson="ledger-drill"]', { timeout: 30000 });
+        assert(await ctx.exists('li[data-lesson="fencing"]'), 'the shipped lessons too');
+        await ctx.page.waitForSelector('#offline-status.ready');
+        assert((await ctx.text('#offline-status')).startsWith('Ready to work offline'), 'the page says it works offline');
+        // A step plays: the simulator runs the shipped lesson's first step and draws it.
+        await ctx.page.goto(`${url}#/lessons/fencing`, { waitUntil: 'load' });
+        await ctx.waitReady();
+        await ctx.page.waitForSelector('#view-title[data-place]', { timeout: 30000 });
+        await ctx.page.waitForSelector('#timeline');
+        // An exercise of the pack's lesson is checked and gives a code ...
+        await ctx.page.goto(`${url}#/lessons/ledger-drill/one-order`, { waitUntil: 'load' });
+        await ctx.waitReady();
+        const code = await solveDrill(ctx.page);
+        // ... which verifies in the facilitator's view of the same file, in another browser,
+        // reached through the page's own link (the studio's bundle, loaded in the page).
+        const fresh = await ctx.context.browser().newContext();
+        try {
+          await fresh.setOffline(true);
+          const page = await fresh.newPage();
+          const errors = [];
+          page.on('pageerror', (e) => errors.push(e.message));
+          page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+          await page.goto(`${url}#/lessons`, { waitUntil: 'load' });
+          await page.waitForSelector('li[data-lesson="ledger-drill"]', { timeout: 30000 });
+          await page.click('a[href="#/facilitator"]');
+          const counts = await verifyCode(page, code);
+          assert(counts.includes('ledger-drill / one-order: 1 verified'), `the roster counts it: ${counts}`);
+          assertEqual(JSON.stringify(errors), '[]', 'no error in the facilitator\'s browser');
+        } finally {
+          await fresh.close();
+        }
+      } finally {
+        await ctx.context.setOffline(false);
+        done();
+      }
+    },
+  },
+  {
+    // One visit to the sandbox alone, then the room's network drops, then the lesson's link is
+    // followed in the same tab: the lessons' bundle and the rest of its code come from the
+    // offline copy, loaded in the page.
+    name: 'workshop_room::offline_from_the_sandbox_to_a_packs_lesson_in_the_same_tab',
+    async run(ctx) {
+      const { out, done } = pack();
+      const server = await pythonServer(out);
+      try {
+        await openOn(ctx, server.url, '#/sandbox');
+        await ctx.page.waitForSelector('#offline-status.ready', { timeout: 30000 });
+        assertEqual(await ctx.text('#offline-status'), 'Ready to work offline.', 'the page says when its copy is ready');
+        server.close();
+        await ctx.context.setOffline(true);
+        await ctx.page.evaluate(() => { location.hash = '#/lessons/ledger-drill/one-order'; });
+        await waitPlace(ctx, 'one-order');
+        await until(() => ctx.page.evaluate(() => globalThis.__lockstepSplit && globalThis.__lockstepSplit.loaded), 'the rest of the code to load');
+        assert(!(await ctx.exists('#split-failed')), 'no part of the code failed to load');
+        assert(!(await ctx.exists('#course-error')), 'the lessons loaded');
+        await ctx.page.selectOption('#protocol-east-app', 'single:east-locks');
+        await ctx.page.selectOption('#protocol-west-app', 'single:east-locks');
+        await until(async () => (await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
+        // And on to the facilitator's view, the studio's bundle, still offline.
+        await ctx.page.evaluate(() => { location.hash = '#/facilitator'; });
+        await ctx.page.waitForSelector('[data-exercise="one-order"]', { timeout: 30000 });
+        assert(!(await ctx.exists('#split-failed')), 'no part of the code failed to load');
       } finally {
         await ctx.context.setOffline(false);
         server.close();
