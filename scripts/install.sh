@@ -40,6 +40,33 @@ lock_version() {
     ' Cargo.lock
 }
 
+# rust-toolchain.toml names the compiler release the bundles were measured with. On a machine
+# whose stable toolchain is that release, the name is made to point at it (as a toolchain of its
+# own, with its components and targets), so that rustup fetches nothing; otherwise rustup
+# installs it. This comes first: every cargo command in this folder runs that toolchain.
+ensure_toolchain() {
+    local pinned host dir stable
+    pinned="$(awk -F'"' '/^channel *=/ { print $2; exit }' rust-toolchain.toml 2>/dev/null || true)"
+    if [ -z "$pinned" ] || ! command -v rustup >/dev/null; then
+        return 0
+    fi
+    host="$(rustc +stable -vV 2>/dev/null | awk '/^host:/ { print $2 }')"
+    dir="${RUSTUP_HOME:-$HOME/.rustup}/toolchains"
+    if [ -n "$host" ] && [ -e "$dir/$pinned-$host" ]; then
+        log "skip: rust $pinned (rust-toolchain.toml) is installed"
+        return 0
+    fi
+    stable="$(rustc +stable --version 2>/dev/null | awk '{ print $2 }')"
+    if [ "$stable" = "$pinned" ] && [ -d "$dir/stable-$host" ]; then
+        log "link: rust $pinned (rust-toolchain.toml) is this machine's stable toolchain"
+        ln -s "$dir/stable-$host" "$dir/$pinned-$host"
+    else
+        log "install: rust $pinned (rust-toolchain.toml)"
+        rustup toolchain install "$pinned" --profile minimal --component rust-src,clippy,rustfmt --target wasm32-unknown-unknown
+    fi
+}
+ensure_toolchain
+
 if [ ! -f Cargo.lock ]; then
     log "Cargo.lock missing: generating it"
     cargo generate-lockfile

@@ -15,4 +15,6 @@ export CARGO_UNSTABLE_BUILD_STD=std,panic_abort
 # Legacy symbol names, as the stable channel writes them, are what scripts/bundles.mjs reads; an
 # unlocked compiler would otherwise write the v0 form. wasm-opt strips the names either way.
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Csymbol-mangling-version=legacy"
-export CARGO_TARGET_DIR="${ROOT:?site-env.sh needs ROOT}/target/site"
+# ROOT is the checkout's root: the scripts set it; sourced by hand, it is found from here.
+ROOT="${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+export CARGO_TARGET_DIR="${ROOT}/target/site"

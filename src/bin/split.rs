@@ -250,6 +250,21 @@ mod native {
             ));
         }
 
+        // A profile recorded for another build (another compiler, or the bundles built without
+        // scripts/site-env.sh) names functions this module does not have: split by it, almost
+        // everything would move, and every first view would load the rest synchronously.
+        let present: HashSet<&str> = p.funcs.iter().filter_map(|f| f.name.as_deref()).collect();
+        let matched = wanted.iter().filter(|n| present.contains(**n)).count();
+        if matched * 2 < wanted.len() {
+            return Err(format!(
+                "{profile} names {} functions, of which only {matched} are in {input}: it was \
+                 recorded for another build (another compiler, or the bundles built without \
+                 scripts/site-env.sh). Build with `source scripts/site-env.sh` first, or record \
+                 the profile again: node scripts/split-profile.mjs",
+                wanted.len()
+            ));
+        }
+
         // What stays: the profile's functions, those without a name (a profile cannot name
         // them), whatever the host or the runtime names
         // (exports, the start function), and whatever is referred to other than by a direct

@@ -27,6 +27,7 @@ mod scenario_format;
 mod share;
 mod snapshots;
 mod sorting;
+mod split;
 mod sweeps;
 mod ui;
 mod verdicts;

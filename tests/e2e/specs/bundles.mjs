@@ -5,9 +5,21 @@
 // bundle of their own, without the sandbox's editor and panels.
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
-import { LOCKSTEP, SCENARIO_DIR } from '../lib/cli.mjs';
+import { LOCKSTEP, ROOT, SCENARIO_DIR } from '../lib/cli.mjs';
+import { siteSettings } from '../../../scripts/site-check.mjs';
+
+/** This environment without the site's build settings (scripts/site-env.sh): a new shell's. */
+function plainShell() {
+  const env = { ...process.env, RUST_BACKTRACE: '0' };
+  for (const name of Object.keys(siteSettings())) delete env[name];
+  return env;
+}
+
+const HOW = 'source scripts/site-env.sh && trunk build --release';
 
 const BUNDLES = ['app', 'course', 'studio', 'embed', 'reader'];
 
@@ -272,6 +284,36 @@ export const tests = [
       assertEqual(await ctx.value('#editor'), edited, 'the text was saved');
       await until(async () => (await ctx.attr('#editor', 'aria-busy')) === null, 'read after the reload');
       assertEqual(await ctx.text('#editor-errors'), '', 'no errors once read');
+    },
+  },
+  {
+    // A Yew developer types Trunk's own commands. Without the site's settings the bundles would
+    // compile differently and every first view would load the rest of its code on the spot, so
+    // the build stops before compiling anything and says how to run it.
+    name: 'bundles::a_plain_trunk_build_or_serve_stops_and_says_how_to_build',
+    async run() {
+      const dist = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-plain-trunk-'));
+      try {
+        const built = spawnSync('trunk', ['build', '--release', '--dist', dist], { cwd: ROOT, env: plainShell(), encoding: 'utf8', timeout: 120000 });
+        const said = `${built.stdout}${built.stderr}`;
+        assert(built.status !== 0, `trunk build stopped (status ${built.status}):\n${said}`);
+        assert(said.includes(HOW), `it says how to build:\n${said}`);
+        assert(!said.includes('Compiling'), 'nothing was compiled');
+        assert(!fs.existsSync(path.join(dist, 'index.html')), 'no site was written');
+        // `trunk serve` builds first, and says the same before it serves anything.
+        const serve = spawn('trunk', ['serve', '--port', '0', '--dist', dist], { cwd: ROOT, env: plainShell() });
+        let out = '';
+        serve.stdout.on('data', (d) => (out += d));
+        serve.stderr.on('data', (d) => (out += d));
+        try {
+          await until(() => out.includes(HOW), `trunk serve to say how to build (it said:\n${out})`, 60000);
+          assert(!fs.existsSync(path.join(dist, 'index.html')), 'no site was served');
+        } finally {
+          serve.kill('SIGKILL');
+        }
+      } finally {
+        fs.rmSync(dist, { recursive: true, force: true });
+      }
     },
   },
 ];
