@@ -19,6 +19,7 @@
 mod agenda;
 pub mod builtin;
 pub mod explore;
+pub mod hash;
 pub mod inventory;
 mod json;
 pub mod lesson;

@@ -47,7 +47,7 @@ impl SeededChoices {
         let streams = labels
             .map(|label| {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(fnv1a(label.as_bytes()));
+                rng.set_stream(crate::hash::fnv1a64(label.as_bytes()));
                 rng
             })
             .collect();
@@ -67,13 +67,6 @@ impl SeededChoices {
             Stream::Workload(c) => self.clients + self.services + self.resources + c as usize,
         }
     }
-}
-
-/// A 64-bit FNV-1a hash: a stable stream number for a name, on every platform.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 impl Choices for SeededChoices {

@@ -813,23 +813,8 @@ pub fn render(world: &World, events: &[Event]) -> String {
 /// A 64-bit FNV-1a digest of the trace's JSON form. Identical on every platform because the
 /// JSON holds only fixed-width integers, booleans and names.
 pub fn digest(events: &[Event]) -> u64 {
-    let mut hasher = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut hasher = crate::hash::Fnv64::new();
     // Writing into the hasher cannot fail, and serializing these plain types cannot either.
     serde_json::to_writer(&mut hasher, events).expect("events always serialize");
-    hasher.0
-}
-
-struct Fnv(u64);
-
-impl std::io::Write for Fnv {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        for b in buf {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+    hasher.finish()
 }

@@ -140,13 +140,6 @@ fn unbase64url(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// A 32-bit FNV-1a hash.
-fn fnv1a32(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5, |h, b| {
-        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
-    })
-}
-
 /// The seeds as text: a range when they are consecutive.
 fn seeds_text(seeds: &[u64]) -> String {
     let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
@@ -188,7 +181,7 @@ pub fn encode(c: &Completion) -> String {
     format!(
         "{VERSION}.{}.{:08x}",
         base64url(payload.as_bytes()),
-        fnv1a32(payload.as_bytes())
+        crate::hash::fnv1a32(payload.as_bytes())
     )
 }
 
@@ -217,7 +210,7 @@ pub fn decode(code: &str) -> Result<Completion, CodeError> {
         .ok()
         .filter(|_| checksum.len() == 8)
         .ok_or(CodeError::Checksum)?;
-    if sum != fnv1a32(&bytes) {
+    if sum != crate::hash::fnv1a32(&bytes) {
         return Err(CodeError::Checksum);
     }
     let text = String::from_utf8(bytes)

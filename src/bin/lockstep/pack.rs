@@ -312,7 +312,7 @@ fn allow_origins(dest: &Path, origins: &[String]) -> Result<(), String> {
     write(&page, &html)?;
     let sw = dest.join("sw.js");
     let script = std::fs::read_to_string(&sw).map_err(|e| format!("{}: {e}", sw.display()))?;
-    let version = format!("{:016x}", fnv(html.as_bytes()));
+    let version = format!("{:016x}", lockstep::hash::fnv1a64(html.as_bytes()));
     let script = script
         .lines()
         .map(|l| {
@@ -325,13 +325,6 @@ fn allow_origins(dest: &Path, origins: &[String]) -> Result<(), String> {
         .collect::<Vec<_>>()
         .join("\n");
     write(&sw, &format!("{script}\n"))
-}
-
-/// FNV-1a, enough to tell one page from another.
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 fn escape(text: &str) -> String {

@@ -1112,10 +1112,7 @@ impl<'s, 'b: 's, 'scope> Client<'s, 'b, 'scope> {
 /// The random stream the simulator draws from under this label for this seed.
 fn stream(seed: u64, label: &str) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let stream = label.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    rng.set_stream(stream);
+    rng.set_stream(lockstep::hash::fnv1a64(label.as_bytes()));
     rng
 }
 
