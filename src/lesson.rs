@@ -38,7 +38,10 @@ pub use cue::{cue_marks, cues_at, highlighted_events, Cue, EventPattern, Highlig
 pub use edit::{apply_edits, apply_patches, Control, Edit, Patch};
 pub use narration::Narration;
 pub use parse::parse;
-pub use verify::{accepted_answers, check, check_course, run_scenario, word_count, Checked};
+pub use verify::{
+    accepted_answers, check, check_course, extra_seeds, run_scenario, word_count, Checked,
+    EXTRA_SEEDS,
+};
 
 /// The largest lesson file read: 256 KiB. A lesson is prose and a few TOML blocks; this bound
 /// keeps parsing, and anything built from a pasted file, small.

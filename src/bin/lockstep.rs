@@ -687,8 +687,9 @@ fn embed_snippet(path: &str, scenario: &Scenario, o: &Options) -> Result<String,
 
 /// `lockstep lesson check FILE...`: parses each lesson and checks it against the engine, then
 /// the lessons together as one course (no two exercises accept the same answer). One line per
-/// lesson on standard output; each authoring error as `FILE:LINE: reason` on standard error;
-/// exit status 2 if there was any.
+/// lesson on standard output, with its warnings counted; each authoring error as
+/// `FILE:LINE: reason` on standard error, after the notes and warnings; exit status 2 if there
+/// was any error.
 fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     let usage = "lesson takes the subcommand check and one or more lesson FILEs\n\
                  usage:\n  lockstep lesson check FILE...\n      \
@@ -700,11 +701,15 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
     if check != "check" || paths.is_empty() {
         return Err(usage);
     }
-    /// One file's outcome: not read, or its errors and, if it parsed, the lesson and how many
-    /// claims held.
+    /// One file's outcome: not read, or its errors, its warnings and, if it parsed, the lesson
+    /// and how many claims held.
     enum Read {
         Unread(String),
-        Parsed(Vec<lockstep::lesson::LessonError>, Option<(usize, usize)>),
+        Parsed(
+            Vec<lockstep::lesson::LessonError>,
+            usize,
+            Option<(usize, usize)>,
+        ),
     }
     let mut read: Vec<Read> = Vec::new();
     let mut lessons: Vec<lockstep::lesson::Lesson> = Vec::new();
@@ -727,7 +732,7 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
         };
         read.push(match text.as_deref().map(lockstep::lesson::parse) {
             Err(e) => Read::Unread(e.clone()),
-            Ok(Err(errors)) => Read::Parsed(errors, None),
+            Ok(Err(errors)) => Read::Parsed(errors, 0, None),
             Ok(Ok(lesson)) => {
                 let checked = lockstep::lesson::check(&lesson);
                 // Not problems: what the work condition refuses, for an author who may want a
@@ -735,8 +740,17 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
                 for s in &checked.notes {
                     eprintln!("{path}:{}: note: {}", s.line, s.message);
                 }
+                // Not problems either, since the lesson works, but worth fixing: an answer an
+                // exercise passes by luck. Counted on the lesson's line.
+                for s in &checked.warnings {
+                    eprintln!("{path}:{}: warning: {}", s.line, s.message);
+                }
                 lessons.push(lesson);
-                Read::Parsed(checked.errors, Some((lessons.len() - 1, checked.claims)))
+                Read::Parsed(
+                    checked.errors,
+                    checked.warnings.len(),
+                    Some((lessons.len() - 1, checked.claims)),
+                )
             }
         });
     }
@@ -744,7 +758,7 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
     // later one's file.
     for (k, e) in lockstep::lesson::check_course(&lessons) {
         let file = read.iter_mut().find_map(|r| match r {
-            Read::Parsed(errors, Some((i, _))) if *i == k => Some(errors),
+            Read::Parsed(errors, _, Some((i, _))) if *i == k => Some(errors),
             _ => None,
         });
         if let Some(errors) = file {
@@ -760,24 +774,28 @@ fn lesson_check(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String
                 problems.push(e);
                 continue;
             }
-            Read::Parsed(errors, parsed) => {
+            Read::Parsed(errors, warnings, parsed) => {
+                let warned = match warnings {
+                    0 => String::new(),
+                    n => format!(", {n} warning(s)"),
+                };
                 if let (true, Some((i, claims))) = (errors.is_empty(), parsed) {
                     let lesson = &lessons[i];
                     let _ = writeln!(
                         out,
-                        "{path}: ok: lesson \"{}\", {} step(s), {} exercise(s), {} claim(s) hold",
+                        "{path}: ok: lesson \"{}\", {} step(s), {} exercise(s), {} claim(s) \
+                         hold{warned}",
                         lesson.id,
                         lesson.steps.len(),
                         lesson.exercises.len(),
                         claims
                     );
+                } else {
+                    let _ = writeln!(out, "{path}: {} problem(s){warned}", errors.len());
                 }
                 errors
             }
         };
-        if !errors.is_empty() {
-            let _ = writeln!(out, "{path}: {} problem(s)", errors.len());
-        }
         problems.extend(
             errors
                 .iter()

@@ -749,6 +749,46 @@ impl Test {
     }
 }
 
+/// The verdict's counts of harm, which a safe run has none of: overlapping holds, lost
+/// updates, writes inside another's critical section, wait-for cycles and livelocks.
+const HARMS: [&str; 5] = [
+    "violation_count",
+    "lost_updates",
+    "interleaved_writes",
+    "wait_cycle_count",
+    "livelock_count",
+];
+
+impl Claim {
+    /// Whether the claim, judged on one run, says that the run was safe: exclusion holds, no
+    /// update is lost, no deadlock forms, or a bound on a count of harm (overlaps, lost
+    /// updates, interleaved writes, wait-for cycles, livelocks) that a run with none meets.
+    /// What the course teaches is wrong breaks such a claim in some seed; an answer that
+    /// passes it only in the seeds tried was lucky. A quantified claim runs seeds of its own,
+    /// so it is none.
+    pub fn is_safety(&self) -> bool {
+        if self.quantifier.is_some() {
+            return false;
+        }
+        match &self.test {
+            Test::Exclusion(Exclusion::Holds)
+            | Test::Integrity(Integrity::Intact)
+            | Test::Deadlock(false) => true,
+            Test::Compare {
+                metric: Metric::Count(name),
+                op,
+                value,
+            } => HARMS.contains(name) && op.holds(0.0, *value),
+            Test::Compare {
+                metric: Metric::Overlaps(..),
+                op,
+                value,
+            } => op.holds(0.0, *value),
+            _ => false,
+        }
+    }
+}
+
 impl Claim {
     /// What the claim requires, in words ("in every one of 12 seeds (0-11), no deadlock forms").
     pub fn words(&self) -> String {

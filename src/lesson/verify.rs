@@ -2,7 +2,9 @@
 //! every cue's event happens, every gate is unmet at its step's start and met by its intended
 //! change, and every exercise fails at its start, passes with its solution, accepts no answer
 //! that deadlocks or starves a class, and recognises each of its misconceptions. Problems are
-//! authoring errors, reported at their lines. [`check_course`] looks across lessons: no two
+//! authoring errors, reported at their lines. An answer an exercise accepts is also run in
+//! [`EXTRA_SEEDS`] seeds it does not try, and one whose safety claims fail there is warned
+//! about: the exercise passes it by luck. [`check_course`] looks across lessons: no two
 //! exercises accept the same answer.
 
 use crate::monitor::{self, Verdict};
@@ -35,7 +37,16 @@ pub struct Checked {
     /// them with a misconception hint), narration over [`super::NARRATION_WORDS_NOTE`] words,
     /// and narration that tells its step's prediction before the learner makes it.
     pub notes: Vec<LessonError>,
+    /// What the author should fix though the lesson still works: an answer an exercise
+    /// accepts in its seeds whose safety claims fail in a seed it does not try, so that the
+    /// exercise passes what the course teaches is wrong ([`EXTRA_SEEDS`]).
+    pub warnings: Vec<LessonError>,
 }
+
+/// How many seeds beyond its own `lesson check` runs each answer an exercise accepts with: the
+/// first this many from its lowest seed up that it does not try. An answer whose safety
+/// claims ([`Claim::is_safety`]) fail in one of them passed by luck, and is warned about.
+pub const EXTRA_SEEDS: usize = 32;
 
 /// The most combinations of control values `lesson check` tries at one gate or exercise; past
 /// it, each control's values are tried one at a time.
@@ -158,6 +169,7 @@ pub fn check(lesson: &Lesson) -> Checked {
     }
     crate::sort::sort_by_key(&mut out.errors, |e| e.line);
     crate::sort::sort_by_key(&mut out.notes, |e| e.line);
+    crate::sort::sort_by_key(&mut out.warnings, |e| e.line);
     out
 }
 
@@ -677,6 +689,9 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
         );
         return;
     }
+    // The answers the check accepts in the exercise's seeds, with neither a cycle nor a class
+    // starved: each is then tried in more seeds, for luck.
+    let mut accepted: Vec<Accepted> = Vec::new();
     let answers = std::iter::once(("solution", &x.solution))
         .chain(x.alternatives.iter().map(|a| ("alternative solution", a)));
     for (what, edits) in answers {
@@ -684,6 +699,13 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
         match x.attempt(edits) {
             Ok(solved) => {
                 let g = judge_answer(x, &solved);
+                if g.failures.is_empty() && g.harm.is_none() {
+                    accepted.push(Accepted {
+                        what: Some(what),
+                        edits: edits.clone(),
+                        scenario: solved,
+                    });
+                }
                 if let (true, Some(harm)) = (g.failures.is_empty(), &g.harm) {
                     error(
                         out,
@@ -729,8 +751,8 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
         };
         let g = judge_answer(x, &tried);
         if g.failures.is_empty() {
-            if let Some(harm) = &g.harm {
-                error(
+            match &g.harm {
+                Some(harm) => error(
                     out,
                     x.line,
                     format!(
@@ -739,7 +761,12 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
                         x.id,
                         edits_words(&edits)
                     ),
-                );
+                ),
+                None => accepted.push(Accepted {
+                    what: None,
+                    edits,
+                    scenario: tried,
+                }),
             }
             continue;
         }
@@ -781,6 +808,7 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
             });
         }
     }
+    warn_lucky(x, &accepted, out);
     for (i, m) in x.misconceptions.iter().enumerate() {
         if m.matches(&x.scenario) {
             error(
@@ -818,5 +846,103 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
                 format!("the misconception's example does not trigger its hint: {which}"),
             );
         }
+    }
+}
+
+/// An answer an exercise accepts in its own seeds: its solution or an alternative (`what`), or
+/// a value of its controls (`None`), with the scenario it gives.
+struct Accepted {
+    what: Option<&'static str>,
+    edits: Vec<Edit>,
+    scenario: Scenario,
+}
+
+/// The seeds an exercise does not try that `lesson check` tries its answers with: the first
+/// [`EXTRA_SEEDS`] from its lowest seed up.
+pub fn extra_seeds(seeds: &[u64]) -> Vec<u64> {
+    let from = seeds.iter().copied().min().unwrap_or(0);
+    (from..=u64::MAX)
+        .filter(|s| !seeds.contains(s))
+        .take(EXTRA_SEEDS)
+        .collect()
+}
+
+/// The first of `seeds` in which one of the check's safety claims fails for a scenario: the
+/// seed, the claim as written, and what the run showed.
+fn breaks_in(x: &Exercise, s: &Scenario, seeds: &[u64]) -> Option<(u64, String, String)> {
+    let safety: Vec<&Claim> = x.check.iter().filter(|c| c.is_safety()).collect();
+    if safety.is_empty() {
+        return None;
+    }
+    seeds.iter().find_map(|&seed| {
+        let (_, v) = run_scenario(s, seed).ok()?;
+        safety.iter().find_map(|c| {
+            let r = c.test.judge(s, &v);
+            (!r.holds).then(|| (seed, c.text.clone(), r.actual))
+        })
+    })
+}
+
+/// Seeds as the `seeds` field writes them: a range when they follow one another, else a list.
+fn seeds_field(seeds: &[u64]) -> String {
+    let text = crate::ui::course::seeds_text(seeds);
+    if seeds.len() > 1 && text.contains("..") {
+        format!("seeds = \"{text}\"")
+    } else {
+        format!("seeds = [{text}]")
+    }
+}
+
+/// Warns of each answer an exercise accepts in its seeds whose safety claims fail in a seed it
+/// does not try: the check passes it by luck, and a learner would be told that what the course
+/// teaches is wrong is right. Each answer is named once, the solution's words first.
+fn warn_lucky(x: &Exercise, accepted: &[Accepted], out: &mut Checked) {
+    let extra = extra_seeds(&x.seeds);
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    for a in accepted {
+        let change = change_words(x, &a.edits);
+        if seen.contains(&change) {
+            continue;
+        }
+        seen.push(change);
+        let Some((seed, claim, actual)) = breaks_in(x, &a.scenario, &extra) else {
+            continue;
+        };
+        let tried = crate::ui::course::seeds_words(&x.seeds);
+        let broken = format!("with seed {seed} the check \"{claim}\" fails ({actual})");
+        let message = match a.what {
+            Some(what) => format!(
+                "exercise \"{}\": its {what} [{}] passes the check in {tried}, but {broken}: \
+                 an answer the lesson gives must be safe beyond the seeds it tries; change the \
+                 answer, or the scenario",
+                x.id,
+                edits_words(&a.edits)
+            ),
+            None => {
+                let mut seeds = x.seeds.clone();
+                let fix = if seeds.len() < super::SEEDS_MAX {
+                    seeds.push(seed);
+                    seeds.sort_unstable();
+                    seeds.dedup();
+                    format!("add seed {seed} to its seeds ({})", seeds_field(&seeds))
+                } else {
+                    format!(
+                        "put seed {seed} in place of one of its seeds (an exercise runs at most \
+                         {})",
+                        super::SEEDS_MAX
+                    )
+                };
+                format!(
+                    "exercise \"{}\" accepts [{}] in {tried}, but {broken}, so it passes by \
+                     luck: {fix} and the check refuses it",
+                    x.id,
+                    edits_words(&a.edits)
+                )
+            }
+        };
+        out.warnings.push(LessonError {
+            line: x.line,
+            message,
+        });
     }
 }

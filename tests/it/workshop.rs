@@ -549,6 +549,40 @@ fn lesson_pack_writes_the_site_with_the_checked_lessons_beside_it() {
     );
 }
 
+/// A lesson that draws a warning still packs: the warning is printed as `lesson check`
+/// prints it, and the lesson is written.
+#[test]
+fn lesson_pack_prints_a_lessons_warning_and_packs_it() {
+    let scratch = crate::Scratch::new("pack-warned");
+    let site = site(&scratch.0);
+    let out = scratch.0.join("room");
+    let o = lockstep(&[
+        "lesson",
+        "pack",
+        "tests/fixtures/lessons/lucky-seeds.md",
+        "--site",
+        site.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warned: Vec<String> = stderr(&o)
+        .lines()
+        .filter(|l| l.contains(": warning: "))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].starts_with(
+            "tests/fixtures/lessons/lucky-seeds.md:23: warning: exercise \"one-ledger\" accepts"
+        ) && warned[0].contains("add seed 67 to its seeds"),
+        "{}",
+        warned[0]
+    );
+    assert!(stdout(&o).contains("packed 1 lesson(s)"), "{}", stdout(&o));
+    assert!(out.join("lessons/lucky-seeds.md").is_file());
+}
+
 #[test]
 fn lesson_pack_refuses_a_broken_lesson_or_a_folder_that_is_no_site_and_writes_nothing() {
     let scratch = crate::Scratch::new("pack-refused");

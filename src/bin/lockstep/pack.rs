@@ -114,6 +114,11 @@ pub fn lesson_pack(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Str
             }
         };
         let checked = lockstep::lesson::check(&lesson);
+        // A warning does not stop the pack (the lesson works), but it is worth the author's
+        // look before the room sees the lesson.
+        for w in &checked.warnings {
+            eprintln!("{path}:{}: warning: {}", w.line, w.message);
+        }
         problems.extend(
             checked
                 .errors
