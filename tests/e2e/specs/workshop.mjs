@@ -6,6 +6,7 @@
 // the whole run across its width without sideways scrolling).
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { shippedLessons } from '../lib/checks.mjs';
+import { axe } from './a11y.mjs';
 
 const EXERCISE_ID = 'two-sources-one-table';
 // An exercise solved by one choice in one menu: lesson 1's, the batch job moved to `new`.
@@ -200,6 +201,7 @@ export const tests = [
       await ctx.page.fill('#handout-link-base', '10.0.0.5:8000');
       await ctx.page.waitForSelector('#handout-link-error');
       assert((await ctx.text('#handout-link-error')).includes('http://'), 'the reason');
+      await axe(ctx, 'the handout with its choices');
       await checkPrintedDarkOnWhite(ctx, 'the handout of one lesson');
     },
   },
