@@ -21,6 +21,10 @@ mod png;
 #[cfg(not(target_arch = "wasm32"))]
 #[path = "lockstep/pack.rs"]
 mod pack;
+// The handout draws QR codes with the room's native-only crate.
+#[cfg(not(target_arch = "wasm32"))]
+#[path = "lockstep/handout.rs"]
+mod handout;
 // Recording runs of real lock services starts processes: the native command line's alone.
 #[cfg(not(target_arch = "wasm32"))]
 #[path = "lockstep/record.rs"]
@@ -54,6 +58,15 @@ mod pack {
         _: &mut dyn std::io::Write,
     ) -> Result<std::process::ExitCode, String> {
         Err("lesson pack needs the native command line".into())
+    }
+}
+#[cfg(target_arch = "wasm32")]
+mod handout {
+    pub fn lesson_handout(
+        _: &[String],
+        _: &mut dyn std::io::Write,
+    ) -> Result<std::process::ExitCode, String> {
+        Err("lesson handout needs the native command line".into())
     }
 }
 #[cfg(target_arch = "wasm32")]
@@ -131,6 +144,11 @@ usage:
   lockstep lesson pack FILE... --single-file OUT.html [--site DIR]
       One HTML file that carries the site and the checked lesson FILEs and runs from
       file://, opened with no server and no network.
+  lockstep lesson handout FILE... --out DIR [--link-base URL] [--hints]
+      The participants' handout of the lesson FILEs, to print: DIR/handout.html with each
+      step's narration and picture and each exercise's goal, controls and room to write,
+      each linked at URL (the room's address) with a QR code; --hints adds each exercise's
+      first hint. Never a solution.
   lockstep room PACK_DIR [--port P] [--bind ADDR] [--participants-max N]
       Serve a pack to the room (by default on every address, port 8000): prints the address
       to give out, its QR code and the facilitator's link to a live dashboard of who is
@@ -411,6 +429,9 @@ fn dispatch(args: &[String], out: &mut dyn Write) -> Result<ExitCode, String> {
     }
     if command == "lesson" && args.get(1).is_some_and(|a| a == "pack") {
         return pack::lesson_pack(&args[2..], out);
+    }
+    if command == "lesson" && args.get(1).is_some_and(|a| a == "handout") {
+        return handout::lesson_handout(&args[2..], out);
     }
     if command == "room" {
         return room::room_command(&args[1..], out);

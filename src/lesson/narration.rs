@@ -400,6 +400,13 @@ pub fn to_html(blocks: &[Block]) -> String {
     out
 }
 
+/// Writes a short text's inlines as HTML, as [`to_html`] writes them inside a paragraph.
+pub fn inline_html(inlines: &[Inline]) -> String {
+    let mut out = String::new();
+    inlines_html(inlines, &mut out);
+    out
+}
+
 fn block_html(b: &Block, out: &mut String) {
     match b {
         Block::Paragraph(x) => {

@@ -912,18 +912,36 @@ pub fn place_pictures(course: &Arc<Course>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (index, cl) in course.lessons.iter().enumerate() {
         for place in places(&cl.lesson) {
-            if asks_prediction(&cl.lesson, place) {
-                continue;
+            if let Some(svg) = place_picture(course, index, place) {
+                out.push((
+                    place_picture_name(&cl.lesson.id, place_id(&cl.lesson, place)),
+                    svg,
+                ));
             }
-            let app = App::at_lesson(Arc::clone(course), index, place);
-            let svg = super::svg::timeline_svg(&app.scenario.name, &app.outcome, "", None);
-            out.push((
-                place_picture_name(&cl.lesson.id, place_id(&cl.lesson, place)),
-                svg,
-            ));
         }
     }
     out
+}
+
+/// One place's picture, as [`place_pictures`] draws it (none for a step that asks a
+/// prediction, or a place the lesson does not have): the participants' handout shows the same
+/// pictures beside its steps.
+pub fn place_picture(course: &Arc<Course>, index: usize, place: Place) -> Option<String> {
+    let l = &course.lessons.get(index)?.lesson;
+    let exists = match place {
+        Place::Step(k) => k < l.steps.len(),
+        Place::Exercise(k) => k < l.exercises.len(),
+    };
+    if !exists || asks_prediction(l, place) {
+        return None;
+    }
+    let app = App::at_lesson(Arc::clone(course), index, place);
+    Some(super::svg::timeline_svg(
+        &app.scenario.name,
+        &app.outcome,
+        "",
+        None,
+    ))
 }
 
 impl App {

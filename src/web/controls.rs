@@ -38,7 +38,7 @@ pub(crate) fn value_of(e: &Event) -> String {
     String::new()
 }
 
-fn checked_of(e: &Event) -> bool {
+pub(crate) fn checked_of(e: &Event) -> bool {
     e.target()
         .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
         .is_some_and(|i| i.checked())

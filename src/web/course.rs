@@ -62,7 +62,7 @@ pub(super) fn rich(map: &crate::lesson::narration::Rich, text: &str) -> Html {
     inlines(&crate::lesson::narration::shown(map, text))
 }
 
-fn inlines(items: &[Inline]) -> Html {
+pub(super) fn inlines(items: &[Inline]) -> Html {
     html! { <>{ for items.iter().map(inline) }</> }
 }
 
@@ -603,13 +603,16 @@ pub struct FacilitatorProps {
 pub fn facilitator_view(p: &FacilitatorProps) -> Html {
     let codes = use_state(String::new);
     let rows = use_state(Vec::<roster::Row>::new);
-    let printout = use_state(crate::ui::print::Printout::default);
     let base = gloo::utils::window()
         .location()
         .href()
         .ok()
         .map(|h| h.split('#').next().unwrap_or_default().to_string())
         .unwrap_or_default();
+    let choice = {
+        let base = base.clone();
+        use_reducer(move || crate::ui::print::Choice::new(&base))
+    };
     let CourseState::Ready(course) = &p.course else {
         return html! {
             <main class="facilitator-page" id="main">
@@ -645,14 +648,14 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
         })
     };
     let on_choose = {
-        let printout = printout.clone();
-        Callback::from(move |which| printout.set(which))
+        let choice = choice.dispatcher();
+        Callback::from(move |action| choice.dispatch(action))
     };
     html! {
         <main class="facilitator-page" id="main">
             <h2 id="view-title" tabindex="-1" class="no-print">{ "For facilitators" }</h2>
-            <p class="lead no-print">{ "Every exercise of the course with its link, goal and hints, as an answer key with the solutions or as a handout for the participants without them. The print leaves out the navigation and the checker." }</p>
-            <super::print::SheetChooser printout={*printout} {on_choose} />
+            <p class="lead no-print">{ "Every exercise of the course with its link, goal, hints and solutions, as an answer key; or the lessons you choose as a handout for the participants, each step with its narration, its run's picture and its link, each exercise with its goal and room to write, and no answer. The print leaves out the navigation and the checker." }</p>
+            <super::print::SheetChooser choice={(*choice).clone()} lessons={super::print::chooser_lessons(course)} on={on_choose} />
             <section id="codes-section" class="panel codes no-print" aria-labelledby="codes-h">
                 <h3 id="codes-h">{ "Check completion codes" }</h3>
                 <p>{ "Paste the room's codes as they come (\"Alice: LS2…\", several to a line, wrapped by a chat app). Each is re-run: it passes only if its changes really meet the goal on every seed. A code proves that someone found a solution, not who: the same answer under two names is flagged." }</p>
@@ -695,7 +698,7 @@ pub fn facilitator_view(p: &FacilitatorProps) -> Html {
                     }
                 </div>
             </section>
-            { super::print::sheet_view(course, *printout, &base) }
+            { super::print::sheet_view(course, &choice, &base) }
         </main>
     }
 }

@@ -1169,66 +1169,27 @@ fn an_exercise_left_half_done_comes_back_as_it_was() {
     assert!(q.resume_edits(l, place).is_empty());
 }
 
-/// The facilitator's two printouts: the handout has every lesson as an outline of its steps and
-/// each exercise's goal, controls and hints, but no answer; the key has the answers of every
-/// exercise.
+/// The answer key: every lesson with exercises, each exercise with its hints and every answer
+/// in the words of the controls.
 #[test]
-fn handout_has_no_answers_and_key_has_them_all() {
-    use lockstep::ui::print::{sheet, Printout};
+fn the_key_has_every_answer() {
+    use lockstep::ui::print::key;
     let c = course();
     let lessons: Vec<_> = c.lessons.iter().map(|cl| &cl.lesson).collect();
-    let handout = sheet(lessons.iter().copied(), Printout::Handout);
-    let key = sheet(lessons.iter().copied(), Printout::Key);
-    assert_eq!(
-        handout.lessons.len(),
-        lessons.len(),
-        "the handout has every lesson"
-    );
+    let key = key(lessons.iter().copied());
     assert_eq!(
         key.lessons.len(),
         lessons.iter().filter(|l| !l.exercises.is_empty()).count(),
         "the key has the lessons with exercises"
     );
-    let mut exercises = 0;
-    for (l, sl) in lessons.iter().zip(&handout.lessons) {
-        assert_eq!(l.id, sl.id);
-        let titles: Vec<_> = l.steps.iter().map(|s| s.title.clone()).collect();
-        assert_eq!(sl.outline, titles, "{}: the outline", l.id);
-        for (e, se) in l.exercises.iter().zip(&sl.exercises) {
-            exercises += 1;
-            assert_eq!(se.goal, e.goal);
-            assert_eq!(se.hints, e.hints);
-            assert_eq!(se.controls.len(), e.controls.len());
-            assert!(
-                se.answers.is_none(),
-                "{}: the handout gives an answer",
-                e.id
-            );
-            // Nothing the key alone says appears on the handout, in any of its words.
-            let words = format!("{sl:?}");
-            let solution: Vec<String> = e.solution.iter().map(|x| x.words(&e.scenario)).collect();
-            for secret in solution
-                .iter()
-                .chain(e.misconceptions.iter().map(|m| &m.hint))
-                .chain(std::iter::once(&e.explanation).filter(|x| !x.is_empty()))
-            {
-                assert!(
-                    !words.contains(secret.as_str()),
-                    "{}: the handout says {secret:?}",
-                    e.id
-                );
-            }
-        }
-    }
-    assert!(exercises > 0, "the shipped course has exercises");
     for sl in &key.lessons {
         let l = lessons
             .iter()
             .find(|l| l.id == sl.id)
             .expect("a lesson of the course");
-        assert!(sl.outline.is_empty());
         for (e, se) in l.exercises.iter().zip(&sl.exercises) {
-            let a = se.answers.as_ref().expect("the key has the answers");
+            assert_eq!(se.hints, e.hints);
+            let a = &se.answers;
             // The solution in the words of the controls that make it, as the page shows it.
             for x in &e.solution {
                 assert!(
@@ -1242,6 +1203,220 @@ fn handout_has_no_answers_and_key_has_them_all() {
             assert_eq!(a.explanation, e.explanation);
         }
     }
+}
+
+/// Everything the key alone may say of a lesson: each exercise's solution and other answers in
+/// words, its explanation and success message, what the app says to each wrong approach and
+/// each hint after the first; and each gate's message and each prediction's explanation, which
+/// say what a run shows.
+pub(crate) fn answers_of(l: &lesson::Lesson) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in &l.exercises {
+        out.push(lockstep::lesson::edit::words(&e.solution, &e.scenario));
+        out.extend(
+            e.alternatives
+                .iter()
+                .map(|a| lockstep::lesson::edit::words(a, &e.scenario)),
+        );
+        out.extend([e.explanation.clone(), e.success.clone()]);
+        out.extend(e.misconceptions.iter().map(|m| m.hint.clone()));
+        out.extend(e.hints.iter().skip(1).cloned());
+    }
+    for s in &l.steps {
+        if let Some(g) = &s.gate {
+            out.push(g.passed.clone());
+            out.extend(g.messages.iter().map(|m| m.text.clone()));
+            out.extend(g.misconceptions.iter().map(|m| m.hint.clone()));
+        }
+        if let Some(p) = &s.prediction {
+            out.push(p.why.clone());
+        }
+    }
+    out.retain(|t| t.len() > 3);
+    out
+}
+
+/// The words of the handout's texts, their Markdown rendered, as the page and the command line
+/// show them.
+fn handout_words(h: &lockstep::ui::print::Handout) -> String {
+    use lockstep::lesson::narration::{block_text, Block, Inline};
+    let inl = |x: &[Inline]| block_text(&Block::Paragraph(x.to_vec()));
+    let mut out = String::new();
+    for l in &h.lessons {
+        for t in [&l.title, &l.summary] {
+            out += &inl(t);
+        }
+        for s in &l.steps {
+            out += &inl(&s.title);
+            out += &s
+                .narration
+                .iter()
+                .map(block_text)
+                .collect::<Vec<_>>()
+                .join(" ");
+            if let Some((q, choices)) = &s.question {
+                out += &inl(q);
+                for c in choices {
+                    out += &inl(c);
+                }
+            }
+            out += &s.task.as_deref().map(inl).unwrap_or_default();
+            out += &s.link;
+        }
+        for e in &l.exercises {
+            for t in [&e.title, &e.goal] {
+                out += &inl(t);
+            }
+            out += &e
+                .narration
+                .iter()
+                .map(block_text)
+                .collect::<Vec<_>>()
+                .join(" ");
+            out += &e.controls.join(", ");
+            out += &e.seeds;
+            out += &e.hint.as_deref().map(inl).unwrap_or_default();
+            out += &e.link;
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The participants' handout of the lessons chosen, in the course's order: each step with its
+/// narration rendered, its picture (none where the step asks a prediction, whose answer the run
+/// is) and its link at the base given; each exercise with its goal, controls and link, its first
+/// hint only when asked for, and never an answer.
+#[test]
+fn the_handout_has_the_chosen_lessons_and_no_answer() {
+    use lockstep::ui::print::{handout, Pictures};
+    let c = course();
+    let base = "http://10.0.0.5:8000/";
+    let chosen = vec!["fencing".to_string(), "two-orders".to_string()];
+    let h = handout(&c.lessons, &chosen, false, base, Pictures::Shipped);
+    let ids: Vec<&str> = h.lessons.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["two-orders", "fencing"],
+        "the chosen, in the course's order"
+    );
+    let mut pictured = 0;
+    for hl in &h.lessons {
+        let cl = &c.lessons[c.index(&hl.id).unwrap()];
+        let l = &cl.lesson;
+        assert_eq!(hl.steps.len(), l.steps.len());
+        assert_eq!(hl.exercises.len(), l.exercises.len());
+        for (s, hs) in l.steps.iter().zip(&hl.steps) {
+            assert_eq!(hs.link, format!("{base}#/lessons/{}/{}", l.id, s.id));
+            assert!(!hs.narration.is_empty(), "{}: the narration", s.id);
+            match &hs.picture {
+                Some(name) => {
+                    pictured += 1;
+                    assert!(s.prediction.is_none(), "{}: a picture answers", s.id);
+                    assert_eq!(*name, place_picture_name(&l.id, &s.id));
+                    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("static/course")
+                        .join(name);
+                    assert!(file.is_file(), "{name} is one of the course's files");
+                }
+                None => assert!(s.prediction.is_some(), "{}: no picture", s.id),
+            }
+            assert_eq!(hs.question.is_some(), s.prediction.is_some());
+            assert_eq!(hs.task.is_some(), s.gate.is_some());
+        }
+        for (e, he) in l.exercises.iter().zip(&hl.exercises) {
+            assert_eq!(he.link, format!("{base}#/lessons/{}/{}", l.id, e.id));
+            assert_eq!(he.controls.len(), e.controls.len());
+            assert!(he.hint.is_none(), "{}: a hint nobody asked for", e.id);
+        }
+        let words = handout_words(&h);
+        assert!(!words.contains('`'), "raw backticks on the handout");
+        for secret in answers_of(l) {
+            let plain = lockstep::lesson::narration::plain(&cl.rich, &secret);
+            assert!(
+                !words.contains(&plain),
+                "{}: the handout says {plain:?}",
+                l.id
+            );
+        }
+    }
+    assert!(pictured >= 4, "{pictured} pictures");
+    // Asked for, the first hint and no other.
+    let hinted = handout(&c.lessons, &chosen, true, base, Pictures::Shipped);
+    for hl in &hinted.lessons {
+        let cl = &c.lessons[c.index(&hl.id).unwrap()];
+        for (e, he) in cl.lesson.exercises.iter().zip(&hl.exercises) {
+            let first = lockstep::lesson::narration::shown(&cl.rich, &e.hints[0]);
+            assert_eq!(he.hint.as_ref(), Some(&first), "{}: the first hint", e.id);
+        }
+    }
+    // A lesson that is not the site's own has no picture here: the page has none of its files.
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let mut opened = wire::read_course_files(&files).unwrap();
+    opened.retain(|l| l.lesson.id == "fencing");
+    let replaced = Course::new(wire::read_course_files(&files).unwrap(), opened);
+    let h = handout(&replaced.lessons, &chosen, false, base, Pictures::Shipped);
+    let fencing = h.lessons.iter().find(|l| l.id == "fencing").unwrap();
+    assert!(fencing.steps.iter().all(|s| s.picture.is_none()));
+    let every = handout(&replaced.lessons, &chosen, false, base, Pictures::Every);
+    let fencing = every.lessons.iter().find(|l| l.id == "fencing").unwrap();
+    assert!(fencing.steps.iter().any(|s| s.picture.is_some()));
+}
+
+/// The facilitator's choices: the key first, then a handout of no lesson until some are
+/// chosen, no hint until asked, links to the page's own address until another reads.
+#[test]
+fn the_facilitators_choices_make_the_handout() {
+    use lockstep::ui::print::{link_base, Choice, ChoiceAction, Printout, CHOSEN_MAX};
+    let c = course();
+    let page = "https://lockstep.example.org/workshop/";
+    let start = Choice::new(page);
+    assert_eq!(start.printout, Printout::Key);
+    assert!(start.handout(&c.lessons).lessons.is_empty());
+    let chosen = start
+        .reduce(ChoiceAction::Show(Printout::Handout))
+        .reduce(ChoiceAction::Lesson("fencing".into(), true))
+        .reduce(ChoiceAction::Lesson("regions".into(), true))
+        .reduce(ChoiceAction::Lesson("regions".into(), false))
+        .reduce(ChoiceAction::Lesson("no such lesson".into(), true));
+    let h = chosen.handout(&c.lessons);
+    assert_eq!(h.lessons.len(), 1);
+    assert_eq!(h.lessons[0].id, "fencing");
+    assert!(h.lessons[0].exercises.iter().all(|e| e.hint.is_none()));
+    assert!(h.lessons[0].steps[0].link.starts_with(page));
+    let hinted = chosen.reduce(ChoiceAction::FirstHint(true));
+    assert!(hinted.handout(&c.lessons).lessons[0].exercises[0]
+        .hint
+        .is_some());
+    // The room's address, typed; while it does not read, the page's address and the reason.
+    let typing = chosen.reduce(ChoiceAction::LinkBase("http://10.0.0.5:8000".into()));
+    assert_eq!(typing.base().unwrap(), "http://10.0.0.5:8000/");
+    assert!(typing.handout(&c.lessons).lessons[0].steps[0]
+        .link
+        .starts_with("http://10.0.0.5:8000/#/lessons/fencing/"));
+    let broken = typing.reduce(ChoiceAction::LinkBase("10.0.0.5:8000".into()));
+    assert!(broken.base().unwrap_err().contains("http://"));
+    assert!(broken.handout(&c.lessons).lessons[0].steps[0]
+        .link
+        .starts_with(page));
+    for bad in [
+        "",
+        "ftp://x/",
+        "http://",
+        "http://a b/",
+        "http://x/#/lessons",
+    ] {
+        assert!(link_base(bad).is_err(), "{bad:?} reads");
+    }
+    assert!(link_base(&format!("http://{}/", "x".repeat(600))).is_err());
+    let long = chosen.reduce(ChoiceAction::LinkBase("h".repeat(100_000)));
+    assert!(long.link_base.len() < 1000, "what is typed is bounded");
+    // No more lessons chosen than a course can hold.
+    let mut many = chosen;
+    for k in 0..200 {
+        many = many.reduce(ChoiceAction::Lesson(format!("l{k}"), true));
+    }
+    assert_eq!(many.lessons.len(), CHOSEN_MAX);
 }
 
 /// A step that shows a recording opens on the recording, judged afresh (not on a simulated

@@ -10,6 +10,7 @@ mod controls;
 mod course;
 mod determinism;
 mod explore;
+mod handout;
 mod lesson_format;
 mod lessons;
 mod majority;

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use lockstep::lesson::narration::{self, Block, Inline, Rich};
 use lockstep::lesson::{self, edit, wire, Edit};
 use lockstep::ui::course::{places, seeds_words, Course, LessonAction, Place};
-use lockstep::ui::print::{sheet, Printout};
+use lockstep::ui::print::{handout, key, Pictures, Printout};
 use lockstep::ui::{Action, App};
 
 /// The course as the page builds it: the shipped lessons through the compact form.
@@ -423,43 +423,75 @@ fn every_text_a_learner_reads_is_words_not_the_lesson_formats_syntax() {
         }
     }
 
-    // The facilitator's printouts, as `web::print` draws them.
-    for printout in [Printout::Key, Printout::Handout] {
-        let s = sheet(course.lessons.iter().map(|cl| &cl.lesson), printout);
-        for sl in &s.lessons {
-            let cl = course
-                .lessons
-                .iter()
-                .find(|cl| cl.lesson.id == sl.id)
-                .expect("a lesson of the course");
-            let (rich, reader) = (&cl.rich, &mut reader);
-            reader.names = names(&cl.lesson);
-            let at = format!("{} of {}", printout.title(), sl.id);
-            let at = at.as_str();
-            reader.short(at, "the title", rich, &sl.title);
-            reader.short(at, "the summary", rich, &sl.summary);
-            for t in &sl.outline {
-                reader.short(at, "a step in the outline", rich, t);
+    // The facilitator's printouts, as `web::print` draws them: the key, and the handout of
+    // every lesson with its first hints (what `lockstep lesson handout` writes too).
+    for sl in &key(course.lessons.iter().map(|cl| &cl.lesson)).lessons {
+        let cl = course
+            .lessons
+            .iter()
+            .find(|cl| cl.lesson.id == sl.id)
+            .expect("a lesson of the course");
+        let (rich, reader) = (&cl.rich, &mut reader);
+        reader.names = names(&cl.lesson);
+        let at = format!("{} of {}", Printout::Key.title(), sl.id);
+        let at = at.as_str();
+        reader.short(at, "the title", rich, &sl.title);
+        reader.short(at, "the summary", rich, &sl.summary);
+        for e in &sl.exercises {
+            reader.short(at, "an exercise's title", rich, &e.title);
+            reader.short(at, "a goal", rich, &e.goal);
+            reader.text(at, "the controls", &e.controls.join(", "));
+            reader.text(at, "the seeds", &e.seeds);
+            for h in &e.hints {
+                reader.short(at, "a hint", rich, h);
             }
-            for e in &sl.exercises {
-                reader.short(at, "an exercise's title", rich, &e.title);
-                reader.short(at, "a goal", rich, &e.goal);
-                reader.text(at, "the controls", &e.controls.join(", "));
-                reader.text(at, "the seeds", &e.seeds);
-                for h in &e.hints {
-                    reader.short(at, "a hint", rich, h);
+            let a = &e.answers;
+            reader.text(at, "the solution", &a.solution);
+            for x in &a.alternatives {
+                reader.text(at, "another answer", x);
+            }
+            reader.short(at, "the explanation", rich, &a.explanation);
+            for (example, hint) in &a.misconceptions {
+                reader.text(at, "a known mistake", example);
+                reader.short(at, "what the app says to it", rich, hint);
+            }
+        }
+    }
+    let all: Vec<String> = course
+        .lessons
+        .iter()
+        .map(|cl| cl.lesson.id.clone())
+        .collect();
+    let sheet = handout(&course.lessons, &all, true, "", Pictures::Every);
+    assert_eq!(sheet.lessons.len(), course.lessons.len());
+    for hl in &sheet.lessons {
+        let cl = &course.lessons[course.index(&hl.id).expect("a lesson of the course")];
+        reader.names = names(&cl.lesson);
+        let at = format!("{} of {}", Printout::Handout.title(), hl.id);
+        let at = at.as_str();
+        reader.read(at, "the title", &hl.title);
+        reader.read(at, "the summary", &hl.summary);
+        for s in &hl.steps {
+            reader.read(at, "a step's title", &s.title);
+            reader.blocks(at, "a step's narration", &s.narration);
+            if let Some((q, choices)) = &s.question {
+                reader.read(at, "a prediction", q);
+                for c in choices {
+                    reader.read(at, "a prediction's choice", c);
                 }
-                if let Some(a) = &e.answers {
-                    reader.text(at, "the solution", &a.solution);
-                    for x in &a.alternatives {
-                        reader.text(at, "another answer", x);
-                    }
-                    reader.short(at, "the explanation", rich, &a.explanation);
-                    for (example, hint) in &a.misconceptions {
-                        reader.text(at, "a known mistake", example);
-                        reader.short(at, "what the app says to it", rich, hint);
-                    }
-                }
+            }
+            if let Some(t) = &s.task {
+                reader.read(at, "what the step asks", t);
+            }
+        }
+        for e in &hl.exercises {
+            reader.read(at, "an exercise's title", &e.title);
+            reader.blocks(at, "an exercise's narration", &e.narration);
+            reader.read(at, "a goal", &e.goal);
+            reader.text(at, "the controls", &e.controls.join(", "));
+            reader.text(at, "the seeds", &e.seeds);
+            if let Some(h) = &e.hint {
+                reader.read(at, "the first hint", h);
             }
         }
     }

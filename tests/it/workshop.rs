@@ -760,6 +760,7 @@ fn the_guide_runs_as_written() {
         "east-app: east-app-1",
         "ledger-drill.md: ok: lesson \"ledger-drill\"",
         "packed 1 lesson(s)",
+        "wrote the handout of 1 lesson(s)",
         "Ada Lovelace",
         "verified",
         "give out: http://127.0.0.1:",
@@ -772,6 +773,12 @@ fn the_guide_runs_as_written() {
         .0
         .join("my-workshop/workshop-site/lessons/ledger-drill.md");
     assert!(packed.is_file(), "the pack is where the guide says");
+    let handout = scratch.0.join("my-workshop/handout/handout.html");
+    let page = std::fs::read_to_string(&handout).expect("the handout is where the guide says");
+    assert!(
+        page.contains("http://192.168.1.20:8000/#/lessons/ledger-drill/one-order"),
+        "the handout links to the room"
+    );
     assert!(
         scratch
             .0

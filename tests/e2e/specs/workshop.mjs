@@ -1,10 +1,12 @@
 // Paper and projector: the facilitator's two printouts (dark text on white paper whatever the
-// screen's theme; the handout without answers, the key with them), an exercise's goal,
+// screen's theme; the handout of the lessons chosen, with each step's narration, picture and
+// link and no answer, the key with every answer), an exercise's goal,
 // controls and Check on one 1366×768 screen, the header's theme switch kept across a reload,
 // and presenter mode (larger type, the timeline on the first screen of a zoomed projector,
 // the whole run across its width without sideways scrolling).
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { shippedLessons } from '../lib/checks.mjs';
+import { axe } from './a11y.mjs';
 
 const EXERCISE_ID = 'two-sources-one-table';
 // An exercise solved by one choice in one menu: lesson 1's, the batch job moved to `new`.
@@ -102,21 +104,105 @@ export const tests = [
       await ctx.page.check('#sheet-handout');
       await ctx.page.waitForSelector('#sheet.sheet-handout');
       assertEqual(await ctx.text('#print'), 'Print the handout', 'the print button names the handout');
+      // No lesson until the facilitator chooses one.
+      assert(await ctx.exists('#handout-empty'), 'the empty handout says to choose lessons');
+      assertEqual(await ctx.page.$$eval('.handout-lesson', (o) => o.length), 0, 'lessons nobody chose');
+      await ctx.page.check('#handout-lesson-fencing');
+      await ctx.page.waitForSelector(`#sheet [data-exercise="${EXERCISE_ID}"]`);
       const handout = await ctx.text('#sheet');
       for (const w of answers) assert(!handout.includes(w), `the handout gives an answer away: ${JSON.stringify(w)}`);
       for (const w of ['Solution:', 'Also passes:', 'Wrong approaches']) assert(!handout.includes(w), `the handout says ${w}`);
       assertEqual(await ctx.page.$$eval('.answers', (a) => a.length), 0, 'answers on the handout');
-      // The same exercises, with their goals and hints, and every lesson as an outline of its
-      // steps.
-      assert(await ctx.exists(`[data-exercise="${EXERCISE_ID}"] .hints li`), 'the handout has the hints');
       assert(/Goal:/.test(handout), 'the handout has the goals');
-      const outlines = await ctx.page.$$eval('.handout-lesson .outline', (o) => o.length);
-      const lessons = await ctx.page.$$eval('.handout-lesson', (o) => o.length);
-      const courseLessons = (await shippedLessons(ctx.page)).length;
-      assertEqual(lessons, courseLessons, 'the handout has every lesson');
-      assertEqual(outlines, lessons, 'every lesson on the handout has its outline');
       await checkPrintedDarkOnWhite(ctx, 'the handout');
       assert((await ctx.text('.sheet-title')).includes('handout'), 'the printed title names the handout');
+    },
+  },
+  {
+    name: 'workshop::handout_of_one_lesson_shows_its_steps_pictures_and_links_and_no_hint_or_solution',
+    async run(ctx) {
+      await openFacilitator(ctx);
+      const lesson = (await shippedLessons(ctx.page)).find((l) => l.id === 'fencing');
+      // The lesson's own words, Markdown taken out, as the sheet shows them.
+      const words = (t) => t.replace(/[`*]/g, '').replace(/\s+/g, ' ').trim();
+      await ctx.page.check('#sheet-handout');
+      await ctx.page.waitForSelector('#handout-lessons');
+      assert(!(await ctx.page.isChecked('#handout-hint')), 'no hint unless asked for');
+      await ctx.page.check('#handout-lesson-fencing');
+      await ctx.page.waitForSelector('#sheet .handout-lesson[data-lesson="fencing"]');
+      assertEqual(await ctx.page.$$eval('#sheet .handout-lesson', (ls) => ls.map((l) => l.dataset.lesson).join(' ')), 'fencing', 'the lesson chosen, alone');
+
+      // Every step, in order, with its title and narration; a picture of its run unless it asks
+      // a prediction (the run is the answer), and then the question.
+      const steps = await ctx.page.$$eval('#sheet .handout-step', (ss) =>
+        ss.map((s) => ({
+          id: s.dataset.step,
+          title: s.querySelector('h4').textContent,
+          narration: s.querySelector('.narration').textContent.replace(/\s+/g, ' ').trim(),
+          pictures: s.querySelectorAll('img').length,
+          question: Boolean(s.querySelector('.question')),
+          link: s.querySelector('.link a').getAttribute('href'),
+        })),
+      );
+      assertEqual(steps.map((s) => s.id).join(' '), lesson.steps.map((s) => s.id).join(' '), 'every step, in order');
+      const page = await ctx.page.evaluate(() => location.href.split('#')[0]);
+      let pictured = 0;
+      for (const [k, s] of steps.entries()) {
+        const step = lesson.steps[k];
+        assert(s.title.endsWith(words(step.title)), `${s.id}: the title ${s.title}`);
+        assert(s.narration.length > 40 && !s.narration.includes('`'), `${s.id}: the narration, rendered: ${s.narration}`);
+        assertEqual(s.pictures, step.prediction ? 0 : 1, `${s.id}: its picture`);
+        assertEqual(s.question, Boolean(step.prediction), `${s.id}: its question`);
+        assertEqual(s.link, `${page}#/lessons/fencing/${s.id}`, `${s.id}: its link, at the page's address`);
+        pictured += s.pictures;
+      }
+      assert(pictured >= 2, `${pictured} pictures`);
+      // Each picture is the course's file of its step, loaded.
+      await until(
+        () => ctx.page.$$eval('#sheet img', (is) => is.every((i) => i.complete && i.naturalWidth > 0)),
+        'every picture to load',
+      );
+      const sources = await ctx.page.$$eval('#sheet .handout-step', (ss) =>
+        ss.filter((s) => s.querySelector('img')).map((s) => [s.dataset.step, s.querySelector('img').getAttribute('src')]),
+      );
+      for (const [id, src] of sources) assertEqual(src, `course/fencing.${id}.run.svg`, `${id}: the picture's file`);
+
+      // The exercise: its goal and room to write, no hint, no solution, no answer of any kind.
+      const sheet = (await ctx.text('#sheet')).replace(/\s+/g, ' ');
+      assertEqual(await ctx.page.$$eval('#sheet .hint', (h) => h.length), 0, 'a hint nobody asked for');
+      assert(!sheet.includes('`'), 'raw backticks on the handout');
+      for (const e of lesson.exercises) {
+        assert(sheet.includes(words(e.goal)), `${e.id}: the goal`);
+        assert(await ctx.exists(`#sheet [data-exercise="${e.id}"] .write`), `${e.id}: room to write`);
+        const secrets = [...e.hints, e.explanation, e.success, ...e.misconceptions.map((m) => m.hint)];
+        for (const t of secrets.filter((t) => t && t.length > 3)) assert(!sheet.includes(words(t)), `${e.id}: the handout says ${t}`);
+      }
+      for (const st of lesson.steps) {
+        if (st.prediction) assert(!sheet.includes(words(st.prediction.why)), `${st.id}: the prediction's answer`);
+        if (st.gate) assert(!sheet.includes(words(st.gate.passed)), `${st.id}: the gate's answer`);
+      }
+      assertEqual(await ctx.page.$$eval('#sheet .answers, #sheet .solution', (a) => a.length), 0, 'answers on the handout');
+
+      // Asked for, the first hint alone.
+      await ctx.page.check('#handout-hint');
+      await ctx.page.waitForSelector('#sheet .hint');
+      const hint = (await ctx.text(`#sheet [data-exercise="${EXERCISE_ID}"] .hint`)).replace(/\s+/g, ' ');
+      const hints = lesson.exercises.find((e) => e.id === EXERCISE_ID).hints;
+      assert(hint.includes(words(hints[0])), `the first hint: ${hint}`);
+      const hinted = (await ctx.text('#sheet')).replace(/\s+/g, ' ');
+      for (const h of hints.slice(1)) assert(!hinted.includes(words(h)), `a later hint: ${h}`);
+
+      // The links go to the room's address once it is typed; one that does not read is said so.
+      await ctx.page.fill('#handout-link-base', 'http://10.0.0.5:8000');
+      await until(
+        async () => (await ctx.attr('#sheet .handout-step .link a', 'href')) === `http://10.0.0.5:8000/#/lessons/fencing/${steps[0].id}`,
+        'the links at the room\'s address',
+      );
+      await ctx.page.fill('#handout-link-base', '10.0.0.5:8000');
+      await ctx.page.waitForSelector('#handout-link-error');
+      assert((await ctx.text('#handout-link-error')).includes('http://'), 'the reason');
+      await axe(ctx, 'the handout with its choices');
+      await checkPrintedDarkOnWhite(ctx, 'the handout of one lesson');
     },
   },
   {
