@@ -22,7 +22,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { serveDir } from '../tests/e2e/lib/server.mjs';
+import { serveDir, serveHtml } from '../tests/e2e/lib/server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
@@ -83,12 +83,34 @@ const BUNDLES = {
   ],
   course: lessonAddresses,
   // An embed of every shipped scenario, bare and with every control it can list, and one
-  // carrying its own scenario.
+  // carrying its own scenario; and a few inside a host page that talks to them (below).
   embed: () => [
     ...shipped().flatMap(([f, file]) => [`#/embed?v=1&b=${f}`, `#/embed?v=1&b=${f}&controls=${encodeURIComponent(controlsOf(file))}`]),
     customLink().replace('#/run?', '#/embed?'),
+    ...['01-two-services.toml', '05-fencing.toml'].map((f) => ({ hosted: `#/embed?v=1&b=${f}&id=first` })),
   ],
 };
+
+/**
+ * A docs page with the embed in a frame, as the recipes write it (docs/embedding.md), served
+ * on an origin of its own that the embed's address lists: the sizing script and the host
+ * helper, which asks for the height, follows the page's theme and asks for the verdict.
+ */
+async function hostPage(baseURL, address) {
+  let origin = '';
+  const server = await serveHtml(() => `<!doctype html><html lang="en"><head><title>A docs page</title></head><body>
+<h1>A chapter</h1>
+<iframe class="lockstep-embed" src="${baseURL}${address}&origins=${encodeURIComponent(origin)}" title="A run"></iframe>
+<script src="${baseURL}embed-size.js"></script>
+<script src="${baseURL}lockstep-host.js"></script>
+<script>
+  Lockstep.followTheme(() => (document.documentElement.classList.contains('dark') ? 'dark' : 'light'));
+  Lockstep.embeds().forEach((e) => e.request({ type: 'lockstep:get-verdict' }).catch(() => {}));
+  setTimeout(() => document.documentElement.classList.add('dark'), 500);
+</script></body></html>`);
+  origin = server.origin;
+  return server;
+}
 
 async function profile(browser, baseURL, addresses) {
   const hits = new Set();
@@ -97,10 +119,16 @@ async function profile(browser, baseURL, addresses) {
     const page = await context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    // An embed in a host page is profiled in its frame.
+    const hosted = typeof address === 'object';
+    const host = hosted ? await hostPage(baseURL, address.hosted) : null;
+    const open = hosted ? () => page.goto(host.url) : () => page.goto(`${baseURL}${address}`);
+    const view = () => (hosted ? page.frames().find((f) => f.url().startsWith(baseURL)) : page);
     // A first visit, then a return with what the first one saved (work, progress).
-    for (const visit of [() => page.goto(`${baseURL}${address}`), () => page.reload()]) {
+    for (const visit of [open, hosted ? open : () => page.reload()]) {
       await visit();
-      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });
+      const where = hosted ? await (async () => { for (let i = 0; i < 600 && !view(); i++) await page.waitForTimeout(100); return view(); })() : page;
+      await where.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });
       // Work that follows the view (other lessons fetched, a value freed once a fetch is
       // done) counts too: the e2e test waits a second after the network is quiet.
       await page.waitForLoadState('networkidle');
@@ -108,15 +136,16 @@ async function profile(browser, baseURL, addresses) {
       // A closure the page no longer holds is freed when the browser collects it, at a time of
       // its own choosing: collect now, so that what freeing runs is in the profile too.
       for (let i = 0; i < 2; i++) {
-        await page.evaluate(() => globalThis.gc && globalThis.gc());
+        await where.evaluate(() => globalThis.gc && globalThis.gc());
         await page.waitForTimeout(200);
       }
       // Each visit's own: a reload starts the page's state, and its report, anew.
-      const seen = await page.evaluate(() => [...(globalThis.__lockstepSplit && globalThis.__lockstepSplit.hits || [])]);
-      if (seen.length === 0) throw new Error(`${address}: no function reported its run (is the bundle instrumented?)`);
+      const seen = await where.evaluate(() => [...(globalThis.__lockstepSplit && globalThis.__lockstepSplit.hits || [])]);
+      if (seen.length === 0) throw new Error(`${JSON.stringify(address)}: no function reported its run (is the bundle instrumented?)`);
       seen.forEach((f) => hits.add(f));
     }
-    if (errors.length) throw new Error(`${address}: ${errors.join('; ')}`);
+    if (host) await host.close();
+    if (errors.length) throw new Error(`${JSON.stringify(address)}: ${errors.join('; ')}`);
     await context.close();
   };
   // A few pages at a time: the waits, not the work, take most of the time.

@@ -10,6 +10,7 @@ import os from 'node:os';
 import { spawn, spawnSync } from 'node:child_process';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { LOCKSTEP, ROOT, SCENARIO_DIR } from '../lib/cli.mjs';
+import { serveHtml } from '../lib/server.mjs';
 import { siteSettings } from '../../../scripts/site-check.mjs';
 
 /** This environment without the site's build settings (scripts/site-env.sh): a new shell's. */
@@ -81,6 +82,39 @@ export const tests = [
           const state = await ctx.page.evaluate(() => ({ ...globalThis.__lockstepSplit, hits: undefined }));
           assertEqual(state.syncLoads, 0, `${address} (${visit} visit): the first view called no code of the rest (it called the function in slot ${state.firstSlot}; node scripts/split-profile.mjs records the profile anew)`);
         }
+      }
+      ctx.errors = ctx.errors.filter((e) => !/_rest\.wasm|net::ERR_FAILED|Failed to load resource/.test(e));
+    },
+  },
+  {
+    // An embed lives in a docs page that talks to it: the sizing script asks for its height,
+    // the host helper follows the page's theme and asks for the verdict. Its first view
+    // runs on the first part of its bundle there too (scripts/split-profile.mjs records it so).
+    name: 'bundles::an_embed_in_a_host_page_that_talks_to_it_runs_on_the_first_part',
+    serviceWorkers: 'block',
+    async run(ctx) {
+      let origin = '';
+      const host = await serveHtml(
+        () => `<!doctype html><html lang="en"><head><title>host</title></head><body><h1>A chapter</h1>
+<iframe class="lockstep-embed" src="${ctx.baseURL}#/embed?v=1&b=05-fencing.toml&id=first&origins=${encodeURIComponent(origin)}" title="A run"></iframe>
+<script src="${ctx.baseURL}embed-size.js"></script><script src="${ctx.baseURL}lockstep-host.js"></script>
+<script>Lockstep.followTheme(function () { return document.documentElement.classList.contains('dark') ? 'dark' : 'light'; });
+Lockstep.embeds().forEach(function (e) { e.request({ type: 'lockstep:get-verdict' }).then(function (r) { window.answered = r; }); });
+setTimeout(function () { document.documentElement.classList.add('dark'); }, 500);</script></body></html>`,
+      );
+      origin = host.origin;
+      try {
+        await ctx.page.route('**/*_rest.wasm', (route) => (route.request().resourceType() === 'fetch' ? route.abort() : route.continue()));
+        await ctx.page.goto(host.url, { waitUntil: 'load' });
+        const frame = await until(async () => ctx.page.frames().find((f) => f.url().includes('#/embed')), 'the frame');
+        await frame.waitForSelector('#embed-headline', { timeout: 20000 });
+        await until(() => ctx.page.evaluate(() => window.answered && window.answered.type), 'the verdict to be answered');
+        await until(() => frame.evaluate(() => document.documentElement.dataset.theme === 'dark'), 'the embed to follow the page into the dark');
+        await ctx.page.waitForLoadState('networkidle');
+        const state = await frame.evaluate(() => ({ ...globalThis.__lockstepSplit, hits: undefined }));
+        assertEqual(state.syncLoads, 0, `the embed in a host page called no code of the rest (it called the function in slot ${state.firstSlot}; node scripts/split-profile.mjs records the profile anew)`);
+      } finally {
+        await host.close();
       }
       ctx.errors = ctx.errors.filter((e) => !/_rest\.wasm|net::ERR_FAILED|Failed to load resource/.test(e));
     },
