@@ -470,8 +470,9 @@ pub struct Label {
 /// Where a note's label goes: right of the marks it describes (`described`, the span of its
 /// tag and its events), else left of them, within `bounds` (the plot's left edge and the
 /// picture's right one) and clear of the labels already `taken` in its lane. A label that fits
-/// nowhere whole loses whole words from its end (with an ellipsis), never part of a name; one
-/// that cannot keep even its first word is not drawn (the tag's title still has the sentence).
+/// nowhere whole loses whole words from its end (with an ellipsis), never part of a name, and
+/// keeps at least two: one word and an ellipsis ("fast-1…") says nothing, so a label that
+/// cannot keep two is not drawn (the tag's letter stays, and its title has the sentence).
 pub fn place_label(
     short: &str,
     described: (f64, f64),
@@ -483,7 +484,7 @@ pub fn place_label(
         from >= bounds.0 && to <= bounds.1 && taken.iter().all(|&(a, b)| to <= a || from >= b)
     };
     // Every loop here is bounded by the label's word count, a handful.
-    for keep in (1..=words.len()).rev() {
+    for keep in (words.len().min(2)..=words.len()).rev() {
         let mut text = words[..keep].join(" ");
         if keep < words.len() {
             text.push('…');

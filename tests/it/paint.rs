@@ -348,16 +348,22 @@ fn a_note_label_is_placed_clear_of_its_marks_or_shortened_by_whole_words() {
     let l = place_label("stale write accepted", (780.0, 800.0), bounds, &[]).unwrap();
     assert_eq!(l.to, 772.0);
     // No room on the right, a label in the way on the left: the first words that fit there,
-    // with an ellipsis.
-    let taken = [(600.0, 700.0)];
+    // with an ellipsis, two at least.
+    let taken = [(560.0, 640.0)];
     let l = place_label("fast-1 overwrote slow-1", (760.0, 780.0), bounds, &taken).unwrap();
     assert_eq!(
         l,
         Label {
-            text: "fast-1…".into(),
-            from: 710.0,
-            to: 710.0 + w("fast-1…")
+            text: "fast-1 overwrote…".into(),
+            from: 752.0 - w("fast-1 overwrote…"),
+            to: 752.0
         }
+    );
+    // Room for one word only: no label, rather than "fast-1…", which says nothing.
+    let taken = [(600.0, 700.0)];
+    assert_eq!(
+        place_label("fast-1 overwrote slow-1", (760.0, 780.0), bounds, &taken),
+        None
     );
     // Nowhere for even the first word: no label.
     assert_eq!(
