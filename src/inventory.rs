@@ -77,7 +77,7 @@ fn successors<'a>(scenario: &'a Scenario, resource: &str) -> SortedMap<&'a str, 
         .iter()
         .filter(|m| m.resource == resource)
         .collect();
-    crate::sort::sort_by_key(&mut migrations, |m| m.at_ms);
+    crate::sorted::sort_by_key(&mut migrations, |m| m.at_ms);
     let mut out: SortedMap<&str, &str> = SortedMap::new();
     for m in migrations {
         if !named_directly(&m.to) && m.to != m.from {
@@ -93,7 +93,7 @@ fn successors<'a>(scenario: &'a Scenario, resource: &str) -> SortedMap<&'a str, 
 /// so that two classes that ask the same services for the same quorum name the same one.
 fn majority_name(services: &[String], quorum: Option<u32>) -> String {
     let quorum = quorum.unwrap_or_else(|| default_quorum(services.len()));
-    let names: SortedSet<&str> = crate::sort::set(services.iter().map(String::as_str));
+    let names: SortedSet<&str> = crate::sorted::set(services.iter().map(String::as_str));
     format!(
         "a majority ({quorum} of {}) of {}",
         services.len(),
@@ -120,13 +120,13 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
         };
         // Which rows each service is restricted to by a declared partition.
         let shares: SortedMap<&str, SortedSet<&str>> =
-            crate::sort::map(res.partition.iter().map(|s| {
+            crate::sorted::map(res.partition.iter().map(|s| {
                 (
                     s.service.as_str(),
-                    crate::sort::set(s.rows.iter().map(String::as_str)),
+                    crate::sorted::set(s.rows.iter().map(String::as_str)),
                 )
             }));
-        let all_rows: SortedSet<&str> = crate::sort::set(res.rows.iter().map(String::as_str));
+        let all_rows: SortedSet<&str> = crate::sorted::set(res.rows.iter().map(String::as_str));
         // For every row: the order roots that protect it, and who brings each in. A majority of
         // services is one protector, named after its services and quorum.
         let mut protectors: SortedMap<&str, SortedMap<String, SortedSet<String>>> =
@@ -139,7 +139,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             .collect();
         // A service that is one of a majority that locks this resource declares its part of
         // that majority, not an order of its own.
-        let majority_of: SortedMap<&str, String> = crate::sort::map(
+        let majority_of: SortedMap<&str, String> = crate::sorted::map(
             scenario
                 .clients
                 .iter()
@@ -183,12 +183,13 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             let rows: SortedSet<&str> = if class.rows.is_empty() {
                 all_rows.clone()
             } else {
-                crate::sort::set(class.rows.iter().map(String::as_str))
+                crate::sorted::set(class.rows.iter().map(String::as_str))
             };
             for service in &services {
                 used.insert(service);
                 if let Some(own) = shares.get(service) {
-                    let outside: SortedSet<&str> = crate::sort::set(rows.difference(own).copied());
+                    let outside: SortedSet<&str> =
+                        crate::sorted::set(rows.difference(own).copied());
                     if !outside.is_empty() {
                         push(
                             Severity::Defect,
@@ -235,7 +236,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             {
                 let name = majority_name(listed, *quorum);
                 let quorum = quorum.unwrap_or_else(|| default_quorum(listed.len()));
-                let names: SortedSet<&str> = crate::sort::set(listed.iter().map(String::as_str));
+                let names: SortedSet<&str> = crate::sorted::set(listed.iter().map(String::as_str));
                 for row in &rows {
                     protectors
                         .entry_or_default(row)
@@ -277,13 +278,13 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             }
         }
         for (roots, rows) in conflicts {
-            let names: SortedSet<&str> = crate::sort::set(roots.iter().map(|(r, _)| *r));
+            let names: SortedSet<&str> = crate::sorted::set(roots.iter().map(|(r, _)| *r));
             let who = roots
                 .iter()
                 .map(|(r, w)| format!("\"{r}\" by {}", w.join(", ")))
                 .collect::<Vec<_>>()
                 .join("; ");
-            let rows: SortedSet<&str> = crate::sort::set(rows);
+            let rows: SortedSet<&str> = crate::sorted::set(rows);
             push(
                 Severity::Defect,
                 format!(
@@ -295,7 +296,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             );
         }
         if !lockless.is_empty() && protectors.is_empty() {
-            let names: SortedSet<&str> = crate::sort::set(lockless.iter().copied());
+            let names: SortedSet<&str> = crate::sorted::set(lockless.iter().copied());
             push(
                 Severity::Defect,
                 format!(
@@ -305,7 +306,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             );
         }
         if !lockless.is_empty() && !protectors.is_empty() {
-            let names: SortedSet<&str> = crate::sort::set(lockless);
+            let names: SortedSet<&str> = crate::sorted::set(lockless);
             push(
                 Severity::Defect,
                 format!(
@@ -330,7 +331,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
         }
         for (name, (services, quorum, classes)) in &majorities {
             let n = services.len() as u32;
-            let classes = crate::sort::set(classes.iter().copied());
+            let classes = crate::sorted::set(classes.iter().copied());
             if *quorum * 2 <= n {
                 push(
                     Severity::Defect,
@@ -349,7 +350,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
                 );
             }
         }
-        let roots: SortedSet<&str> = crate::sort::set(
+        let roots: SortedSet<&str> = crate::sorted::set(
             protectors
                 .values()
                 .flat_map(|r| r.keys().map(String::as_str)),
@@ -393,7 +394,7 @@ pub fn check<'a>(scenario: &'a Scenario) -> Vec<Finding> {
             }
         }
     }
-    crate::sort::sort_by(&mut findings, |a, b| {
+    crate::sorted::sort_by(&mut findings, |a, b| {
         (a.severity, &a.resource).cmp(&(b.severity, &b.resource))
     });
     findings

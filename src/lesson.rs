@@ -446,7 +446,47 @@ pub mod builtin {
             .iter()
             .filter_map(|l| super::parse(l.text).ok())
             .collect();
-        crate::sort::sort_by_key(&mut out, |l| l.order);
+        crate::sorted::sort_by_key(&mut out, |l| l.order);
         out
     }
+}
+
+/// Seeds in words: a run of consecutive seeds as `0..6`, others listed.
+pub fn seeds_text(seeds: &[u64]) -> String {
+    let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
+    match (seeds.first(), seeds.last()) {
+        (Some(a), Some(b)) if consecutive && seeds.len() > 1 => format!("{a}..{}", b + 1),
+        _ => seeds
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// Seeds as a reader counts them: "8 seeds (0-7)", "seed 3", "3 seeds (1, 4 and 9)". The
+/// lesson format's `0..8` excludes its end, which reads as nine seeds to most people.
+pub fn seeds_words(seeds: &[u64]) -> String {
+    let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
+    match seeds {
+        [] => "no seed".to_string(),
+        [one] => format!("seed {one}"),
+        [a, .., b] if consecutive => format!("{} seeds ({a}-{b})", seeds.len()),
+        [rest @ .., last] => format!(
+            "{} seeds ({} and {last})",
+            seeds.len(),
+            rest.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Whether a text can be a lesson's, step's or exercise's id, as links carry it: 1 to 40
+/// letters, digits, `-` or `_`.
+pub fn is_id(s: &str) -> bool {
+    (1..=40).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }

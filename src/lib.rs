@@ -23,9 +23,6 @@ pub mod hash;
 pub mod inventory;
 mod json;
 pub mod lesson;
-// The mdBook preprocessor: pure text in and out, run from the command line (no browser bundle
-// reaches it, so none links it).
-pub mod mdbook;
 pub mod model;
 pub mod monitor;
 pub mod plot;
@@ -33,9 +30,11 @@ pub mod property;
 pub mod recording;
 pub mod scenario;
 pub mod sim;
-pub mod sort;
 pub mod sorted;
 pub mod sweep;
+// The controls' vocabulary: what each of the app's controls changes in a scenario. Lessons
+// (their edits) and the app (its controls) both speak it, so it sits below both.
+pub mod toggles;
 // The random scenario generator of the fuzzer and the property tests: native only, and no part
 // of the library's documented interface.
 #[cfg(not(target_arch = "wasm32"))]

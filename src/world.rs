@@ -103,7 +103,7 @@ struct NetworkTimeline {
 /// The distinct instants among `times`, ascending.
 fn boundaries(times: impl Iterator<Item = Micros>) -> Vec<Micros> {
     let mut starts: Vec<Micros> = times.collect();
-    crate::sort::sort(&mut starts);
+    crate::sorted::sort(&mut starts);
     starts.dedup();
     starts
 }
@@ -486,7 +486,7 @@ impl World {
                     .filter(|p| p.client == name || p.client == class.name)
                     .map(|p| (ms(p.start_ms), ms(p.start_ms) + ms(p.duration_ms)))
                     .collect();
-                crate::sort::sort(&mut pauses);
+                crate::sorted::sort(&mut pauses);
                 clients.push(ClientConfig {
                     name,
                     class: class_index as u32,
@@ -548,7 +548,7 @@ impl World {
                             .iter()
                             .map(|r| latency[region][*r as usize])
                             .collect();
-                        crate::sort::sort(&mut l);
+                        crate::sorted::sort(&mut l);
                         l
                     })
                     .collect()
@@ -564,7 +564,7 @@ impl World {
                             .iter()
                             .map(|r| (latency[region][*r as usize], *r))
                             .collect();
-                        crate::sort::sort_by_key(&mut paths, |p| p.0);
+                        crate::sorted::sort_by_key(&mut paths, |p| p.0);
                         paths
                     })
                     .collect()

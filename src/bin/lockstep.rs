@@ -17,6 +17,9 @@ use serde::{Serialize, Serializer};
 #[cfg(not(target_arch = "wasm32"))]
 #[path = "lockstep/png.rs"]
 mod png;
+// The mdBook preprocessor: pure text in and out; no browser bundle reaches it.
+#[path = "lockstep/mdbook.rs"]
+mod mdbook;
 // Writing a folder is the native command line's alone.
 #[cfg(not(target_arch = "wasm32"))]
 #[path = "lockstep/pack.rs"]
@@ -653,7 +656,7 @@ fn mdbook_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Stri
             ))
         }
     }
-    let limit = lockstep::mdbook::BOOK_BYTES_MAX;
+    let limit = mdbook::BOOK_BYTES_MAX;
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(limit as u64 + 1)
@@ -663,7 +666,7 @@ fn mdbook_command(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Stri
         return Err(format!("the book is larger than {limit} bytes"));
     }
     let text = String::from_utf8(bytes).map_err(|_| "the book is not UTF-8".to_string())?;
-    let book = lockstep::mdbook::preprocess(&text)?;
+    let book = mdbook::preprocess(&text)?;
     let _ = write!(out, "{book}");
     Ok(ExitCode::SUCCESS)
 }

@@ -11,7 +11,7 @@
 use crate::inventory::{self, Severity};
 use crate::monitor::{Exclusion, Integrity, Verdict};
 use crate::scenario::{Fencing, MigrationMode, Scenario};
-use crate::ui::toggles;
+use crate::toggles;
 
 use super::cue::is_of;
 use super::verify::run_scenario;
@@ -793,7 +793,7 @@ impl Claim {
     /// What the claim requires, in words ("in every one of 12 seeds (0-11), no deadlock forms").
     pub fn words(&self) -> String {
         let test = self.test.words();
-        let seeds = |s: &[u64]| crate::ui::course::seeds_words(s);
+        let seeds = |s: &[u64]| crate::lesson::seeds_words(s);
         match &self.quantifier {
             None => test,
             Some(Quantifier::Every(s)) => format!("in every one of {}, {test}", seeds(s)),
@@ -845,7 +845,7 @@ impl Claim {
             _ if failed.len() <= 6 => format!(
                 "in {} of the {n} seeds, {test}, but not with {}",
                 held.len(),
-                crate::ui::course::seeds_words(&failed)
+                crate::lesson::seeds_words(&failed)
             ),
             _ => format!(
                 "in {} of the {n} seeds, {test}, but not in the other {}",

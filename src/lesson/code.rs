@@ -140,8 +140,9 @@ fn unbase64url(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// The seeds as text: a range when they are consecutive.
-fn seeds_text(seeds: &[u64]) -> String {
+/// The seeds as a code carries them: a range when they are consecutive, else a list with no
+/// spaces (a code is one word).
+fn seeds_in_code(seeds: &[u64]) -> String {
     let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
     match (seeds.first(), seeds.last()) {
         (Some(a), Some(b)) if consecutive && seeds.len() > 1 => format!("{a}..{}", b + 1),
@@ -172,7 +173,7 @@ pub fn encode(c: &Completion) -> String {
         clean_name(&c.name),
         c.lesson,
         c.exercise,
-        seeds_text(&c.seeds)
+        seeds_in_code(&c.seeds)
     );
     for e in &c.edits {
         payload.push('\n');

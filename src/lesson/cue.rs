@@ -356,7 +356,7 @@ impl EventPattern {
         if let Some(ms) = self.after_ms {
             times.retain(|&t| t >= ms.saturating_mul(1000));
         }
-        crate::sort::sort(&mut times);
+        crate::sorted::sort(&mut times);
         times
     }
 
@@ -492,7 +492,7 @@ pub fn visible<'c>(cues: &'c [Cue], marks: &[Option<Mark>], playhead: Micros) ->
         .enumerate()
         .filter_map(|(i, m)| m.filter(|m| m.at <= playhead).map(|m| (m.at, i)))
         .collect();
-    crate::sort::sort(&mut shown);
+    crate::sorted::sort(&mut shown);
     shown.into_iter().map(|(_, i)| &cues[i]).collect()
 }
 
@@ -603,7 +603,7 @@ pub fn highlighted_events(h: &Highlight, world: &World, events: &[Event]) -> Vec
             None => out.extend(matches),
         }
     }
-    crate::sort::sort(&mut out);
+    crate::sorted::sort(&mut out);
     out.dedup();
     out
 }

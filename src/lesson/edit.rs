@@ -1,6 +1,6 @@
 //! The changes a lesson makes to a scenario.
 //!
-//! An [`Edit`] is what one of the app's controls does ([`crate::ui::toggles::Toggle`]), written
+//! An [`Edit`] is what one of the app's controls does ([`crate::toggles::Toggle`]), written
 //! as a short line of text (`fencing accounts one_source all_accesses`), so that a lesson, a
 //! learner's attempt and a completion code all say the same thing the same way, and applying
 //! one goes through the app's own [`toggles::apply`]. A [`Control`] names the control an edit
@@ -10,7 +10,7 @@
 use toml::Value;
 
 use crate::scenario::{Fencing, FencingChecks, Scenario};
-use crate::ui::toggles::{self, Toggle};
+use crate::toggles::{self, Toggle};
 
 /// One change a control makes, in the words of a lesson file: a control's [`Toggle`], read
 /// from and written as its line of text.

@@ -249,14 +249,6 @@ struct ExerciseToml {
     misconception: Vec<Spanned<MisconceptionToml>>,
 }
 
-/// Whether an id is fit for a link: letters, digits, `-` and `_`, 1 to 40 of them.
-fn good_id(id: &str) -> bool {
-    (1..=40).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
 /// Reads a lesson. On success every scenario it sets up is valid and every name it uses
 /// exists; what the engine says about them is checked by [`super::check`].
 pub fn parse(text: &str) -> Result<Lesson, Vec<LessonError>> {
@@ -285,7 +277,7 @@ pub fn parse(text: &str) -> Result<Lesson, Vec<LessonError>> {
     };
     let header: Option<HeaderToml> = read_toml(&header_fence, &mut problems);
     if let Some(h) = &header {
-        if !good_id(&h.id) {
+        if !super::is_id(&h.id) {
             problems.at(
                 header_line,
                 format!(
@@ -509,7 +501,7 @@ fn fences(body: &str, offset: usize, lines: &Lines, problems: &mut Problems) -> 
 /// the links' namespace).
 fn claim_id(id: &Spanned<String>, line: u32, ids: &mut Vec<String>, problems: &mut Problems) {
     let text = id.get_ref();
-    if !good_id(text) {
+    if !super::is_id(text) {
         problems.at(
             line,
             format!("id \"{text}\" must be 1 to 40 letters, digits, '-' or '_'"),
@@ -616,7 +608,7 @@ fn setup(
         return None;
     }
     let mut parsed: Vec<Edit> = Vec::new();
-    let mut memory = crate::ui::toggles::Memory::default();
+    let mut memory = crate::toggles::Memory::default();
     for e in edits {
         let line = line_of(fence, e);
         let edit: Edit = match e.get_ref().parse() {
@@ -632,7 +624,7 @@ fn setup(
             ok = false;
             continue;
         }
-        let next = crate::ui::toggles::apply(&scenario, &edit.toggle(&scenario), &mut memory);
+        let next = crate::toggles::apply(&scenario, &edit.toggle(&scenario), &mut memory);
         if next == scenario {
             problems.at(
                 line,
@@ -1177,7 +1169,7 @@ fn with_work(claims: &mut Vec<Claim>, line: u32) {
     } else {
         format!(
             "every seed in {}: {}",
-            crate::ui::course::seeds_text(&seeds),
+            crate::lesson::seeds_text(&seeds),
             claim::WORK
         )
     };

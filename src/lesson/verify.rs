@@ -56,7 +56,7 @@ pub const COMBINATIONS_MAX: usize = 64;
 /// control value is tried with the place's own seeds).
 fn control_values(s: &Scenario, controls: &[Control]) -> Vec<Vec<Vec<Edit>>> {
     use crate::scenario::{Fencing, FencingChecks, MigrationMode};
-    use crate::ui::toggles;
+    use crate::toggles;
     let mut out = Vec::new();
     for c in controls {
         let values: Vec<Vec<Edit>> = match c {
@@ -167,9 +167,9 @@ pub fn check(lesson: &Lesson) -> Checked {
     for exercise in &lesson.exercises {
         check_exercise(exercise, &mut out);
     }
-    crate::sort::sort_by_key(&mut out.errors, |e| e.line);
-    crate::sort::sort_by_key(&mut out.notes, |e| e.line);
-    crate::sort::sort_by_key(&mut out.warnings, |e| e.line);
+    crate::sorted::sort_by_key(&mut out.errors, |e| e.line);
+    crate::sorted::sort_by_key(&mut out.notes, |e| e.line);
+    crate::sorted::sort_by_key(&mut out.warnings, |e| e.line);
     out
 }
 
@@ -683,7 +683,7 @@ fn check_exercise(x: &Exercise, out: &mut Checked) {
                 "exercise \"{}\": its start already passes the check in {} ({}), so there is \
                  nothing to do: change the check or the start's edits",
                 x.id,
-                crate::ui::course::seeds_words(&x.seeds),
+                crate::lesson::seeds_words(&x.seeds),
                 holds.join("; ")
             ),
         );
@@ -885,7 +885,7 @@ fn breaks_in(x: &Exercise, s: &Scenario, seeds: &[u64]) -> Option<(u64, String, 
 
 /// Seeds as the `seeds` field writes them: a range when they follow one another, else a list.
 fn seeds_field(seeds: &[u64]) -> String {
-    let text = crate::ui::course::seeds_text(seeds);
+    let text = crate::lesson::seeds_text(seeds);
     if seeds.len() > 1 && text.contains("..") {
         format!("seeds = \"{text}\"")
     } else {
@@ -908,7 +908,7 @@ fn warn_lucky(x: &Exercise, accepted: &[Accepted], out: &mut Checked) {
         let Some((seed, claim, actual)) = breaks_in(x, &a.scenario, &extra) else {
             continue;
         };
-        let tried = crate::ui::course::seeds_words(&x.seeds);
+        let tried = crate::lesson::seeds_words(&x.seeds);
         let broken = format!("with seed {seed} the check \"{claim}\" fails ({actual})");
         let message = match a.what {
             Some(what) => format!(

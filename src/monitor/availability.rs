@@ -144,13 +144,13 @@ impl ResourceTally {
             .enumerate()
             .map(|(r, cfg)| ResourceReport {
                 resource: cfg.name.clone(),
-                rows: crate::sort::map(
+                rows: crate::sorted::map(
                     cfg.rows
                         .iter()
                         .enumerate()
                         .map(|(i, name)| (name.clone(), self.values[r][i])),
                 ),
-                increments: crate::sort::map(
+                increments: crate::sorted::map(
                     cfg.rows
                         .iter()
                         .enumerate()

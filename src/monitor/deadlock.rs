@@ -503,7 +503,7 @@ impl CycleWatch {
     pub(super) fn finish(mut self, world: &World) -> Vec<WaitCycle> {
         // The cycles still standing come last, in the order they closed.
         let mut standing: Vec<(Cycle, Micros)> = self.current.into_iter().flatten().collect();
-        crate::sort::sort_by_key(&mut standing, |(_, formed)| *formed);
+        crate::sorted::sort_by_key(&mut standing, |(_, formed)| *formed);
         for (cycle, formed) in standing {
             self.cycles.push(make_cycle(world, &cycle, formed, None));
         }

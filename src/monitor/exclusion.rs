@@ -167,7 +167,7 @@ impl<'a> SpanCollector<'a> {
             spans[i].end = until;
         }
         if !abandoned.is_empty() {
-            crate::sort::sort(&mut abandoned);
+            crate::sorted::sort(&mut abandoned);
             let mut i = 0;
             spans.retain(|_| {
                 i += 1;
@@ -176,7 +176,7 @@ impl<'a> SpanCollector<'a> {
         }
         // Stable, so one client's spans that start at one instant stay in the order they ended.
         if !spans.is_sorted_by_key(|s| (s.start, s.client)) {
-            crate::sort::sort_by_key(&mut spans, |s| (s.start, s.client));
+            crate::sorted::sort_by_key(&mut spans, |s| (s.start, s.client));
         }
         spans
     }
@@ -375,7 +375,7 @@ pub(super) fn overlaps_of(world: &World, spans: &[BeliefSpan], keep: usize) -> O
         }
         active.push(i);
     }
-    scan.service_pairs = crate::sort::set(
+    scan.service_pairs = crate::sorted::set(
         (0..64u32)
             .filter(|bit| pairs & (1u64 << bit) != 0)
             .map(|bit| (bit / 8, bit % 8)),
@@ -511,7 +511,7 @@ pub(super) fn violation(
     quoted: &LockLines,
     lines: &mut Lines,
 ) -> Violation {
-    let services: SortedSet<u32> = crate::sort::set(o.grants.iter().flatten().map(|g| g.service));
+    let services: SortedSet<u32> = crate::sorted::set(o.grants.iter().flatten().map(|g| g.service));
     let since = o.since[0].min(o.since[1]);
     Violation {
         resource: world.resources[o.resource as usize].name.clone(),

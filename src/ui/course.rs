@@ -142,7 +142,7 @@ impl Course {
             lessons.retain(|x| x.lesson.id != l.lesson.id);
             lessons.push(CourseLesson::new(l, origin));
         }
-        crate::sort::sort_by(&mut lessons, |a, b| {
+        crate::sorted::sort_by(&mut lessons, |a, b| {
             (a.lesson.order, &a.lesson.id).cmp(&(b.lesson.order, &b.lesson.id))
         });
         Course { lessons, ops: &OPS }
@@ -967,37 +967,7 @@ impl App {
     }
 }
 
-/// Seeds in words: a run of consecutive seeds as `0..6`, others listed.
-pub fn seeds_text(seeds: &[u64]) -> String {
-    let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
-    match (seeds.first(), seeds.last()) {
-        (Some(a), Some(b)) if consecutive && seeds.len() > 1 => format!("{a}..{}", b + 1),
-        _ => seeds
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-    }
-}
-
-/// Seeds as a reader counts them: "8 seeds (0-7)", "seed 3", "3 seeds (1, 4 and 9)". The
-/// lesson format's `0..8` excludes its end, which reads as nine seeds to most people.
-pub fn seeds_words(seeds: &[u64]) -> String {
-    let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
-    match seeds {
-        [] => "no seed".to_string(),
-        [one] => format!("seed {one}"),
-        [a, .., b] if consecutive => format!("{} seeds ({a}-{b})", seeds.len()),
-        [rest @ .., last] => format!(
-            "{} seeds ({} and {last})",
-            seeds.len(),
-            rest.iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
+pub use crate::lesson::{seeds_text, seeds_words};
 
 /// What the lesson checker answers for a file: the lesson in compact form, or every problem
 /// with its line. The worker writes it with serde; the page reads it with
@@ -1124,7 +1094,7 @@ impl CheckReply {
 impl LessonProgress {
     fn read(v: &Value) -> Result<LessonProgress, String> {
         let o = Obj::of(v, "a lesson's progress")?;
-        let set = |name: &str| o.opt_strings(name).map(crate::sort::set);
+        let set = |name: &str| o.opt_strings(name).map(crate::sorted::set);
         let edits =
             |v: &Value| crate::json::list_of(crate::json::list(v)?, "edits", crate::json::string);
         Ok(LessonProgress {
@@ -1159,7 +1129,7 @@ fn map_of<T>(
         let value = read(v).map_err(|e| format!("\"{name}\" member \"{k}\": {e}"))?;
         pairs.push((k.clone(), value));
     }
-    Ok(crate::sort::map(pairs))
+    Ok(crate::sorted::map(pairs))
 }
 
 /// The lesson files the user opened, as kept in local storage: each file's text and the

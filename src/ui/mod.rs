@@ -22,7 +22,8 @@ pub mod share;
 pub mod svg;
 pub mod text;
 pub mod timeline;
-pub mod toggles;
+/// The controls' vocabulary lives below `ui`, where lessons use it too.
+pub use crate::toggles;
 
 use std::rc::Rc;
 use std::sync::Arc;

@@ -158,7 +158,7 @@ fn sort_by_time(notes: Vec<Note>) -> Vec<Note> {
         .enumerate()
         .map(|(k, n)| (n.from.min(u64::from(u32::MAX)) << 16) | ((n.kind as u64) << 13) | k as u64)
         .collect();
-    crate::sort::sort(&mut keys);
+    crate::sorted::sort(&mut keys);
     let mut slots: Vec<Option<Note>> = notes.into_iter().map(Some).collect();
     keys.iter()
         .filter_map(|key| slots[(key & 0x1fff) as usize].take())
@@ -176,7 +176,7 @@ fn lost_notes(
     // The read each overwriting write was computed from: the client's last accepted read before
     // it, found in one pass.
     let mut wanted: SortedMap<usize, Option<usize>> =
-        crate::sort::map(details.iter().map(|d| (d.by, None)));
+        crate::sorted::map(details.iter().map(|d| (d.by, None)));
     let mut last_read: Vec<Option<usize>> = vec![None; world.clients.len()];
     if let Some(last) = wanted.keys().next_back().copied() {
         for (i, e) in events.iter().enumerate().take(last + 1) {
@@ -222,7 +222,7 @@ fn lost_notes(
             lanes.client(*lost),
             lanes.client(*by),
         ];
-        crate::sort::sort(&mut involved);
+        crate::sorted::sort(&mut involved);
         involved.dedup();
         out.push(Note {
             kind: NoteKind::LostUpdate,
@@ -350,7 +350,7 @@ fn rejection_notes(world: &World, events: &[Event], lanes: &LaneIndex, out: &mut
             _ => String::new(),
         };
         let mut involved = vec![lanes.client(client), lanes.resource(resource)];
-        crate::sort::sort(&mut involved);
+        crate::sorted::sort(&mut involved);
         out.push(Note {
             kind: NoteKind::Rejection,
             from: e.at,
@@ -394,7 +394,7 @@ fn cycle_notes(
                     .filter_map(|x| service(x).map(|k| lanes.service(k as u32))),
             )
             .collect();
-        crate::sort::sort(&mut involved);
+        crate::sorted::sort(&mut involved);
         involved.dedup();
         // In the monitor's cycle, client k waits for service k, whose holder is client k + 1.
         let waits: Vec<String> = (0..n)
@@ -501,7 +501,7 @@ fn unavailable_notes(
             .map(|k| lanes.client(*k as u32))
             .chain(std::iter::once(lanes.service(w.service)))
             .collect();
-        crate::sort::sort(&mut involved);
+        crate::sorted::sort(&mut involved);
         let event = events
             .partition_point(|e| e.at < w.from)
             .min(events.len().saturating_sub(1));

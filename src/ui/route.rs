@@ -39,13 +39,8 @@ pub enum Route {
     NotFound(String),
 }
 
-/// Whether a path segment can be a lesson's, step's or exercise's id: 1 to 40 letters,
-/// digits, `-` or `_`, the same rule lesson files follow.
-pub fn is_id(s: &str) -> bool {
-    (1..=40).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
+/// Whether a path segment can be a lesson's, step's or exercise's id: the lesson format's rule.
+pub use crate::lesson::is_id;
 
 impl Route {
     /// The route a fragment names, with or without its leading `#`. A trailing `/` is

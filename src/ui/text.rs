@@ -664,7 +664,7 @@ fn quorum_race(world: &World, events: &[Event], index: usize, client: u32, quoru
             None => others.push((*c as usize, 1)),
         }
     }
-    crate::sort::sort_by_key(&mut others, |(c, _)| *c);
+    crate::sorted::sort_by_key(&mut others, |(c, _)| *c);
     if let Some((c, n)) = others.iter().find(|(_, n)| *n >= quorum) {
         return format!(
             "{n} service(s) had granted to {} instead, enough for its quorum, which it has not counted yet.",

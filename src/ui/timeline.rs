@@ -590,7 +590,7 @@ impl Layout {
             );
         }
         for l in &mut lanes {
-            crate::sort::sort_by_key(&mut l.spans, |s| (s.from, s.to));
+            crate::sorted::sort_by_key(&mut l.spans, |s| (s.from, s.to));
         }
 
         // A later end of the same hold replaces an earlier one, as the pass met them.
@@ -610,7 +610,7 @@ impl Layout {
                     .chain(o.grants.iter().flatten().map(|g| service_lane(g.service)))
                     .chain(std::iter::once(resource_lane(o.resource)))
                     .collect();
-                crate::sort::sort(&mut spanned);
+                crate::sorted::sort(&mut spanned);
                 spanned.dedup();
                 let (granted, text) = overlap_words(world, o, &ended);
                 let name = |k: usize| world.clients[o.clients[k] as usize].name.clone();
@@ -648,7 +648,7 @@ impl Layout {
                             .map(resource_lane),
                     )
                     .collect();
-                crate::sort::sort(&mut spanned);
+                crate::sorted::sort(&mut spanned);
                 MergedOverlaps {
                     from: b.from,
                     to: b.to,
@@ -666,7 +666,7 @@ impl Layout {
             .enumerate()
             .map(|(k, l)| ((l.cause as u64) << 32) | k as u64)
             .collect();
-        crate::sort::sort(&mut keys);
+        crate::sorted::sort(&mut keys);
         let links_by_cause: Vec<u32> = keys.iter().map(|k| *k as u32).collect();
         let notes = notes::notes(world, events, end, analysis, verdict, &index, &overlaps);
         Layout {
@@ -991,7 +991,7 @@ impl Layout {
                 Some(b) if m.from <= b.to.saturating_add(gap) => {
                     b.to = b.to.max(m.to);
                     b.lanes.extend(&m.lanes);
-                    crate::sort::sort(&mut b.lanes);
+                    crate::sorted::sort(&mut b.lanes);
                     b.lanes.dedup();
                     b.count += m.count;
                 }
@@ -1244,7 +1244,7 @@ impl Layout {
             .enumerate()
             .map(|(k, l)| ((l.cause as u64) << 32) | k as u64)
             .collect();
-        crate::sort::sort(&mut keys);
+        crate::sorted::sort(&mut keys);
         Layout {
             end: self.end,
             lanes,

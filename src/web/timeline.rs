@@ -674,7 +674,7 @@ fn paint_canvas(
                 )
                 .filter(|t| *t >= w.from && *t <= w.to)
                 .collect();
-            crate::sort::sort(&mut flagged);
+            crate::sorted::sort(&mut flagged);
             ctx.set_stroke_style_str(pal.of(paint::DIFF));
             ctx.set_line_width(2.0);
             let _ = ctx.set_line_dash(&js_sys::Array::of2(&3.0.into(), &2.0.into()));
@@ -998,7 +998,7 @@ fn paint_notes(
             ((t.2 as u64) << 40) | (((t.1 + 8.0).max(0.0) as u64).min(0xff_ffff) << 16) | k as u64
         })
         .collect();
-    crate::sort::sort(&mut keys);
+    crate::sorted::sort(&mut keys);
     // A tag closer than its width to the previous one in its lane is not drawn: it would only
     // cover it. Each note still has its focusable twin and its line in the event table.
     let mut last: Option<(usize, f64)> = None;

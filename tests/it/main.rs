@@ -11,6 +11,7 @@ mod course;
 mod determinism;
 mod explore;
 mod handout;
+mod layers;
 mod lesson_format;
 mod lessons;
 mod majority;

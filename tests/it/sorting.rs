@@ -1,7 +1,7 @@
 //! The library's one stable sort (`lockstep::sort`), which the page's code uses in place of the
 //! standard library's generic sorts, against the standard library's stable sort.
 
-use lockstep::sort;
+use lockstep::sorted as sort;
 
 use crate::Draw;
 

@@ -31,7 +31,7 @@ pub fn index(v: &Value) -> Result<Vec<String>, String> {
     }
     o.items("lessons", |id| {
         let id = string(id)?;
-        if crate::ui::route::is_id(&id) {
+        if crate::lesson::is_id(&id) {
             Ok(id)
         } else {
             Err(format!("\"{id}\" is not a lesson's id"))

@@ -832,7 +832,7 @@ pub fn route_stages<'a>(
         .filter(|(_, m)| m.resource == c.resource)
         .map(|(k, m)| (m.at_ms << 8) | k as u64)
         .collect();
-    crate::sort::sort(&mut order);
+    crate::sorted::sort(&mut order);
     let migrations: Vec<&Migration> = order
         .iter()
         .map(|k| &s.migrations[(k & 0xff) as usize])

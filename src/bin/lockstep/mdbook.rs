@@ -14,7 +14,7 @@
 //! ````
 //!
 //! or a whole scenario in TOML, with the same options in an `[embed]` table. The block becomes
-//! the embed snippet ([`crate::ui::embed::Embed::snippet`]) for the HTML renderer, with the
+//! the embed snippet ([`lockstep::ui::embed::Embed::snippet`]) for the HTML renderer, with the
 //! timeline as SVG for readers without script, and the SVG alone (with a link to the live run)
 //! for any other renderer. mdBook's protocol is JSON: `[context, book]` on standard input, the
 //! book on standard output; the site's address comes from `book.toml`
@@ -27,10 +27,10 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::lesson::Edit;
-use crate::scenario::Scenario;
-use crate::ui::embed::Embed;
-use crate::ui::{export, share};
+use lockstep::lesson::Edit;
+use lockstep::scenario::Scenario;
+use lockstep::ui::embed::Embed;
+use lockstep::ui::{export, share};
 
 /// The largest book read from standard input: 64 MiB.
 pub const BOOK_BYTES_MAX: usize = 64 * 1024 * 1024;
@@ -73,11 +73,11 @@ fn render_block(body: &str, site: Option<&str>, html: bool) -> Result<String, St
         let b: BuiltinBlock = table
             .try_into()
             .map_err(|e: toml::de::Error| e.message().to_string())?;
-        let builtin = crate::builtin::find(&b.scenario).ok_or_else(|| {
+        let builtin = lockstep::builtin::find(&b.scenario).ok_or_else(|| {
             format!(
                 "\"{}\" is not a built-in scenario ({})",
                 b.scenario,
-                crate::builtin::ALL
+                lockstep::builtin::ALL
                     .iter()
                     .map(|x| x.file)
                     .collect::<Vec<_>>()
