@@ -216,14 +216,14 @@ export const tests = [
           const top = await ctx.page.evaluate((sels) => Math.min(...sels.map((s) => document.querySelector(s).getBoundingClientRect().top)) + window.scrollY, selectors);
           await ctx.page.evaluate((y) => window.scrollTo(0, y), Math.max(0, top - 4));
           await ctx.frames(2);
-          let lowest = 0;
+          let [highest, lowest] = [Infinity, 0];
           for (const sel of selectors) {
             const b = await box(ctx, sel);
             assert(b.height > 0 && b.width > 0, `${where}: ${sel} is not drawn`);
             assert(b.top >= 0 && b.bottom <= 768 && b.left >= 0 && b.right <= 1366, `${where}: ${sel} is at ${JSON.stringify(b)}, outside the 1366×768 screen with the goal`);
-            lowest = Math.max(lowest, b.bottom);
+            [highest, lowest] = [Math.min(highest, b.top), Math.max(lowest, b.bottom)];
           }
-          ctx.note(`${where}: ${selectors.length - 2} controls; goal to the last of them ${Math.round(lowest - (await box(ctx, selectors[0])).top)} px`);
+          ctx.note(`${where}: the goal, ${selectors.length - 2} control(s) and Check within ${Math.round(lowest - highest)} px`);
           await checkLaneLabels(ctx, where, e.scenario);
           n++;
         }
