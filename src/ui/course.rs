@@ -659,6 +659,12 @@ impl LessonRun {
         self.predicted.is_some() || self.skipped
     }
 
+    /// Whether the page offers to show what the run shows at once ([`LessonAction::ShowOutcome`]):
+    /// once the learner has committed, until the answer is shown.
+    pub fn offers_outcome(&self) -> bool {
+        self.step().is_some_and(|s| s.prediction.is_some()) && self.committed() && !self.revealed
+    }
+
     /// Whether what would answer the step's prediction is kept from the page: until the run
     /// has played to its end after the learner committed, only the run up to the playhead is
     /// shown (nothing of it before the commit), and no verdict, figure, finding, plot or
@@ -745,11 +751,11 @@ impl LessonRun {
         }
         match self.predicted.and_then(|k| p.choices.get(k)) {
             Some(chosen) => Some(format!(
-                "You said: {}. Watch the run play to its end to see whether it does.",
+                "You said: {}. Watch the run play to its end, or show what happens, to see whether it does.",
                 self.plain(&chosen.text)
             )),
             None if self.skipped => {
-                Some("Watch the run play to its end: the answer follows.".to_string())
+                Some("Watch the run play to its end, or show what happens: the answer follows.".to_string())
             }
             None => None,
         }
@@ -825,6 +831,10 @@ pub enum LessonAction {
     Predict(usize),
     /// Plays the run without a prediction ("Just show me"); it is not counted as one.
     ShowMe,
+    /// Once the learner has committed (a prediction, or "Just show me"), shows what the run
+    /// shows at once ("Show what happens"): the playhead goes to the run's end, as if it had
+    /// played, and the prediction is answered there. Before the commit it does nothing.
+    ShowOutcome,
     /// The learner's name, for completion codes: a code already made is made again with it.
     Name(String),
 }

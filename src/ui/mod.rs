@@ -1599,6 +1599,13 @@ impl App {
                     next.playing = true;
                 }
             }
+            LessonAction::ShowOutcome => {
+                // Only an answer already committed to is shown: the playhead goes to the end,
+                // as End would take it, and `reduce` judges the prediction there.
+                if run.offers_outcome() {
+                    next = next.reduce_inner(Action::ToEnd);
+                }
+            }
             LessonAction::Name(name) => {
                 // Kept as typed (a space typed between two names must stay while typing);
                 // the code cleans it when it is made.

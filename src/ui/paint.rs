@@ -273,6 +273,147 @@ impl Frame {
     }
 }
 
+/// The narrowest the page's column of lane labels is: wide enough for the labels of most runs
+/// at the page's usual type, so that their plot starts where it always did.
+pub const LABELS_MIN: f64 = 112.0;
+/// The widest share of a timeline's width the label column may take: the plot keeps the rest.
+pub const LABELS_SHARE: f64 = 0.3;
+/// Where a label's text starts, from the timeline's left edge.
+pub const LABEL_INSET: f64 = 6.0;
+/// The room a label column keeps besides its text: the inset on its left, and on its right a
+/// gap before the plot (whose spans and marks may reach 8 pixels into the column).
+pub const LABEL_PAD: f64 = 14.0;
+
+/// The type a lane's label is drawn in: its name (bold), or on a line of its own above the name,
+/// its kind ("service"), smaller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabelType {
+    Name,
+    Kind,
+}
+
+/// How one lane's label is drawn in the label column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LabelLines {
+    /// On one line, in the name's type.
+    One(String),
+    /// On two: the lane's kind above its name ("service" above "east-locks").
+    Two { kind: String, name: String },
+}
+
+impl LabelLines {
+    /// The words drawn, the lines joined by a space: the lane's whole label, unless the
+    /// timeline is too narrow for it (then a line ends in "…").
+    pub fn text(&self) -> String {
+        match self {
+            LabelLines::One(t) => t.clone(),
+            LabelLines::Two { kind, name } => format!("{kind} {name}"),
+        }
+    }
+}
+
+/// The column of lane labels on a timeline's left: as wide as its widest label needs, between
+/// [`LABELS_MIN`] and [`LABELS_SHARE`] of the timeline's width, and how each label is drawn in
+/// it. A label is drawn whole on one line where that fits; a service's label that does not goes
+/// on two lines, its kind above its name; only a name too wide for the widest column allowed is
+/// cut, with an ellipsis. Text is measured by the painter (`measure`: a text's width in pixels in
+/// a type), so the column follows the type the page draws in (larger in presenter mode).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaneLabels {
+    /// The column's width: where the plot starts.
+    pub gutter: f64,
+    /// Each lane's label as drawn, in lane order.
+    pub lines: Vec<LabelLines>,
+}
+
+impl LaneLabels {
+    /// The label column of `lanes` on a timeline `width` wide.
+    pub fn fit(
+        lanes: &[crate::ui::timeline::Lane],
+        width: f64,
+        measure: &dyn Fn(&str, LabelType) -> f64,
+    ) -> LaneLabels {
+        // A service's label splits into its kind and its name; no other label does (a client's
+        // or a resource's name is one word to the reader, whatever it holds).
+        let split = |lane: &crate::ui::timeline::Lane| -> Option<(String, String)> {
+            match lane.kind {
+                crate::ui::timeline::LaneKind::Service => lane
+                    .label
+                    .split_once(' ')
+                    .map(|(k, n)| (k.to_string(), n.to_string())),
+                _ => None,
+            }
+        };
+        let one: Vec<f64> = lanes
+            .iter()
+            .map(|l| measure(&l.label, LabelType::Name))
+            .collect();
+        let two: Vec<Option<f64>> = lanes
+            .iter()
+            .map(|l| {
+                split(l)
+                    .map(|(k, n)| measure(&k, LabelType::Kind).max(measure(&n, LabelType::Name)))
+            })
+            .collect();
+        let need = one
+            .iter()
+            .zip(&two)
+            .map(|(o, t)| t.map_or(*o, |t| t.min(*o)))
+            .fold(0.0, f64::max);
+        let widest = (width * LABELS_SHARE).max(LABELS_MIN);
+        let gutter = (need.ceil() + LABEL_PAD).clamp(LABELS_MIN, widest);
+        let room = gutter - LABEL_PAD;
+        let lines = lanes
+            .iter()
+            .zip(one.iter().zip(&two))
+            .map(|(lane, (o, t))| {
+                if *o <= room {
+                    return LabelLines::One(lane.label.clone());
+                }
+                match (split(lane), t) {
+                    (Some((kind, name)), Some(_)) => LabelLines::Two {
+                        kind: fitted(&kind, room, LabelType::Kind, measure),
+                        name: fitted(&name, room, LabelType::Name, measure),
+                    },
+                    _ => LabelLines::One(fitted(&lane.label, room, LabelType::Name, measure)),
+                }
+            })
+            .collect();
+        LaneLabels { gutter, lines }
+    }
+
+    /// The frame of a timeline whose plot starts right of this column and keeps `margin` on its
+    /// right.
+    pub fn frame(&self, margin: f64) -> Frame {
+        Frame::new(self.gutter, margin)
+    }
+}
+
+/// `text` whole if it is at most `room` wide in type `ty`, else its longest start that fits
+/// with an ellipsis (at least its first character).
+fn fitted(
+    text: &str,
+    room: f64,
+    ty: LabelType,
+    measure: &dyn Fn(&str, LabelType) -> f64,
+) -> String {
+    if measure(text, ty) <= room {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let cut = |n: usize| -> String {
+        let mut s: String = chars[..n].iter().collect();
+        s.push('…');
+        s
+    };
+    // Bounded by the text's length, a name of at most a few dozen characters.
+    (1..chars.len())
+        .rev()
+        .map(cut)
+        .find(|t| measure(t, ty) <= room)
+        .unwrap_or_else(|| cut(1.min(chars.len())))
+}
+
 /// The vertical layout of a lane: its height, and the strip at its top where notes put their
 /// tags, above what the lane draws.
 #[derive(Clone, Copy, Debug, PartialEq)]

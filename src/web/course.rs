@@ -270,6 +270,8 @@ pub fn lesson_view(p: &LessonProps) -> Html {
     let layout = &shown_layout;
     let width = p.width;
     let window = app.window;
+    // Where the timeline's plot starts, right of its lane labels.
+    let frame = timeline::frame_of(layout, width);
     let happened = move |at: Micros| shown_until.is_none_or(|t| at <= t);
 
     // What the step points at: lanes as bands and events as ticks over the timeline, and
@@ -298,14 +300,14 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 .filter_map(|&i| app.outcome.events.get(i))
                 .filter(|e| (window.from..=window.to).contains(&e.at) && happened(e.at))
                 .take(HIGHLIGHT_MARKS_MAX)
-                .map(|e| x_in(e.at, window, width))
+                .map(|e| x_in(e.at, window, frame, width))
                 .collect();
             let cues: Vec<f64> = run
                 .marks
                 .iter()
                 .flatten()
                 .filter(|m| (window.from..=window.to).contains(&m.at) && happened(m.at))
-                .map(|m| x_in(m.at, window, width))
+                .map(|m| x_in(m.at, window, frame, width))
                 .collect();
             let mut watch: Vec<String> = h.lanes.iter().map(lane_text).collect();
             // Whether there are overlaps to watch is an answer while a prediction is open.
@@ -358,6 +360,10 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                         <p id="predict-result" role="status" class={classes!(run.judged.as_ref().and_then(|j| j.right).map(|r| if r { "right" } else { "wrong" }))}>
                             { run.prediction_text().unwrap_or_default() }
                         </p>
+                        // Committed: the answer need not wait for the run to play at its speed.
+                        if run.offers_outcome() {
+                            <button type="button" id="show-outcome" onclick={click(Action::Lesson(ui::course::LessonAction::ShowOutcome))}>{ "Show what happens" }</button>
+                        }
                     }
                 </section>
             }
@@ -560,7 +566,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                                 }) }
                             </div>
                             <div class="playhead" aria-hidden="true"
-                                style={timeline::playhead_style(app.time, app.window, width)}></div>
+                                style={timeline::playhead_style(app.time, app.window, frame, width)}></div>
                         </div>
                     </div>
                 </div>

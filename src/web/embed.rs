@@ -539,7 +539,7 @@ fn embed_run(p: &EmbedRunProps) -> Html {
                             selected_at={None::<(u64, usize)>} pinned={app.pinned}
                             dispatch={dispatch.clone()} />
                         <div class="playhead" aria-hidden="true"
-                            style={timeline::playhead_style(app.time, app.window, w)}></div>
+                            style={timeline::playhead_style(app.time, app.window, timeline::frame_of(&app.outcome.layout, w), w)}></div>
                     </div>
                 </div>
                 <panels::Details app={Rc::clone(&shared)} dispatch={dispatch.clone()} />

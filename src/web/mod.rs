@@ -1524,7 +1524,7 @@ fn sandbox_view(
                                 selected_at={selected_at} pinned={app.pinned}
                                 dispatch={dispatch.clone()} />
                             <div class="playhead" aria-hidden="true"
-                                style={timeline::playhead_style(app.time, app.window, timeline_width)}></div>
+                                style={timeline::playhead_style(app.time, app.window, timeline::frame_of(&app.outcome.layout, timeline_width), timeline_width)}></div>
                         </div>
                     </div>
                     if app.legend {

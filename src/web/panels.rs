@@ -427,7 +427,7 @@ pub fn compare_view(p: &CompareProps) -> Html {
                         diff={Some(Rc::clone(diff))} divergence={diff.first_divergence}
                         flipped=true selected={a.selected_flipped} dispatch={p.dispatch.clone()} />
                     <div class="playhead" aria-hidden="true"
-                        style={super::timeline::playhead_style(a.time, a.window, p.width)}></div>
+                        style={super::timeline::playhead_style(a.time, a.window, super::timeline::frame_of(&b.layout, p.width), p.width)}></div>
                 </div>
                 <details id="events-b" class="events">
                     <summary>{ format!("Event list of the flipped run ({} events)", b.events.len()) }</summary>

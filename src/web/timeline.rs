@@ -17,7 +17,7 @@ use super::Dispatch;
 use crate::ui::compare::Diff;
 use crate::ui::links::{Link, LinkKind};
 use crate::ui::notes::NoteKind;
-use crate::ui::paint::{self, Colour, Frame, LaneBox};
+use crate::ui::paint::{self, Colour, Frame, LabelLines, LabelType, LaneBox, LaneLabels};
 use crate::ui::timeline::{
     marking, visible_marks, visible_spans, Layout, MarkKind, SpanKind, Window,
 };
@@ -30,8 +30,9 @@ const OVERLAYS_MAX: usize = 100;
 /// is read by zooming in, where every note in view has its own.
 const NOTE_TWINS_MAX: usize = 40;
 
-/// The lane labels' width on the left, and the margin on the right.
-const FRAME: Frame = Frame::new(112.0, 10.0);
+/// The margin right of the plot. The lane labels' column on the left is as wide as its labels
+/// need ([`labels_of`]).
+const MARGIN: f64 = 10.0;
 const AXIS: u32 = 24;
 /// The height of a lane in a timeline with many lanes.
 const LANE: u32 = 38;
@@ -83,8 +84,107 @@ impl Geo {
 
 /// The playhead's position. It moves by a transform on its own layer, so that scrubbing
 /// never repaints the timeline under it.
-pub fn playhead_style(t: Micros, w: Window, width: u32) -> String {
-    format!("transform: translateX({:.1}px)", x_in(t, w, width))
+pub fn playhead_style(t: Micros, w: Window, frame: Frame, width: u32) -> String {
+    format!("transform: translateX({:.1}px)", x_in(t, w, frame, width))
+}
+
+/// How much larger than the usual the canvas draws its text: the page's root font size over
+/// 16 px (larger on a projector, in presenter mode), within what the lanes have room for.
+pub fn text_scale() -> f64 {
+    gloo::utils::document()
+        .document_element()
+        .and_then(|root| {
+            gloo::utils::window()
+                .get_computed_style(&root)
+                .ok()
+                .flatten()
+        })
+        .and_then(|st| st.get_property_value("font-size").ok())
+        .and_then(|v| super::controls::number_of(v.trim_end_matches("px")))
+        .map_or(1.0, |px| (px / 16.0).clamp(1.0, 1.4))
+}
+
+/// The canvas font of `px` pixels (at the usual size) and a weight ("600 ", or "" for normal).
+fn canvas_font(px: f64, weight: &str, scale: f64) -> String {
+    format!("{weight}{:.1}px system-ui, sans-serif", px * scale)
+}
+
+/// The canvas font of a lane label's type.
+fn label_font(ty: LabelType, scale: f64) -> String {
+    match ty {
+        LabelType::Name => canvas_font(11.0, "600 ", scale),
+        LabelType::Kind => canvas_font(10.0, "", scale),
+    }
+}
+
+/// The label columns measured lately: the lanes' labels, the width and the type's scale they
+/// were fitted for.
+type LabelsKey = (Vec<String>, u32, u64);
+
+/// How many label columns are kept: a page shows at most two timelines (a comparison's).
+const LABELS_KEPT: usize = 4;
+
+thread_local! {
+    static LABELS: std::cell::RefCell<Vec<(LabelsKey, Rc<LaneLabels>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+    /// A canvas that is never shown, to measure the labels' text before the timeline paints.
+    static MEASURE: Option<CanvasRenderingContext2d> = gloo::utils::document()
+        .create_element("canvas")
+        .ok()
+        .and_then(|c| c.dyn_into::<HtmlCanvasElement>().ok())
+        .and_then(|c| c.get_context("2d").ok().flatten())
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok());
+}
+
+/// The lane labels' column of a timeline of `layout` drawn `width` wide in the page's type
+/// now, as [`LaneLabels::fit`] lays it out with the canvas's own measure of the text. Kept
+/// for the next call with the same labels, width and type, as the playhead and the highlights
+/// ask for it on every frame.
+pub fn labels_of(layout: &Layout, width: u32) -> Rc<LaneLabels> {
+    let scale = text_scale();
+    let same = |k: &LabelsKey| {
+        k.1 == width
+            && k.2 == scale.to_bits()
+            && k.0.len() == layout.lanes.len()
+            && k.0.iter().zip(&layout.lanes).all(|(a, b)| *a == b.label)
+    };
+    if let Some(hit) = LABELS.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(k, _)| same(k))
+            .map(|(_, l)| Rc::clone(l))
+    }) {
+        return hit;
+    }
+    let labels = MEASURE.with(|ctx| {
+        let measure = |text: &str, ty: LabelType| match ctx {
+            Some(ctx) => {
+                ctx.set_font(&label_font(ty, scale));
+                ctx.measure_text(text).map_or(f64::MAX, |m| m.width())
+            }
+            // No canvas to measure with: a wide estimate, so that nothing is cut.
+            None => text.chars().count() as f64 * 9.0 * scale,
+        };
+        Rc::new(LaneLabels::fit(&layout.lanes, f64::from(width), &measure))
+    });
+    let key = (
+        layout.lanes.iter().map(|l| l.label.clone()).collect(),
+        width,
+        scale.to_bits(),
+    );
+    LABELS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= LABELS_KEPT {
+            c.remove(0);
+        }
+        c.push((key, Rc::clone(&labels)));
+    });
+    labels
+}
+
+/// Where the plot of a timeline of `layout` drawn `width` wide is: right of its labels.
+pub fn frame_of(layout: &Layout, width: u32) -> Frame {
+    labels_of(layout, width).frame(MARGIN)
 }
 
 /// Marks of one kind closer than this many pixels are drawn once: the shapes are wider than
@@ -204,9 +304,9 @@ pub fn lane_band(lanes: usize, lane: usize) -> (u32, u32) {
     (g.top(lane) as u32, g.lane)
 }
 
-/// The x coordinate of a time in a window, on a timeline of the given width.
-pub fn x_in(t: Micros, w: Window, width: u32) -> f64 {
-    FRAME.x(t, w, f64::from(width))
+/// The x coordinate of a time in a window, on a timeline of the given frame and width.
+pub fn x_in(t: Micros, w: Window, frame: Frame, width: u32) -> f64 {
+    frame.x(t, w, f64::from(width))
 }
 
 /// The words a link says to a screen reader and in its tooltip.
@@ -243,6 +343,11 @@ pub fn timeline(p: &TimelineProps) -> Html {
     let width = p.width.max(300);
     let height = height_of(p.layout.lanes.len());
     let g = Geo::of(p.layout.lanes.len());
+    // The labels' column, fitted to the labels in the page's type now (read again when the
+    // display changes, which renders this again).
+    let scale = text_scale();
+    let labels = labels_of(&p.layout, width);
+    let frame = labels.frame(MARGIN);
 
     // Colours come from the style sheet, which follows the system's dark mode and the header's
     // theme; line widths follow presenter mode. Repaint when any of them changes. Each change
@@ -276,6 +381,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let layout = Rc::clone(&p.layout);
         let diff = p.diff.clone();
         let flipped = p.flipped;
+        let labels = Rc::clone(&labels);
         let deps = (
             Rc::as_ptr(&p.layout) as usize,
             p.window,
@@ -283,6 +389,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
             p.diff.as_ref().map(|d| Rc::as_ptr(d) as usize),
             p.divergence,
             *theme,
+            Rc::as_ptr(&labels) as usize,
         );
         let (window, divergence) = (p.window, p.divergence);
         use_effect_with(deps, move |_| {
@@ -290,6 +397,8 @@ pub fn timeline(p: &TimelineProps) -> Html {
                 paint_canvas(
                     &c,
                     &layout,
+                    &labels,
+                    scale,
                     window,
                     width,
                     diff.as_deref().map(|d| {
@@ -313,12 +422,12 @@ pub fn timeline(p: &TimelineProps) -> Html {
         let selected = p.selected;
         Callback::from(move |e: MouseEvent| {
             let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-            if y < f64::from(AXIS) || x < FRAME.gutter {
+            if y < f64::from(AXIS) || x < frame.gutter {
                 return;
             }
             let lane = g.lane_at(y);
-            let plot = FRAME.plot(f64::from(width));
-            let t = window.time_at((x - FRAME.gutter) / plot);
+            let plot = frame.plot(f64::from(width));
+            let t = window.time_at((x - frame.gutter) / plot);
             let tolerance = (6.0 * window.span() as f64 / plot) as Micros;
             let hit = layout.hit(lane, t, tolerance);
             if hit.is_some() && hit != selected {
@@ -331,7 +440,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
         })
     };
 
-    let x = |t: Micros| x_in(t, p.window, width);
+    let x = |t: Micros| x_in(t, p.window, frame, width);
     let prefix = if p.flipped {
         "In the flipped run: "
     } else {
@@ -348,8 +457,8 @@ pub fn timeline(p: &TimelineProps) -> Html {
             Callback::from(move |_: FocusEvent| if !flipped { d.dispatch(Action::Pin { pin: Pinned::Overlap(k), seek: true }) })
         };
         let lane = o.lanes.last().copied().unwrap_or(0);
-        let x0 = x(o.from).max(FRAME.gutter);
-        let w = (x(o.to).min(FRAME.right(f64::from(width))) - x0).max(4.0);
+        let x0 = x(o.from).max(frame.gutter);
+        let w = (x(o.to).min(frame.right(f64::from(width))) - x0).max(4.0);
         let text = format!("{prefix}{}", o.text);
         let pinned = p.pinned == Some(Pinned::Overlap(k));
         html! {
@@ -413,7 +522,8 @@ pub fn timeline(p: &TimelineProps) -> Html {
         <div id={p.id.clone()} class="timeline" style={format!("width: {width}px; height: {height}px")}
             data-lanes={p.layout.lanes.len().to_string()} data-overlaps={p.layout.overlap_count.to_string()}
             data-notes={p.layout.notes.len().to_string()} data-links={p.layout.links.len().to_string()}
-            data-arrows={arrows.to_string()}>
+            data-arrows={arrows.to_string()}
+            data-lane-labels={labels.lines.iter().map(LabelLines::text).collect::<Vec<_>>().join("\n")}>
             // The drawing takes focus so that the arrow keys, which step through the events,
             // have somewhere to be pressed; each step shows the event's card below.
             <canvas ref={canvas} role="img" tabindex="0" aria-label={summary}
@@ -496,9 +606,12 @@ fn lane_colour(i: usize) -> Colour {
 }
 
 /// Paints the lanes, spans, marks, differences and overlaps of a window onto the canvas.
+#[allow(clippy::too_many_arguments)]
 fn paint_canvas(
     canvas: &HtmlCanvasElement,
     layout: &Layout,
+    labels: &LaneLabels,
+    scale: f64,
     w: Window,
     width: u32,
     diff: Option<&[bool]>,
@@ -518,19 +631,9 @@ fn paint_canvas(
         return;
     };
     let pal = Palette::read(canvas);
-    // Text on the canvas follows the page's root font size (larger on a projector), within
-    // what the lanes have room for.
-    let scale = gloo::utils::document()
-        .document_element()
-        .and_then(|root| {
-            gloo::utils::window()
-                .get_computed_style(&root)
-                .ok()
-                .flatten()
-        })
-        .and_then(|st| st.get_property_value("font-size").ok())
-        .and_then(|v| super::controls::number_of(v.trim_end_matches("px")))
-        .map_or(1.0, |px| (px / 16.0).clamp(1.0, 1.4));
+    // Text on the canvas follows the page's root font size (larger on a projector): `scale`,
+    // read when the labels' column was fitted.
+    let frame = labels.frame(MARGIN);
     // Presenter mode (set on the root by the header) draws marks and lines thicker.
     let presenter = gloo::utils::document()
         .document_element()
@@ -540,16 +643,16 @@ fn paint_canvas(
     } else {
         1.0
     };
-    let font = |px: f64, weight: &str| format!("{weight}{:.1}px system-ui, sans-serif", px * scale);
+    let font = |px: f64, weight: &str| canvas_font(px, weight, scale);
     let base = |ctx: &CanvasRenderingContext2d| {
         let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     };
     base(&ctx);
-    let x = |t: Micros| x_in(t, w, width);
-    let plot = FRAME.plot(f64::from(width));
+    let x = |t: Micros| x_in(t, w, frame, width);
+    let plot = frame.plot(f64::from(width));
     let us_per_px = w.span() as f64 / plot;
-    let left = FRAME.gutter;
-    let right = FRAME.right(f64::from(width));
+    let left = frame.gutter;
+    let right = frame.right(f64::from(width));
 
     ctx.set_fill_style_str(pal.of(paint::BG));
     ctx.fill_rect(0.0, 0.0, f64::from(width), f64::from(height));
@@ -744,7 +847,7 @@ fn paint_canvas(
         g,
         w,
         &x,
-        right,
+        (left, right),
         &pal,
         &font(10.0, "bold "),
         &font(10.0, ""),
@@ -818,44 +921,27 @@ fn paint_canvas(
     }
     ctx.restore();
 
-    // Lane labels last, on their own background, so that nothing covers them.
-    ctx.set_font(&font(11.0, "600 "));
-    for (i, lane) in layout.lanes.iter().enumerate() {
+    // Lane labels last, on their own background, so that nothing covers them: each as the
+    // labels' column lays it out, whole (on two lines, a service's kind above its name, where
+    // one is too long), cut only where the timeline is too narrow for the widest column.
+    for (i, lines) in labels.lines.iter().enumerate().take(layout.lanes.len()) {
         let top = g.top(i);
         ctx.set_fill_style_str(pal.of(lane_colour(i)));
         ctx.fill_rect(0.0, top, left - 8.0, f64::from(g.lane));
         ctx.set_fill_style_str(pal.of(paint::FG));
-        // A label too long for the gutter goes on two lines, its kind above its name, so that
-        // a name is read whole ("service east-locks", not "service east-lo…"); a name too long
-        // for a line of its own is cut to what fits.
-        let room = left - 14.0;
-        let width = |t: &str| ctx.measure_text(t).map_or(f64::MAX, |m| m.width());
-        match lane.label.split_once(' ') {
-            Some((kind, name)) if width(&lane.label) > room => {
-                ctx.set_font(&font(10.0, ""));
-                let _ = ctx.fill_text(kind, 6.0, g.mid(i) - 2.0);
-                ctx.set_font(&font(11.0, "600 "));
-                let _ = ctx.fill_text(&fitted(name, room, &width), 6.0, g.mid(i) + 10.0);
+        match lines {
+            LabelLines::Two { kind, name } => {
+                ctx.set_font(&label_font(LabelType::Kind, scale));
+                let _ = ctx.fill_text(kind, paint::LABEL_INSET, g.mid(i) - 2.0);
+                ctx.set_font(&label_font(LabelType::Name, scale));
+                let _ = ctx.fill_text(name, paint::LABEL_INSET, g.mid(i) + 10.0);
             }
-            _ => {
-                let _ = ctx.fill_text(&fitted(&lane.label, room, &width), 6.0, g.mid(i) + 4.0);
+            LabelLines::One(text) => {
+                ctx.set_font(&label_font(LabelType::Name, scale));
+                let _ = ctx.fill_text(text, paint::LABEL_INSET, g.mid(i) + 4.0);
             }
         }
     }
-}
-
-/// `text` whole if it is at most `room` wide as `width` measures it, else its longest start
-/// that fits with an ellipsis.
-fn fitted(text: &str, room: f64, width: &dyn Fn(&str) -> f64) -> String {
-    if width(text) <= room {
-        return text.to_string();
-    }
-    let chars: Vec<char> = text.chars().collect();
-    (1..chars.len())
-        .rev()
-        .map(|n| shorten(text, n))
-        .find(|t| width(t) <= room)
-        .unwrap_or_else(|| shorten(text, 2))
 }
 
 fn dash(ctx: &CanvasRenderingContext2d, pattern: &[f64]) {
@@ -952,13 +1038,12 @@ fn paint_notes(
     g: Geo,
     w: Window,
     x: &dyn Fn(Micros) -> f64,
-    right: f64,
+    (left, right): (f64, f64),
     pal: &Palette,
     bold: &str,
     plain: &str,
 ) -> Vec<Vec<(f64, f64)>> {
     let mut occupied: Vec<Vec<(f64, f64)>> = vec![Vec::new(); layout.lanes.len()];
-    let left = FRAME.gutter;
     let mut tags: Vec<(usize, f64, usize)> = Vec::new();
     // One path of brackets per kind, stroked once: a run can have hundreds of lost updates.
     let brackets: Vec<Option<Path2d>> = NoteKind::ALL.iter().map(|_| Path2d::new().ok()).collect();

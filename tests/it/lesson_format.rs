@@ -217,6 +217,89 @@ fn just_show_me_plays_the_run_and_counts_no_prediction() {
         .contains("0 of 1 prediction made (0 right)"));
 }
 
+/// "Show what happens": once the learner has committed, the answer is on the page at once,
+/// without the run playing at its speed; before the commit it shows nothing and moves nothing.
+#[test]
+fn show_what_happens_answers_a_committed_prediction_at_once_and_never_before() {
+    let app = open(&lesson("Watch the balance.", PREDICT));
+    assert!(!app.lesson.as_ref().unwrap().offers_outcome());
+    let early = app.reduce(Action::Lesson(LessonAction::ShowOutcome));
+    let run = early.lesson.as_ref().expect("a lesson");
+    assert!(
+        early.time == 0 && early.cursor == app.cursor && !early.playing,
+        "the playhead moved before the prediction"
+    );
+    assert!(run.awaiting_answer() && run.hides_run() && run.judged.is_none());
+    assert_eq!(run.prediction_text(), None);
+
+    // Committed, the run starts to play from the start; the page offers the answer now.
+    let guessed = app.reduce(Action::Lesson(LessonAction::Predict(1)));
+    let run = guessed.lesson.as_ref().expect("a lesson");
+    assert!(run.offers_outcome() && run.hides_run());
+    let playing = guessed.reduce(Action::Tick(16.0));
+    assert!(playing.playing && playing.time < playing.outcome.end);
+    let shown = playing.reduce(Action::Lesson(LessonAction::ShowOutcome));
+    assert_eq!(shown.time, shown.outcome.end, "the playhead is at the end");
+    assert_eq!(shown.cursor, shown.outcome.events.len());
+    assert!(!shown.playing, "nothing is left to play");
+    assert!(Rc::ptr_eq(&shown.outcome, &app.outcome), "the same run");
+    let run = shown.lesson.as_ref().expect("a lesson");
+    assert!(run.revealed && !run.hides_run() && !run.offers_outcome());
+    assert_eq!(run.shown_until(shown.time), None, "the whole run is drawn");
+    let answer = run.prediction_text().expect("a text");
+    assert!(
+        answer.starts_with("Not this time: you said No") && answer.contains("(the answer: Yes)"),
+        "{answer}"
+    );
+    // Judged as the run played to its end would be, and counted the same.
+    let played = guessed.reduce(Action::ToEnd);
+    assert_eq!(
+        played.lesson.as_ref().unwrap().judged,
+        run.judged,
+        "the same judgement as the end of playback"
+    );
+    assert_eq!(
+        Progress::default().record(run).lessons["truth"]
+            .predictions
+            .get("stall"),
+        Some(&false)
+    );
+    // Once answered, it does nothing more: the judgement stays.
+    let again = shown
+        .reduce(Action::ToStart)
+        .reduce(Action::Lesson(LessonAction::ShowOutcome));
+    assert_eq!(again.time, 0, "no longer offered, it moves nothing");
+    assert_eq!(again.lesson.as_ref().unwrap().judged, run.judged);
+
+    // After "Just show me" too: the answer, with no prediction counted.
+    let skipped = app
+        .reduce(Action::Lesson(LessonAction::ShowMe))
+        .reduce(Action::Lesson(LessonAction::ShowOutcome));
+    assert_eq!(skipped.time, skipped.outcome.end);
+    let run = skipped.lesson.as_ref().expect("a lesson");
+    assert!(run.revealed);
+    assert!(run
+        .prediction_text()
+        .is_some_and(|t| t.contains("The answer: Yes.")));
+    assert!(Progress::default().record(run).lessons["truth"]
+        .predictions
+        .is_empty());
+}
+
+/// A place without a prediction (an exercise, a step that asks none) is never offered it, and
+/// the action leaves it as it was.
+#[test]
+fn show_what_happens_is_only_for_a_prediction() {
+    let app = open(&lesson("Watch the balance.", ""));
+    let run = app.lesson.as_ref().expect("a lesson");
+    assert!(!run.hides_run() && !run.offers_outcome());
+    let next = app.reduce(Action::Lesson(LessonAction::ShowOutcome));
+    assert_eq!(
+        (next.time, next.cursor, next.playing),
+        (app.time, app.cursor, app.playing)
+    );
+}
+
 const GATE: &str = "```gate\nwhen = [\"integrity intact\"]\nintended = [\"fencing accounts one_source all_accesses\"]\nprompt = \"Refuse the stale write.\"\npassed = \"The stale write was refused.\"\n\n[[misconception]]\nwhen = [\"checks(accounts) == writes\", \"fencing(accounts) != off\"]\nexample = [\"fencing accounts one_source writes\"]\nhint = \"Reads are not checked, so the table has not seen the newer token yet.\"\n```\n";
 
 #[test]

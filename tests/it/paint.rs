@@ -374,3 +374,155 @@ fn a_note_label_is_placed_clear_of_its_marks_or_shortened_by_whole_words() {
     let l = place_label("ab", (300.0, 300.0), bounds, &[(305.0, 340.0)]).unwrap();
     assert!(l.to <= 305.0 || l.from >= 340.0, "{l:?}");
 }
+
+/// A width for text in the page's lane-label types, as the canvas would measure it in a
+/// sans-serif bold at `px` pixels: a little wide for lower-case names and digits, so that a
+/// label it fits would fit the page too.
+fn estimate(name_px: f64, kind_px: f64) -> impl Fn(&str, paint::LabelType) -> f64 {
+    move |text: &str, ty: paint::LabelType| {
+        let n = text.chars().count() as f64;
+        match ty {
+            paint::LabelType::Name => n * 0.68 * name_px,
+            paint::LabelType::Kind => n * 0.6 * kind_px,
+        }
+    }
+}
+
+/// The timeline's width in presenter mode on a 1366×768 screen: the run's column of a lesson.
+const PRESENTER_1366: f64 = 764.0;
+/// Presenter mode's type: a quarter larger than the page's 11 px names and 10 px kinds.
+const PRESENTER_SCALE: f64 = 1.25;
+
+/// Every lane label of every step and exercise of the shipped course is drawn whole in
+/// presenter mode at 1366×768 ("service replica-locks", not "replica-lo…"), and the label
+/// column stays a small share of the timeline.
+#[test]
+fn every_lane_label_of_the_course_is_drawn_whole_in_presenter_mode_at_1366() {
+    use lockstep::lesson::{self, wire};
+    use lockstep::ui::course::{places, Course, LessonAction};
+    use lockstep::ui::{Action, App};
+    use std::sync::Arc;
+
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let course = Arc::new(Course::new(
+        wire::read_course_files(&files).expect("the course reads back"),
+        Vec::new(),
+    ));
+    let measure = estimate(11.0 * PRESENTER_SCALE, 10.0 * PRESENTER_SCALE);
+    let (mut places_seen, mut widened, mut two_lines) = (0, 0, 0);
+    for (index, cl) in course.lessons.iter().enumerate() {
+        for place in places(&cl.lesson) {
+            let app =
+                App::open("01-two-services.toml").reduce(Action::Lesson(LessonAction::Open {
+                    course: Arc::clone(&course),
+                    index,
+                    place,
+                    resume: Vec::new(),
+                }));
+            let lanes = &app.outcome.layout.lanes;
+            let labels = paint::LaneLabels::fit(lanes, PRESENTER_1366, &measure);
+            let where_ = format!("{} {place:?}", cl.lesson.id);
+            assert_eq!(labels.lines.len(), lanes.len(), "{where_}");
+            for (lane, lines) in lanes.iter().zip(&labels.lines) {
+                assert_eq!(lines.text(), lane.label, "{where_}: a label is cut");
+                let room = labels.gutter - paint::LABEL_PAD;
+                match lines {
+                    paint::LabelLines::One(t) => {
+                        assert!(measure(t, paint::LabelType::Name) <= room, "{where_}: {t}")
+                    }
+                    paint::LabelLines::Two { kind, name } => {
+                        two_lines += 1;
+                        assert!(
+                            measure(kind, paint::LabelType::Kind) <= room
+                                && measure(name, paint::LabelType::Name) <= room,
+                            "{where_}: {kind} {name}"
+                        );
+                    }
+                }
+            }
+            assert!(
+                labels.gutter >= paint::LABELS_MIN
+                    && labels.gutter <= PRESENTER_1366 * paint::LABELS_SHARE,
+                "{where_}: a column {} wide",
+                labels.gutter
+            );
+            widened += usize::from(labels.gutter > paint::LABELS_MIN);
+            places_seen += 1;
+        }
+    }
+    assert!(places_seen >= 60, "{places_seen} places");
+    // The course has labels longer than the usual column holds at presenter mode's size.
+    assert!(
+        widened > 0 && two_lines > 0,
+        "{widened} widened, {two_lines} on two lines"
+    );
+}
+
+/// The column is as wide as its widest label needs, never narrower than the usual one, and a
+/// service's label longer than that goes on two lines before the column widens for it.
+#[test]
+fn the_label_column_fits_its_widest_label() {
+    use lockstep::ui::timeline::{Lane, LaneKind};
+    let lane = |kind: LaneKind, label: &str| Lane {
+        kind,
+        label: label.to_string(),
+        spans: Vec::new(),
+        marks: Vec::new(),
+    };
+    let measure = estimate(11.0, 10.0);
+    // Short labels: the usual column, every label on one line.
+    let short = [
+        lane(LaneKind::Client, "batch-1"),
+        lane(LaneKind::Service, "service old"),
+        lane(LaneKind::Resource, "orders"),
+        lane(LaneKind::Faults, "faults"),
+    ];
+    let fitted = paint::LaneLabels::fit(&short, 900.0, &measure);
+    assert_eq!(fitted.gutter, paint::LABELS_MIN);
+    assert!(fitted
+        .lines
+        .iter()
+        .all(|l| matches!(l, paint::LabelLines::One(_))));
+    assert_eq!(
+        fitted.frame(10.0).plot(900.0),
+        900.0 - paint::LABELS_MIN - 10.0
+    );
+
+    // A long client name widens the column to fit it on its line; a service's long label goes
+    // on two lines, its kind above its name, as the column is then wide enough for that.
+    let long = [
+        lane(LaneKind::Client, "settlement-reconciler-1"),
+        lane(LaneKind::Service, "service replica-locks"),
+    ];
+    let fitted = paint::LaneLabels::fit(&long, 900.0, &measure);
+    let need = measure("settlement-reconciler-1", paint::LabelType::Name);
+    assert_eq!(fitted.gutter, need.ceil() + paint::LABEL_PAD);
+    assert_eq!(
+        fitted.lines[0],
+        paint::LabelLines::One("settlement-reconciler-1".into())
+    );
+    assert_eq!(
+        fitted.lines[1],
+        paint::LabelLines::One("service replica-locks".into()),
+        "one line, since the client's label made room for it"
+    );
+    let service_only = paint::LaneLabels::fit(&long[1..], 900.0, &estimate(14.0, 12.0));
+    assert_eq!(
+        service_only.lines[0],
+        paint::LabelLines::Two {
+            kind: "service".into(),
+            name: "replica-locks".into()
+        }
+    );
+    assert!(service_only.gutter < 14.0 * 0.68 * 21.0 + paint::LABEL_PAD);
+
+    // On a narrow timeline the column takes at most its share of the width, and only then is
+    // a name cut, with an ellipsis, to what fits.
+    let narrow = paint::LaneLabels::fit(&long, 400.0, &measure);
+    assert_eq!(narrow.gutter, 400.0 * paint::LABELS_SHARE);
+    let paint::LabelLines::One(cut) = &narrow.lines[0] else {
+        panic!("one line: {:?}", narrow.lines[0]);
+    };
+    assert!(cut.ends_with('…') && "settlement-reconciler-1".starts_with(cut.trim_end_matches('…')));
+    assert!(measure(cut, paint::LabelType::Name) <= narrow.gutter - paint::LABEL_PAD);
+}

@@ -1,5 +1,6 @@
 // The course tells the truth in the page: a control changed back leaves nothing behind, a
-// prediction is answered from the run, a step's sweep is drawn beside it, the run's figures
+// prediction is answered from the run (at once, once committed, with "Show what happens"), a
+// step's sweep is drawn beside it, the run's figures
 // and the inventory are shown with the run, and every step and exercise is screenshotted at
 // 1280×800 for review (target/e2e-artifacts/course-truth--every-place--LESSON--PLACE.png).
 import { assert, assertEqual, until } from '../lib/harness.mjs';
@@ -105,7 +106,7 @@ export const tests = [
       const c = await course(ctx);
       const asking = c.lessons.flatMap((l) => l.steps.filter((s) => s.prediction).map((s) => [l, s]));
       assert(asking.length >= 20, `${asking.length} steps ask a prediction`);
-      const answers = ['#verdict-headline', '#lesson-inventory', '#class-work', '#step-sweep-plot', '#step-sweep-table', '#gate', '#cues li', '#event-details', '#playhead-verdict', '.cue-tick'];
+      const answers = ['#verdict-headline', '#lesson-inventory', '#class-work', '#step-sweep-plot', '#step-sweep-table', '#gate', '#cues li', '#event-details', '#playhead-verdict', '.cue-tick', '#show-outcome'];
       let changed = 0;
       for (const [l, step] of asking) {
         const where = `${l.id}/${step.id}`;
@@ -146,6 +147,45 @@ export const tests = [
         assert(listed.includes(`${n} of ${n} prediction${n === 1 ? '' : 's'} made`), `${l.id}: ${n} predictions counted in: ${listed}`);
       }
       ctx.note(`${asking.length} predictions, ${changed} changed after`);
+    },
+  },
+  {
+    // "Show what happens": absent until the learner commits (a choice, or "Just show me"); then
+    // one click puts the playhead at the run's end and the answer on the page, far sooner than
+    // the run would play at its speed, and the button goes, its work done.
+    name: 'course_truth::show_what_happens_answers_a_committed_prediction_at_once',
+    async run(ctx) {
+      const c = await course(ctx);
+      const found = c.lessons.flatMap((l) => l.steps.filter((s) => s.prediction && !s.recording && s.scenario.duration_ms >= 2000).map((s) => [l.id, s]));
+      assert(found.length >= 2, 'two steps ask a prediction of a run of 2 s or more');
+      // One step committed to by a choice, another by "Just show me".
+      for (const [commit, [lesson, step]] of [['#predict-0', found[0]], ['#show-me', found[1]]]) {
+        const where = `${lesson}/${step.id}`;
+        await openPlace(ctx, lesson, step.id, { ask: true });
+        await ctx.page.waitForSelector('#predict-0');
+        assert(!(await ctx.exists('#show-outcome')), `${where}: "Show what happens" before the learner commits`);
+        await ctx.page.click(commit);
+        await ctx.page.waitForSelector('#show-outcome');
+        assert(!(await ctx.exists('#verdict-headline')), `${where}: the verdict while the run plays`);
+        assert(/^(You said|Watch the run)/.test(await ctx.text('#predict-result')), `${where}: no answer yet`);
+        const end = Number(await ctx.attr('#scrub', 'max'));
+        const speed = Number(await ctx.value('#speed'));
+        // Real time the run would take to play to its end at the speed the page plays it.
+        const playback = end / speed;
+        assert(playback >= 4000, `${where}: the run plays ${playback} ms at ${speed}×`);
+        assert(Number(await ctx.value('#scrub')) < end, `${where}: the run has not played yet`);
+        const clicked = Date.now();
+        await ctx.page.click('#show-outcome');
+        await until(async () => (await ctx.exists('#verdict-headline')) && /^(Right|Not this time|You watched without predicting)/.test(await ctx.text('#predict-result')), `${where}: the answer at once`, playback / 2);
+        const took = Date.now() - clicked;
+        assertEqual(Number(await ctx.value('#scrub')), end, `${where}: the playhead is at the run's end`);
+        assertEqual(await ctx.text('#play'), 'Play', `${where}: nothing left playing`);
+        assert(!(await ctx.exists('#show-outcome')), `${where}: the button stays once the answer is shown`);
+        // What the run shows is on the page: the verdict's figures and each class's work.
+        assert(!(await ctx.exists('#verdict-pending')) && (await ctx.exists('#class-work')), `${where}: the run's verdict is shown`);
+        if (commit === '#show-me') assert((await ctx.text('#predict-result')).includes('The answer:'), `${where}: the answer to a skipped prediction`);
+        ctx.note(`${where} after ${commit}: the answer ${took} ms after the click; playing would take ${Math.round(playback)} ms`);
+      }
     },
   },
   {

@@ -1,9 +1,10 @@
 // Paper and projector: the facilitator's two printouts (dark text on white paper whatever the
 // screen's theme; the handout of the lessons chosen, with each step's narration, picture and
-// link and no answer, the key with every answer), an exercise's goal,
-// controls and Check on one 1366×768 screen, the header's theme switch kept across a reload,
-// and presenter mode (larger type, the timeline on the first screen of a zoomed projector,
-// the whole run across its width without sideways scrolling).
+// link and no answer, the key with every answer), an exercise's goal, controls and Check on
+// one 1366×768 screen (in presenter mode too, with every lane label drawn whole), the header's
+// theme switch kept across a reload, and presenter mode (larger type, the timeline on the
+// first screen of a zoomed projector, the whole run across its width without sideways
+// scrolling).
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { shippedLessons } from '../lib/checks.mjs';
 import { axe } from './a11y.mjs';
@@ -24,6 +25,42 @@ function box(ctx, selector) {
     const r = el.getBoundingClientRect();
     return { top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: r.width, height: r.height };
   });
+}
+
+/** Turns presenter mode on from the course's list; the page keeps it for the views after. */
+async function presenterOn(ctx) {
+  await ctx.open('#/lessons');
+  await ctx.page.waitForSelector('#course li');
+  if ((await ctx.attr('#presenter', 'aria-pressed')) !== 'true') await ctx.page.click('#presenter');
+  await until(async () => (await ctx.page.evaluate(() => document.documentElement.dataset.presenter)) === 'true', 'presenter mode');
+}
+
+/**
+ * The selectors of what a facilitator acts on in an exercise: its goal, every control the
+ * exercise offers (each menu, field, box and single-choice output), and Check.
+ */
+async function exerciseParts(ctx) {
+  const controls = await ctx.page.$$eval('section.controls', (sections) =>
+    sections.flatMap((sec) =>
+      [...sec.querySelectorAll('select, input, output')].filter((el) => el.getClientRects().length > 0).map((el) => `#${CSS.escape(el.id)}`),
+    ),
+  );
+  return ['#goal', ...controls, '#check'];
+}
+
+/** The lanes' labels a scenario gives, in the timeline's order: clients, services, resources, faults. */
+function laneNames(scenario) {
+  const clients = scenario.clients.flatMap((c) => Array.from({ length: c.count }, (_, i) => `${c.name}-${i + 1}`));
+  const services = scenario.services.map((s) => `service ${s.name}`);
+  const resources = scenario.resources.map((r) => r.name);
+  return [...clients, ...services, ...resources, 'faults'];
+}
+
+/** The timeline's lane labels as the canvas draws them are the lanes' whole names. */
+async function checkLaneLabels(ctx, where, scenario) {
+  await ctx.page.waitForSelector('#timeline[data-lane-labels]');
+  const drawn = await ctx.page.$eval('#timeline', (t) => t.dataset.laneLabels.split('\n'));
+  assertEqual(JSON.stringify(drawn), JSON.stringify(laneNames(scenario)), `${where}: the lane labels drawn`);
 }
 
 /**
@@ -239,6 +276,65 @@ export const tests = [
       assert(b.top >= 0 && b.bottom <= 768, `#protocol-batch is at ${b.top}..${b.bottom}`);
       await ctx.page.selectOption('#protocol-batch', 'single:new');
       await until(async () => (await ctx.text('#verdict-headline')).startsWith('Exclusion holds'), 'the run to hold');
+    },
+  },
+  {
+    // Presenter mode's larger type at 1366×768: for every exercise of the course, once it is
+    // scrolled into view, the goal, each of its controls and Check are on the screen together,
+    // measured; and every lane's label on the timeline is drawn whole.
+    name: 'workshop::presenter_mode_fits_each_exercise_on_one_1366x768_screen',
+    viewport: { width: 1366, height: 768 },
+    async run(ctx) {
+      await presenterOn(ctx);
+      const course = await shippedLessons(ctx.page);
+      let n = 0;
+      for (const l of course) {
+        for (const e of l.exercises) {
+          await ctx.open(`#/lessons/${l.id}/${e.id}`);
+          await ctx.page.waitForSelector(`#view-title[data-place="${e.id}"]`, { timeout: 20000 });
+          assertEqual(await ctx.page.evaluate(() => document.documentElement.dataset.presenter), 'true', 'presenter mode is on');
+          await ctx.frames(2);
+          const where = `${l.id}/${e.id}`;
+          const selectors = await exerciseParts(ctx);
+          assert(selectors.length >= 3, `${where}: the goal, Check and at least one control: ${selectors}`);
+          // Scrolled so that the first of them is at the top of the screen (as far as the page
+          // scrolls), each must then be inside the screen.
+          const top = await ctx.page.evaluate((sels) => Math.min(...sels.map((s) => document.querySelector(s).getBoundingClientRect().top)) + window.scrollY, selectors);
+          await ctx.page.evaluate((y) => window.scrollTo(0, y), Math.max(0, top - 4));
+          await ctx.frames(2);
+          let [highest, lowest] = [Infinity, 0];
+          for (const sel of selectors) {
+            const b = await box(ctx, sel);
+            assert(b.height > 0 && b.width > 0, `${where}: ${sel} is not drawn`);
+            assert(b.top >= 0 && b.bottom <= 768 && b.left >= 0 && b.right <= 1366, `${where}: ${sel} is at ${JSON.stringify(b)}, outside the 1366×768 screen with the goal`);
+            [highest, lowest] = [Math.min(highest, b.top), Math.max(lowest, b.bottom)];
+          }
+          ctx.note(`${where}: the goal, ${selectors.length - 2} control(s) and Check within ${Math.round(lowest - highest)} px`);
+          await checkLaneLabels(ctx, where, e.scenario);
+          n++;
+        }
+      }
+      assert(n >= 2, `the course has ${n} exercises`);
+    },
+  },
+  {
+    // The lane labels of every step of the course in presenter mode at 1366×768: each is drawn
+    // whole, its words the lane's own ("service replica-locks", never "service replica-lo…").
+    name: 'workshop::presenter_mode_draws_every_lane_label_whole_at_1366x768',
+    viewport: { width: 1366, height: 768 },
+    async run(ctx) {
+      await presenterOn(ctx);
+      const course = await shippedLessons(ctx.page);
+      let n = 0;
+      for (const l of course) {
+        for (const s of l.steps) {
+          await ctx.open(`#/lessons/${l.id}/${s.id}`);
+          await ctx.page.waitForSelector(`#view-title[data-place="${s.id}"]`, { timeout: 20000 });
+          await checkLaneLabels(ctx, `${l.id}/${s.id}`, s.scenario);
+          n++;
+        }
+      }
+      assert(n >= 40, `${n} steps`);
     },
   },
   {
