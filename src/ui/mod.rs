@@ -1713,6 +1713,24 @@ impl App {
     }
 
     /// The sentence for the playhead: time, position, and who believes they hold what.
+    /// How the playhead's moment stands, for its sentence's colour: exclusion broken now;
+    /// holding now after it broke earlier in the run (no all-clear); or holding.
+    pub fn playhead_standing(&self) -> Standing {
+        if self.snapshot().exclusion == monitor::Exclusion::Broken {
+            Standing::Broken
+        } else if self
+            .outcome
+            .layout
+            .merged
+            .first()
+            .is_some_and(|m| m.from <= self.time)
+        {
+            Standing::AfterBreak
+        } else {
+            Standing::Holds
+        }
+    }
+
     pub fn playhead_text(&self) -> String {
         text::playhead(
             &self.snapshot(),
@@ -1720,5 +1738,24 @@ impl App {
             self.cursor,
             self.outcome.events.len(),
         )
+    }
+}
+
+/// How the playhead's moment stands ([`App::playhead_standing`]); its name is the class the
+/// page gives the playhead's sentence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    Broken,
+    AfterBreak,
+    Holds,
+}
+
+impl Standing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Standing::Broken => "broken",
+            Standing::AfterBreak => "after-break",
+            Standing::Holds => "holds",
+        }
     }
 }

@@ -212,15 +212,7 @@ pub fn playback(p: &AppProps) -> Html {
     // between two whole milliseconds.
     let end_ms = a.outcome.end.div_ceil(1_000);
     let sentence = a.playhead_text();
-    let broken = sentence.contains("Exclusion broken");
-    // Holding now is no all-clear in a run whose exclusion broke before the playhead: that
-    // moment is not shown green.
-    let broke_before = a
-        .outcome
-        .layout
-        .merged
-        .first()
-        .is_some_and(|m| m.from <= a.time);
+    let standing = a.playhead_standing();
     html! {
         <section class="panel playback" aria-labelledby="playback-h">
             <h2 id="playback-h" class="visually-hidden">{ "Playback" }</h2>
@@ -258,12 +250,12 @@ pub fn playback(p: &AppProps) -> Html {
                 </span>
             </div>
             <p class="shortcuts">{ "Keys: ← → step · [ ] speed; with focus in this part of the page (the timeline, say): Space play/pause · PageUp/PageDown a tenth of the run · Home/End" }</p>
-            <p id="playhead-verdict" class={classes!("playhead-verdict", if broken { "broken" } else if broke_before { "after-break" } else { "holds" })}
+            <p id="playhead-verdict" class={classes!("playhead-verdict", standing.name())}
                 aria-live={if a.playing { "off" } else { "polite" }}>
                 { sentence }
             </p>
             // Said beside the snapshot's sentence, which stays word for word the engine's.
-            if broke_before && !broken {
+            if standing == ui::Standing::AfterBreak {
                 <p id="playhead-earlier" class="hint">{ "Exclusion broke earlier in this run." }</p>
             }
         </section>

@@ -15,7 +15,9 @@ use lockstep::ui::timeline::{
     visible_marks, visible_spans, LaneKind, MarkKind, OVERLAPS_DETAILED_MAX,
 };
 use lockstep::ui::toggles::{self, Memory, Toggle};
-use lockstep::ui::{text, Action, App, Saved, DEFAULT_SOURCE, SPEEDS, STORAGE_SET_ASIDE_KEY};
+use lockstep::ui::{
+    text, Action, App, Saved, Standing, DEFAULT_SOURCE, SPEEDS, STORAGE_SET_ASIDE_KEY,
+};
 use lockstep::{Exclusion, Scenario};
 
 const STAGGERED: &str = "08-staggered-migration.toml";
@@ -726,6 +728,15 @@ fn the_playhead_says_when_exclusion_breaks_in_the_staggered_migration() {
     // After the overlap ends it holds again.
     let after = app.reduce(Action::Seek(first.to_us + 1));
     assert!(after.playhead_text().contains("Exclusion holds"));
+    // The sentence's standing, which colours it, is the snapshot's and the run's, not its
+    // words: broken in the overlap, no all-clear after it, holding before any.
+    assert_eq!(broken.playhead_standing(), Standing::Broken);
+    assert_eq!(broken.playhead_standing().name(), "broken");
+    assert_eq!(after.playhead_standing(), Standing::AfterBreak);
+    assert_eq!(
+        app.reduce(Action::Seek(0)).playhead_standing(),
+        Standing::Holds
+    );
     // The playhead's snapshot never claims a conflict the verdict does not have.
     assert_eq!(
         app.reduce(Action::Seek(first.from_us)).snapshot().exclusion,
