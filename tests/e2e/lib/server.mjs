@@ -23,9 +23,10 @@ const MIME = {
 /**
  * Serves `root` and resolves to { url, close }. With `prefix` ('/lockstep'), the files are
  * served under that path only, as a host serves a site that lives under a sub-path, with no
- * rewrite: anything outside it is not found.
+ * rewrite: anything outside it is not found. `port` is a free one unless given (a built host
+ * that names its own address).
  */
-export async function serveDir(root, { prefix = '' } = {}) {
+export async function serveDir(root, { prefix = '', port: wanted = 0 } = {}) {
   const absRoot = path.resolve(root);
   const server = http.createServer((req, res) => {
     let pathname;
@@ -65,7 +66,7 @@ export async function serveDir(root, { prefix = '' } = {}) {
   });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    server.listen(wanted, '127.0.0.1', resolve);
   });
   const { port } = server.address();
   return {

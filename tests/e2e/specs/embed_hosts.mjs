@@ -7,37 +7,8 @@ import zlib from 'node:zlib';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { ROOT } from '../lib/cli.mjs';
 import { serveDir, serveHtml } from '../lib/server.mjs';
+import { block, localise } from '../lib/docblocks.mjs';
 import { build } from 'esbuild';
-
-const DOC = path.join(ROOT, 'docs', 'embedding.md');
-
-/** The body of the first code block of `lang` after the heading `after`. */
-function block(lang, after) {
-  const page = fs.readFileSync(DOC, 'utf8');
-  const from = page.indexOf(after);
-  assert(from >= 0, `docs/embedding.md has "${after}"`);
-  const open = page.indexOf('```' + lang + '\n', from);
-  assert(open >= 0, `a ${lang} block after "${after}"`);
-  // A block inside a list item is indented: its closing fence has the same indentation, and
-  // its lines lose it, as Markdown reads them.
-  const indent = page.slice(page.lastIndexOf('\n', open) + 1, open);
-  const start = open + lang.length + 4;
-  const body = page.slice(start, page.indexOf('\n' + indent + '```', start));
-  return body
-    .split('\n')
-    .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
-    .join('\n');
-}
-
-/** The docs' example addresses, replaced by the test's servers. */
-function localise(text, app, host) {
-  const appOrigin = new URL(app).origin;
-  return text
-    .replaceAll('https://example.org/lockstep/', app)
-    .replaceAll(encodeURIComponent('https://docs.example.org'), encodeURIComponent(host))
-    .replaceAll('https://docs.example.org', host)
-    .replaceAll("'https://example.org'", `'${appOrigin}'`);
-}
 
 /** Serves a host page made from `body(hostOrigin)` on an origin of its own. */
 async function hostPage(body) {
