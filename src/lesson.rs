@@ -237,9 +237,22 @@ pub struct GateMessage {
 }
 
 impl Gate {
-    /// Whether the learner's run meets the gate: every condition holds.
+    /// The gate's conditions the learner's run does not meet, each with what the run showed
+    /// instead: the one judgement of a gate, which `lesson check` ([`Gate::met`]) and the page
+    /// (`ui::course`, what it says of the run) both read.
+    pub fn unmet<'a>(&'a self, scenario: &Scenario, verdict: &Verdict) -> Vec<(&'a Claim, String)> {
+        self.when
+            .iter()
+            .filter_map(|c| {
+                let r = c.check(scenario, verdict);
+                (!r.holds).then_some((c, r.actual))
+            })
+            .collect()
+    }
+
+    /// Whether the learner's run meets the gate: no condition is unmet.
     pub fn met(&self, scenario: &Scenario, verdict: &Verdict) -> bool {
-        self.when.iter().all(|c| c.check(scenario, verdict).holds)
+        self.unmet(scenario, verdict).is_empty()
     }
 
     /// What to say of a run that meets the gate: the first message whose conditions the run

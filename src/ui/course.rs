@@ -778,12 +778,9 @@ fn gate_reading(
     rich: &crate::lesson::narration::Rich,
 ) -> (Option<bool>, String) {
     let failed: Vec<String> = g
-        .when
-        .iter()
-        .filter_map(|c| {
-            let r = c.check(scenario, verdict);
-            (!r.holds).then(|| format!("that {} (here, {})", c.words(), r.actual))
-        })
+        .unmet(scenario, verdict)
+        .into_iter()
+        .map(|(c, actual)| format!("that {} (here, {actual})", c.words()))
         .collect();
     let plain = |text: &str| crate::lesson::narration::plain(rich, text);
     if failed.is_empty() {

@@ -19,6 +19,7 @@ pub mod print;
 pub mod reach;
 pub mod route;
 pub mod share;
+pub mod sharing;
 pub mod svg;
 pub mod text;
 pub mod timeline;

@@ -8,6 +8,7 @@ mod display;
 mod embed;
 mod extras;
 mod lab;
+mod narration;
 mod packing;
 mod panels;
 mod print;

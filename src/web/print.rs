@@ -7,7 +7,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use super::controls::{checked_of, value_of};
-use super::course::{inlines, narration, rich};
+use super::narration::{inlines, narration, rich};
 use crate::lesson::narration::Rich;
 use crate::ui::course::{Course, Origin};
 use crate::ui::print::{

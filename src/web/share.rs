@@ -13,7 +13,7 @@ use yew::prelude::*;
 use super::Dispatch;
 use crate::ui::embed::Theme;
 use crate::ui::export::{self, RunMeta, PNG_KEYWORD};
-use crate::ui::share::{embed_controls, ShareAction, Sharing};
+use crate::ui::sharing::{embed_controls, ShareAction, Sharing};
 use crate::ui::{self, Action};
 
 /// The address of the app itself, without its fragment: where links point.

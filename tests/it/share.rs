@@ -488,7 +488,7 @@ fn the_site_address_can_come_from_the_environment() {
 #[test]
 fn the_share_panel_is_a_reducer() {
     use lockstep::lesson::edit::Control;
-    use lockstep::ui::share::{embed_controls, ShareAction, Sharing};
+    use lockstep::ui::sharing::{embed_controls, ShareAction, Sharing};
     let app = lockstep::ui::App::open("05-fencing.toml");
     let offered = embed_controls(&app.scenario);
     assert!(
@@ -1560,7 +1560,7 @@ fn the_host_api_answers_each_request_by_its_id() {
 #[test]
 fn the_share_panel_offers_theme_caption_and_id() {
     use lockstep::ui::embed::{Embed, Theme};
-    use lockstep::ui::share::{ShareAction, Sharing};
+    use lockstep::ui::sharing::{ShareAction, Sharing};
     let app = lockstep::ui::App::open("05-fencing.toml");
     let panel = Sharing::default()
         .reduce(ShareAction::Theme(Theme::Dark))
