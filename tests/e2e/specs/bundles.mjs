@@ -11,6 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { LOCKSTEP, ROOT, SCENARIO_DIR } from '../lib/cli.mjs';
 import { serveHtml } from '../lib/server.mjs';
+import { watchRequests } from '../lib/quiet.mjs';
 import { siteSettings } from '../../../scripts/site-check.mjs';
 
 /** This environment without the site's build settings (scripts/site-env.sh): a new shell's. */
@@ -65,20 +66,32 @@ export const tests = [
         const bundle = bundleOf(address);
         assertEqual([...new Set(order)].join(' '), `${bundle}_bg.wasm ${bundle}_rest.wasm`, `${address}: the first part, then the rest`);
       }
-      // With the rest held back, the view and what follows it (a second after the network is
-      // quiet) call none of it: a call would load it at once. Each address on a first visit
-      // and on a return, with what the first saved.
-      await ctx.page.route('**/*_rest.wasm', (route) => (route.request().resourceType() === 'fetch' ? route.abort() : route.continue()));
+      // With the rest held back, the view and what follows it call none of it: a call would
+      // load it at once. Each address on a first visit and on a return, with what the first
+      // saved.
+      const requests = watchRequests(ctx.page);
+      let refused = 0;
+      await ctx.page.route('**/*_rest.wasm', (route) => {
+        if (route.request().resourceType() !== 'fetch') return route.continue();
+        refused += 1;
+        return route.abort();
+      });
       await ctx.page.evaluate(() => localStorage.clear());
       for (const address of addresses) {
         for (const visit of ['first', 'return']) {
+          const before = refused;
           if (visit === 'first') {
             // A new document each time: a change of the fragment alone loads nothing.
             await ctx.page.goto('about:blank');
             await ctx.open(address);
           } else await ctx.reload();
-          await ctx.page.waitForLoadState('networkidle');
-          await ctx.page.waitForTimeout(1000);
+          // What follows the view: the loader asks for the rest (refused here), and a lesson's
+          // view fetches the other lessons and the folder's index and reads them. Once the rest
+          // was asked for and the page has no request in flight and nothing queued, all of that
+          // has run; the page starts nothing more without the user (no timer of its own). A
+          // call into the rest on the way is a load at once, counted below.
+          await until(async () => refused > before, `${address} (${visit} visit): the rest asked for`);
+          await requests.quiet(ctx.page, `${address} (${visit} visit): what follows the view to be done`);
           const state = await ctx.page.evaluate(() => ({ ...globalThis.__lockstepSplit, hits: undefined }));
           assertEqual(state.syncLoads, 0, `${address} (${visit} visit): the first view called no code of the rest (it called the function in slot ${state.firstSlot}; node scripts/split-profile.mjs records the profile anew)`);
         }

@@ -1,5 +1,5 @@
 // The scenario editor and the stored state.
-import { assert, assertEqual, until, sleep } from '../lib/harness.mjs';
+import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { checkVerdictRegion } from '../lib/checks.mjs';
 
 export const tests = [
@@ -23,7 +23,11 @@ export const tests = [
         `#editor-errors should name a line or the field, shows ${JSON.stringify(errors)}`,
       );
       ctx.note(`error shown: ${errors.slice(0, 160)}`);
-      await sleep(300);
+      // The edit reaches the run only through the reader's answer, which shows these errors and
+      // clears the editor's aria-busy in the same update that would have replaced the run
+      // (ui::App::reduce, Action::Read). Once both are drawn that update has happened: a run
+      // replaced by the broken text would already show in the headline below.
+      await until(async () => (await ctx.attr('#editor', 'aria-busy')) === null, 'the reader to have answered');
       await ctx.frames(2);
       assertEqual(await ctx.text('#verdict-headline'), before.headline, '#verdict-headline after an invalid edit');
       await checkVerdictRegion(ctx);

@@ -8,6 +8,7 @@ import { assert, assertEqual, until } from '../lib/harness.mjs';
 import { ROOT } from '../lib/cli.mjs';
 import { serveDir, serveHtml } from '../lib/server.mjs';
 import { block, localise } from '../lib/docblocks.mjs';
+import { watchRequests } from '../lib/quiet.mjs';
 import { build } from 'esbuild';
 
 /** Serves a host page made from `body(hostOrigin)` on an origin of its own. */
@@ -187,7 +188,11 @@ export const tests = [
           assert(error.error.includes('no built-in scenario'), `the reason: ${error.error}`);
           assertEqual(error.protocol, 1, 'the error is stamped with the protocol');
           if (query.includes('id=')) assertEqual(error.embed, 'fig-8', 'the error names its embed');
-          await ctx.page.waitForTimeout(500);
+          // Any host may ask for the height and is answered, in order after everything the
+          // embed said before: a ready sent before the error or after it is here by the time the
+          // answer to this question is.
+          await ctx.page.evaluate(() => document.querySelector('iframe').contentWindow.postMessage({ type: 'lockstep:get-height', id: 9 }, '*'));
+          await until(async () => (await got()).some((m) => m && m.type === 'lockstep:height' && m.id === 9), 'the height asked after the error');
           assert(!(await got()).some((m) => m.type === 'lockstep:ready'), `${query}: never ready`);
         } finally {
           await host.close();
@@ -267,14 +272,20 @@ export const tests = [
     async run(ctx) {
       // The wasm is refused, as a strict proxy or a broken host might.
       await ctx.page.route('**/embed_bg.wasm', (r) => r.abort());
+      // The loader's last word when it gives up is a console warning with the cause (index.html,
+      // `fail`); the browser's own error about the refused request comes before it.
+      const warned = ctx.page.waitForEvent('console', { predicate: (m) => m.type() === 'warning', timeout: 20000 });
+      // (Awaited below; a test that fails before then must not leave it rejecting unheard.)
+      warned.catch(() => {});
       await ctx.page.goto(`${ctx.baseURL}#/embed?v=1&b=05-fencing.toml&controls=fencing%20accounts`, { waitUntil: 'load' });
       await until(async () => (await ctx.attr('#boot', 'class')).includes('failed'), 'the loader to give up');
       const text = await ctx.text('#boot');
       assert(text.startsWith('The simulator could not load here'), `the sentence: ${text}`);
       const href = await ctx.attr('#boot-link', 'href');
       assert(href.includes('#/run?v=1&b=05-fencing.toml') && !href.includes('controls='), `the link to the full app: ${href}`);
-      // The refused request is the cause; nothing else went wrong.
-      await ctx.page.waitForTimeout(300);
+      // The refused request is the cause; nothing else went wrong. Once the loader has said
+      // its last word, the failure has run its course: an error it caused is in ctx.errors.
+      await warned;
       ctx.errors.splice(0, ctx.errors.length, ...ctx.errors.filter((e) => !/embed_bg\.wasm|Failed to fetch|net::ERR_FAILED|WebAssembly/.test(e)));
     },
   },
@@ -484,6 +495,7 @@ export const tests = [
     async run(ctx) {
       const site = await serveDir(process.env.E2E_DIST || path.join(ROOT, 'dist'), { prefix: '/lockstep' });
       const outside = [];
+      const requests = watchRequests(ctx.page);
       ctx.page.on('request', (r) => {
         const url = new URL(r.url());
         if (url.origin === new URL(site.url).origin && !url.pathname.startsWith('/lockstep/')) outside.push(url.pathname);
@@ -506,13 +518,19 @@ export const tests = [
             bg: getComputedStyle(document.documentElement).getPropertyValue('--bg').trim(),
           }));
           assert(styled.sheet.includes('/lockstep/style.css') && styled.bg !== '', `${address}: styled (${JSON.stringify(styled)})`);
+          // What each view asks for once it is up, before the next view replaces it: the rest
+          // of its bundle (asked for by a timer once the view is ready, so waited for by its
+          // flag) and what follows from that (a lesson's view fetches the other lessons and the
+          // folder's index). Once all of it has come and been handled, the view asks for
+          // nothing more by itself; a request outside /lockstep/ on the way is in `outside`.
+          await until(() => ctx.page.evaluate(() => Boolean(globalThis.__lockstepSplit && globalThis.__lockstepSplit.loaded)), `${address}: the rest of the bundle loaded`);
+          await requests.quiet(ctx.page, `${address}: every file it asked for to have come`);
         }
         // The scripts a host page loads from the site are there too.
         for (const file of ['embed-size.js', 'lockstep-host.js', 'sw.js']) {
           const status = await ctx.page.evaluate(async (u) => (await fetch(u)).status, site.url + file);
           assertEqual(status, 200, file);
         }
-        await ctx.page.waitForTimeout(500);
         assertEqual(outside.join(' '), '', 'nothing asked for outside /lockstep/');
       } finally {
         await site.close();

@@ -149,15 +149,25 @@ export const tests = [
         // A toggle of a control the embedder did not list is ignored.
         const before = (await got('lockstep:verdict-changed')).length;
         await p.evaluate(() => document.getElementById('f').contentWindow.postMessage({ type: 'lockstep:set-toggle', edit: 'seed 99' }, '*'));
-        await p.waitForTimeout(800);
+        // A question asked after it is answered after it: the embed handles messages in order,
+        // and a toggle it applied would redraw and say verdict-changed before the next message
+        // is read (the page's updates run as microtasks of the message's task). So once the
+        // answer to id 7 is here, a verdict-changed for the seed would be here too.
+        await p.evaluate(() => document.getElementById('f').contentWindow.postMessage({ type: 'lockstep:get-verdict', id: 7 }, '*'));
+        await until(async () => (await got('lockstep:verdict', (m) => m.id === 7)).length === 1, 'an answer to the get-verdict sent after the toggle');
         assertEqual((await got('lockstep:verdict-changed')).length, before, 'an unlisted control changes nothing');
+        assertEqual((await got('lockstep:verdict', (m) => m.id === 7))[0].verdict.digest, changed.verdict.digest, 'the verdict after an unlisted control is the one before it');
 
         // The same embed in a page of a third origin: nothing it says is answered.
         await p.goto(thirdOrigin + '/', { waitUntil: 'load' });
         const frame = await until(async () => p.frames().find((f) => f.url().includes('#/embed')), 'the frame');
         await frame.waitForFunction(() => document.documentElement.dataset.embedReady === 'true', null, { timeout: 20000 });
         await p.evaluate(() => document.getElementById('f').contentWindow.postMessage({ type: 'lockstep:get-verdict', id: 6 }, '*'));
-        await p.waitForTimeout(1000);
+        // Any host may ask for the height, and is answered: asked after the get-verdict, its
+        // answer comes after anything the embed said to that get-verdict (messages are handled
+        // and sent in order), so once it is here a verdict sent to this origin would be too.
+        await p.evaluate(() => document.getElementById('f').contentWindow.postMessage({ type: 'lockstep:get-height', id: 8 }, '*'));
+        await until(async () => (await got('lockstep:height', (m) => m.id === 8)).length === 1, 'the height asked after the get-verdict');
         // Only the height, which is no secret, reaches any host; nothing else does.
         const heard = await p.evaluate(() => window.got.map((m) => m && m.type));
         assertEqual(JSON.stringify(heard.filter((t) => t !== 'lockstep:height')), '[]', 'the third origin hears nothing but the height');
