@@ -3,31 +3,13 @@
 //! the chosen lessons alone, every step's narration rendered and its run's picture, every link at
 //! the room's address with its QR code, the first hint only when asked for and never an answer.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use lockstep::lesson::{self, narration, wire};
 use lockstep::ui::course::{place_picture_name, place_pictures, Course};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lockstep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lockstep"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the lockstep binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::{lockstep_cli as lockstep, root, stderr, stdout};
 
 #[track_caller]
 fn expect_code(o: &Output, code: i32) {

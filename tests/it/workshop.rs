@@ -4,7 +4,7 @@
 //! `tests/e2e/specs/workshop_room.mjs`; what the page decides is tested here.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use lockstep::lesson::{self, wire};
 use lockstep::ui::course::{
@@ -13,30 +13,12 @@ use lockstep::ui::course::{
 };
 use lockstep::ui::reach::{self, Fetch};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The example lesson of docs/workshop.md.
 fn drill() -> String {
     std::fs::read_to_string(root().join("docs/examples/ledger-drill.md")).expect("the example")
 }
 
-fn lockstep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lockstep"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the lockstep binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::{lockstep_cli as lockstep, root, stderr, stdout};
 
 #[test]
 fn a_link_names_the_lesson_file_to_open() {
