@@ -7,18 +7,27 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { manifest, keptOffline, routerSource } from './site.mjs';
 
 const dir = process.env.TRUNK_STAGING_DIR;
 if (!dir) {
   console.error('csp-hook: TRUNK_STAGING_DIR is not set; run it from Trunk');
   process.exit(1);
 }
+const site = manifest();
 const file = path.join(dir, 'index.html');
 const html = fs.readFileSync(file, 'utf8');
 const inline = /<script type=("module"|module)>([\s\S]*?)<\/script>/g;
+// The page's router is made from the manifest (scripts/site.mjs) and written into the loader.
+const ROUTER = /^(\s*)const router = null;$/m;
 let count = 0;
-const out = html.replace(inline, (_, _type, body) => {
+const out = html.replace(inline, (_, _type, written) => {
   count += 1;
+  if (!ROUTER.test(written)) {
+    console.error('csp-hook: the loader in index.html has no `const router = null;` line for the router');
+    process.exit(1);
+  }
+  const body = written.replace(ROUTER, (_line, indent) => `${indent}const router = ${routerSource(site)};`);
   const hash = crypto.createHash('sha256').update(body).digest('hex').slice(0, 16);
   const name = `loader-${hash}.js`;
   fs.writeFileSync(path.join(dir, name), body);
@@ -37,7 +46,7 @@ fs.writeFileSync(file, out);
 // them, and the split writes both halves without them. A copy with names stays in
 // target/split/ for the next profile. A bundle without a profile is written whole.
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SPLIT = ['app', 'course', 'embed'];
+const SPLIT = site.bundles.filter((b) => b.split).map((b) => b.name);
 // The glue's comments are for its readers here, not for every page load.
 const glue = fs
   .readFileSync(path.join(ROOT, 'scripts', 'split-glue.js'), 'utf8')
@@ -119,12 +128,10 @@ const walk = (sub) => {
     else if (rel !== 'sw.js') files.push(rel);
   }
 };
-// Steps' pictures (course/*.run.svg) stand in for a step while its simulator comes over the
-// network. The offline copy has the simulator at hand, so it does not keep them: a step opened
-// offline is drawn live at once.
-// A place's picture is course/LESSON.PLACE.run.svg; a step's sweep plot, course/LESSON.STEP.svg,
-// is kept even when the step's id is `run`.
-const offline = (f) => !/^course\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.run\.svg$/.test(f);
+// What the copy does not keep is the manifest's (site.json, `offline`): a place's preview stands
+// in for it while its simulator comes over the network, and the copy has the simulator at hand,
+// so a place opened offline is drawn live at once.
+const offline = keptOffline(site);
 walk('');
 files.sort();
 const version = crypto.createHash('sha256');
@@ -132,9 +139,11 @@ for (const f of files) version.update(f).update('\0').update(fs.readFileSync(pat
 const template = fs.readFileSync(sw, 'utf8');
 const filled = template
   .replace(/^const VERSION = .*;$/m, `const VERSION = '${version.digest('hex').slice(0, 16)}';`)
-  .replace(/^const FILES = .*;$/m, `const FILES = ${JSON.stringify(files.filter(offline).map((f) => `./${f}`))};`);
-if (filled === template) {
-  console.error('csp-hook: sw.js has no VERSION and FILES lines to fill in');
+  .replace(/^const FILES = .*;$/m, `const FILES = ${JSON.stringify(files.filter(offline).map((f) => `./${f}`))};`)
+  .replace(/^const FOLDER_INDEX = .*;$/m, `const FOLDER_INDEX = ${JSON.stringify(site.offline.folderIndex)};`)
+  .replace(/^const FOLDER_LESSONS_MAX = .*;$/m, `const FOLDER_LESSONS_MAX = ${JSON.stringify(site.offline.folderLessonsMax)};`);
+if ((template.match(/^const (VERSION|FILES|FOLDER_INDEX|FOLDER_LESSONS_MAX) = .*;$/gm) || []).length !== 4) {
+  console.error('csp-hook: sw.js lacks one of its VERSION, FILES, FOLDER_INDEX and FOLDER_LESSONS_MAX lines to fill in');
   process.exit(1);
 }
 fs.writeFileSync(sw, filled);

@@ -4,16 +4,17 @@
 // beside the site, so that a reload with the network off opens the same site: a workshop room
 // with bad Wi-Fi needs one good visit per browser.
 //
-// The build writes VERSION (a hash of every file's contents) and FILES (every file's name) on
-// the two lines below; a new build is a new service worker with a new cache, and the old cache
+// The build writes VERSION (a hash of every file's contents) and FILES (every file's name but
+// those site.json's `offline` skips) on the two lines below; a new build is a new service worker with a new cache, and the old cache
 // is dropped once it takes over.
 const VERSION = 'unbuilt';
 const FILES = [];
 
+// The folder of lessons and its bound, as the page reads them (site.json's `offline`, written
+// here by the build, as the two lines above).
+const FOLDER_INDEX = 'unbuilt';
+const FOLDER_LESSONS_MAX = 0;
 const CACHE = `lockstep-${VERSION}`;
-const FOLDER_INDEX = 'lessons/index.json';
-// The same bounds as the page's: a folder lists at most 40 plain file names.
-const FOLDER_LESSONS_MAX = 40;
 const PLAIN_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.md$/;
 
 self.addEventListener('install', (event) => {

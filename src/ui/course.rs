@@ -29,6 +29,10 @@ use crate::world::Micros;
 pub const PROGRESS_KEY: &str = "lockstep.progress.v1";
 /// The local storage key of the lesson files the user opened.
 pub const OPENED_KEY: &str = "lockstep.lessons.v1";
+
+/// Where the learner's name for completion codes is kept (the page's, and `lockstep room`'s
+/// script reads it).
+pub const NAME_KEY: &str = "lockstep-learner-name";
 /// The most lesson files kept in local storage; opening another replaces the oldest.
 pub const OPENED_MAX: usize = 8;
 

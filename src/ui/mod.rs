@@ -15,6 +15,7 @@ pub mod lab;
 pub mod links;
 pub mod notes;
 pub mod paint;
+pub mod preview;
 pub mod print;
 pub mod reach;
 pub mod route;

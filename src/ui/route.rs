@@ -121,6 +121,22 @@ impl Route {
         }
     }
 
+    /// The bundle that draws this route when the page opens at it (`site.json`'s router, which
+    /// the page's own router is made from; `tests/it/site.rs` holds the two equal). A run or
+    /// an embed whose scenario is written as TOML is the studio's, the one bundle that reads
+    /// TOML links.
+    pub fn bundle(&self) -> Bundle {
+        match self {
+            Route::Sandbox => Bundle::App,
+            Route::Run(query) if crate::ui::share::carries_toml(query) => Bundle::Studio,
+            Route::Run(_) => Bundle::App,
+            Route::Embed(query) if crate::ui::share::carries_toml(query) => Bundle::Studio,
+            Route::Embed(_) => Bundle::Embed,
+            Route::Course | Route::Lesson { .. } | Route::NotFound(_) => Bundle::Course,
+            Route::Facilitator => Bundle::Studio,
+        }
+    }
+
     /// Which of the page's sections the route belongs to, for the navigation's
     /// `aria-current`.
     pub fn section(&self) -> Section {
@@ -129,6 +145,32 @@ impl Route {
             Route::Embed(_) => Section::Embed,
             Route::Course | Route::Lesson { .. } | Route::NotFound(_) => Section::Lessons,
             Route::Facilitator => Section::Facilitator,
+        }
+    }
+}
+
+/// The page's bundles that draw a view (`site.json`'s `bundles`; the others are workers or
+/// the sweep plot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bundle {
+    /// The sandbox and a permalink's run.
+    App,
+    /// The embed view alone.
+    Embed,
+    /// The lessons alone.
+    Course,
+    /// The whole app.
+    Studio,
+}
+
+impl Bundle {
+    /// The bundle's name: its entry point's, and its files' (`NAME.js`, `NAME_bg.wasm`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Bundle::App => "app",
+            Bundle::Embed => "embed",
+            Bundle::Course => "course",
+            Bundle::Studio => "studio",
         }
     }
 }

@@ -30,7 +30,7 @@ use crate::ui::course::{
     place_id, Course, LessonAction, OpenedFiles, Progress, Shelf, ShelfAction, OPENED_KEY,
     PROGRESS_KEY,
 };
-use crate::ui::route::{Route, Section};
+use crate::ui::route::{Bundle, Route, Section};
 use crate::ui::{self, Action, STORAGE_KEY, STORAGE_SET_ASIDE_KEY};
 use course::CourseState;
 
@@ -210,13 +210,13 @@ pub fn sandbox_shell() -> Html {
     let route = use_route();
     let failed = use_state(|| None::<String>);
     // The sandbox and a permalink's run are this bundle's (the embed view reloads the page for
-    // its own); the lessons are the lesson view's bundle; the facilitator's view and a link
-    // whose scenario is TOML are the studio's, which reads every scenario form.
+    // its own); any other view is handed to the bundle the page would open it with
+    // (`Route::bundle`, from `site.json`).
     let wants = match &*route {
-        Route::Sandbox | Route::Embed(_) => None,
-        Route::Run(query) => ui::share::carries_toml(query).then_some("studio"),
-        Route::Course | Route::Lesson { .. } => Some("course"),
-        _ => Some("studio"),
+        Route::Embed(_) => None,
+        other => Some(other.bundle())
+            .filter(|b| *b != Bundle::App)
+            .map(Bundle::name),
     };
     let wants_course = wants.is_some();
     {
@@ -314,12 +314,13 @@ fn header(section: Section) -> Html {
     html! {
         <header class="top">
             <h1>{ "Lockstep" }</h1>
-            <p class="tagline">{ "Two lock services, each correct, do not make one lock." }</p>
+            <p class="tagline">{ ui::preview::TAGLINE }</p>
             <nav class="views" aria-label="Views">
                 <ul>
-                    { nav_item(section, Section::Lessons, "#/lessons", "nav-lessons", "Lessons") }
-                    { nav_item(section, Section::Sandbox, "#/sandbox", "nav-sandbox", "Sandbox") }
-                    { nav_item(section, Section::Facilitator, "#/facilitator", "nav-facilitator", "Facilitator") }
+                    { for [Section::Lessons, Section::Sandbox, Section::Facilitator]
+                        .into_iter()
+                        .zip(ui::preview::VIEWS)
+                        .map(|(s, (href, id, label))| nav_item(section, s, href, id, label)) }
                 </ul>
             </nav>
             <display::DisplayControls />
@@ -478,8 +479,7 @@ async fn fetch_shipped(
     wire::read_course_files(&files)
 }
 
-/// Where the learner's name for completion codes is kept.
-const NAME_KEY: &str = "lockstep-learner-name";
+use crate::ui::course::NAME_KEY;
 
 /// The route the address bar names now.
 fn current_route() -> Route {
@@ -644,25 +644,9 @@ async fn fetch_lesson(url: &str) -> Result<String, ui::reach::Fetch> {
     Ok(text)
 }
 
-/// Fetches a text file next to the page. A lesson's preview (`static/lesson-preview.js`)
-/// fetches the course's index and its lesson's file before this bundle is asked for, and leaves
-/// their texts under their names here: each is taken from there once, so that a slow line does
-/// not bring them twice.
+/// Fetches a text file next to the page.
 async fn fetch_text(url: &str) -> Result<String, String> {
-    if let Some(text) = handed_over(url) {
-        return Ok(text);
-    }
     response_text(url, gloo::utils::window().fetch_with_str(url)).await
-}
-
-/// The text the lesson preview left for `url`, taken out of its keeping.
-fn handed_over(url: &str) -> Option<String> {
-    let kept = js_sys::Reflect::get(&js_sys::global(), &"__lockstepFetched".into()).ok()?;
-    let kept: js_sys::Object = kept.dyn_into().ok()?;
-    let key = wasm_bindgen::JsValue::from_str(url);
-    let text = js_sys::Reflect::get(&kept, &key).ok()?.as_string()?;
-    let _ = js_sys::Reflect::delete_property(&kept, &key);
-    Some(text)
 }
 
 /// The text of a request already sent to `url`.

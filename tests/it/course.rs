@@ -65,6 +65,8 @@ fn the_shipped_course_files_are_the_lessons_in_compact_form() {
     let mut files = wire::course_files(&lesson::builtin::lessons());
     // Each step's and exercise's picture of its run, shown while its simulator loads.
     files.extend(place_pictures(&course()));
+    // Each place as the page first shows it while its simulator loads, and their index.
+    files.extend(lockstep::ui::preview::place_previews(&course()));
     if std::env::var_os("UPDATE_EXPECT").is_some() {
         std::fs::create_dir_all(&dir).unwrap();
         for entry in std::fs::read_dir(&dir).unwrap() {

@@ -27,6 +27,7 @@ mod redis;
 mod room;
 mod scenario_format;
 mod share;
+mod site;
 mod snapshots;
 mod sorting;
 mod split;

@@ -69,7 +69,12 @@ const CODES_PER_PARTICIPANT_MAX: usize = 64;
 /// The longest timer, in minutes.
 const TIMER_MINUTES_MAX: f64 = 24.0 * 60.0;
 
-const ROOM_JS: &str = include_str!("room/room.js");
+/// The participant's script, with the page's storage keys written in from the app's own.
+static ROOM_JS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    include_str!("room/room.js")
+        .replace("__PROGRESS_KEY__", lockstep::ui::course::PROGRESS_KEY)
+        .replace("__NAME_KEY__", lockstep::ui::course::NAME_KEY)
+});
 const DASHBOARD_HTML: &str = include_str!("room/dashboard.html");
 const DASHBOARD_JS: &str = include_str!("room/dashboard.js");
 const DASHBOARD_CSS: &str = include_str!("room/dashboard.css");
@@ -431,7 +436,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/room/", get(dashboard))
         .route(
             "/room/room.js",
-            get(|| async { asset("text/javascript", ROOM_JS) }),
+            get(|| async { asset("text/javascript", ROOM_JS.as_str()) }),
         )
         .route(
             "/room/dashboard.js",

@@ -8,8 +8,9 @@
 (() => {
   'use strict';
   const KEY = 'lockstep.room.v1';
-  const PROGRESS = 'lockstep.progress.v1';
-  const LEARNER = 'lockstep-learner-name';
+  // The page's own keys, written here by the room from the app's (ui::course).
+  const PROGRESS = '__PROGRESS_KEY__';
+  const LEARNER = '__NAME_KEY__';
   const NAME_MAX = 40;
   const FEEDBACK_MAX = 400;
   const QUEUE_MAX = 500;

@@ -1,0 +1,101 @@
+// The site's manifest (site.json) as the scripts read it, and what is made from it: the page's
+// router, written into the loader by scripts/csp-hook.mjs. The Rust side of the same facts
+// (ui::route, Cargo.toml's entries, index.html's bundles, the offline copy's bounds) is held
+// equal to the manifest by tests/it/site.rs, which also runs the router made here against
+// ui::route::Route::parse over every route.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The manifest, with each `@group` of a list spelled out. */
+export function manifest(file = path.join(ROOT, 'site.json')) {
+  const m = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const spell = (list) =>
+    (list || []).flatMap((x) => {
+      if (!x.startsWith('@')) return [x];
+      if (!Array.isArray(m.groups[x])) throw new Error(`site.json: no group ${x}`);
+      return m.groups[x];
+    });
+  for (const b of m.bundles) {
+    b.mustNotLink = spell(b.mustNotLink);
+    b.mustNotCarry = spell(b.mustNotCarry);
+  }
+  const names = new Set(m.bundles.map((b) => b.name));
+  for (const r of m.router.routes) {
+    for (const b of [r.bundle, r.tomlBundle].filter(Boolean)) {
+      if (!names.has(b)) throw new Error(`site.json: route ${r.route} names no bundle "${b}"`);
+    }
+  }
+  for (const v of m.views) {
+    if (v.bundle && !names.has(v.bundle)) throw new Error(`site.json: view "${v.view}" names no bundle "${v.bundle}"`);
+  }
+  return m;
+}
+
+/** The bundle of that name. */
+export function bundle(m, name) {
+  return m.bundles.find((b) => b.name === name);
+}
+
+/**
+ * The router's code: an expression whose value is a function from a fragment (`#/lessons/x`)
+ * to `{ route, bundle, ids, copy, preview, preload }`: the route as ui::route names it, the
+ * bundle the page starts, a lesson's and a place's ids, whether the page keeps an offline copy
+ * there, whether a lesson's preview may stand in while the bundle comes, and the files the
+ * bundle asks for first. Made from the manifest's table and `route` below, so that it can be
+ * run here (the tests) as it runs in the page.
+ */
+export function routerSource(m) {
+  const table = {
+    max: m.router.hashCharsMax,
+    id: m.router.id,
+    toml: `${m.router.tomlField}=`,
+    routes: m.router.routes,
+    preload: Object.fromEntries(m.bundles.filter((b) => b.preload).map((b) => [b.name, b.preload])),
+  };
+  return `(${route.toString()})(${JSON.stringify(table)})`;
+}
+
+// The page's router, as ui::route::Route::parse reads a fragment; kept free of anything outside
+// its argument, since its text is what the page runs.
+function route(t) {
+  const id = new RegExp(t.id);
+  const named = (name) => t.routes.find((r) => r.route === name);
+  const answer = (r, ids, query) => {
+    const toml = Boolean(r.tomlBundle) && query.split('&').some((f) => f.startsWith(t.toml));
+    const bundle = toml ? r.tomlBundle : r.bundle;
+    return { route: r.route, bundle, ids, copy: !r.keepsNoCopy, preview: Boolean(r.preview), preload: t.preload[bundle] || [] };
+  };
+  return (hash) => {
+    const raw = hash.startsWith('#') ? hash.slice(1) : hash;
+    const cut = raw.indexOf('?');
+    const [p, query] = cut < 0 ? [raw, ''] : [raw.slice(0, cut), raw.slice(cut + 1)];
+    if (hash.length > t.max) {
+      // A link too long is still a link (its reader refuses it); nothing else that long is.
+      const r = cut >= 0 && t.routes.find((x) => x.query && x.paths.includes(p));
+      return r ? answer(r, [], query) : answer(named('NotFound'), [], '');
+    }
+    if (raw !== '' && !raw.startsWith('/')) return answer(named('Sandbox'), [], '');
+    let path = p.startsWith('/') ? p.slice(1) : p;
+    if (path.endsWith('/')) path = path.slice(0, -1);
+    const segments = path === '' ? [] : path.split('/');
+    for (const r of t.routes) {
+      for (const pattern of r.paths) {
+        const want = pattern === '' ? [] : pattern.slice(1).split('/');
+        if (want.length !== segments.length) continue;
+        const ids = [];
+        const fits = want.every((w, i) => (w === ':id' ? id.test(segments[i]) && ids.push(segments[i]) : w === segments[i]));
+        if (fits) return answer(r, ids, r.query ? query : '');
+      }
+    }
+    return answer(named('NotFound'), [], '');
+  };
+}
+
+/** The offline copy's rule: whether a file of the build (its path in dist/) is kept. */
+export function keptOffline(m) {
+  const skip = m.offline.skip.map((s) => new RegExp(s));
+  return (file) => !skip.some((s) => s.test(file));
+}
