@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { manifest, keptOffline, routerSource } from './site.mjs';
+import { manifest, keptOffline, routerCode } from './site.mjs';
 
 const dir = process.env.TRUNK_STAGING_DIR;
 if (!dir) {
@@ -18,16 +18,18 @@ const site = manifest();
 const file = path.join(dir, 'index.html');
 const html = fs.readFileSync(file, 'utf8');
 const inline = /<script type=("module"|module)>([\s\S]*?)<\/script>/g;
-// The page's router is made from the manifest (scripts/site.mjs) and written into the loader.
-const ROUTER = /^(\s*)const router = null;$/m;
+// The page's router is made from the manifest (scripts/site.mjs) and written into the loader in
+// place of the name SITE_ROUTER (a global name, which the page's minifier leaves as it is).
+const ROUTER = /\bSITE_ROUTER\b/g;
+const router = `(${routerCode(site)})`;
 let count = 0;
 const out = html.replace(inline, (_, _type, written) => {
   count += 1;
-  if (!ROUTER.test(written)) {
-    console.error('csp-hook: the loader in index.html has no `const router = null;` line for the router');
+  if ((written.match(ROUTER) || []).length !== 1) {
+    console.error('csp-hook: the loader in index.html must name SITE_ROUTER once, where the router goes');
     process.exit(1);
   }
-  const body = written.replace(ROUTER, (_line, indent) => `${indent}const router = ${routerSource(site)};`);
+  const body = written.replace(ROUTER, () => router);
   const hash = crypto.createHash('sha256').update(body).digest('hex').slice(0, 16);
   const name = `loader-${hash}.js`;
   fs.writeFileSync(path.join(dir, name), body);

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { transformSync } from 'esbuild';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -52,10 +53,17 @@ export function routerSource(m) {
     max: m.router.hashCharsMax,
     id: m.router.id,
     toml: `${m.router.tomlField}=`,
-    routes: m.router.routes,
+    // Only what the router reads of each route.
+    routes: m.router.routes.map(({ route, paths, bundle, tomlBundle, query, preview, keepsNoCopy }) => ({ route, paths, bundle, tomlBundle, query, preview, keepsNoCopy })),
     preload: Object.fromEntries(m.bundles.filter((b) => b.preload).map((b) => [b.name, b.preload])),
   };
   return `(${route.toString()})(${JSON.stringify(table)})`;
+}
+
+/** The router's code as the page runs it: [`routerSource`] minified, as the rest of the loader is
+ *  (Trunk minifies the loader before scripts/csp-hook.mjs writes the router into it). */
+export function routerCode(m) {
+  return transformSync(routerSource(m), { minify: true, loader: 'js' }).code.trim().replace(/;$/, '');
 }
 
 // The page's router, as ui::route::Route::parse reads a fragment; kept free of anything outside

@@ -23,6 +23,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serveDir, serveHtml } from '../tests/e2e/lib/server.mjs';
+import { manifest } from './site.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
@@ -163,6 +164,11 @@ async function profile(browser, baseURL, addresses) {
 }
 
 async function main() {
+  // The bundles the manifest splits are the ones recorded here, each with its addresses.
+  const split = manifest().bundles.filter((b) => b.split).map((b) => b.name).sort().join(' ');
+  if (Object.keys(BUNDLES).sort().join(' ') !== split) {
+    throw new Error(`site.json splits ${split}; this script records ${Object.keys(BUNDLES).sort().join(' ')}: give each split bundle its addresses in BUNDLES`);
+  }
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-split-'));
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',

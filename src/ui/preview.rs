@@ -225,7 +225,11 @@ fn unlinked(inlines: &[Inline]) -> Vec<Inline> {
 /// down, under the place's own title, as the live view draws them.
 fn narration_html(blocks: &[Block]) -> String {
     // Focusable, so that a long line of code can be scrolled from the keyboard.
-    to_html(&unlinked_blocks(blocks)).replace("<pre>", "<pre tabindex=\"0\">")
+    // With no line break between blocks, so that its words read as the live view's (a `>` in
+    // the text is escaped: every one here ends a tag).
+    to_html(&unlinked_blocks(blocks))
+        .replace("<pre>", "<pre tabindex=\"0\">")
+        .replace(">\n", ">")
 }
 
 fn unlinked_blocks(blocks: &[Block]) -> Vec<Block> {

@@ -151,6 +151,95 @@ fn each_places_picture_is_the_run_the_place_opens_with() {
     assert_eq!(pictures.len(), count, "a picture a place, no more");
 }
 
+/// While a place's simulator loads, the page shows the place as the course's files drew it
+/// (`course/LESSON.PLACE.html`, written natively): its title, where it is and the picture of its
+/// run, the same picture as the course's own file. A step that asks a prediction shows its
+/// question and no run, no verdict. Nothing on it is a script or a link out of the page's
+/// own header and crumbs, and `previews.json` lists every place, the lesson's first place
+/// first (what the lesson's own address opens).
+#[test]
+fn each_places_preview_is_its_words_and_picture_and_answers_no_question() {
+    use lockstep::ui::preview::{place_previews, preview_name, PREVIEWS_INDEX};
+    let course = course();
+    let previews = place_previews(&course);
+    let pictures = place_pictures(&course);
+    let file = |name: &str| {
+        previews
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.as_str())
+            .unwrap_or_else(|| panic!("no preview {name}"))
+    };
+    let index: serde_json::Value = serde_json::from_str(file(PREVIEWS_INDEX)).unwrap();
+    let mut asked = 0;
+    for cl in &course.lessons {
+        let l = &cl.lesson;
+        let ids: Vec<&str> = places(l)
+            .into_iter()
+            .map(|p| lockstep::ui::course::place_id(l, p))
+            .collect();
+        assert_eq!(
+            index["lessons"][&l.id],
+            serde_json::json!(ids),
+            "{}: previews.json lists its places in order",
+            l.id
+        );
+        for place in places(l) {
+            let id = lockstep::ui::course::place_id(l, place);
+            let html = file(&preview_name(&l.id, id));
+            let title = match place {
+                Place::Step(k) => &l.steps[k].title,
+                Place::Exercise(k) => &l.exercises[k].title,
+            };
+            let plain = lockstep::lesson::narration::plain(&cl.rich, title);
+            assert!(
+                html.contains(&format!(
+                    "data-title=\"{}",
+                    lockstep::lesson::narration::escape(&plain)
+                )),
+                "{id}: its tab title"
+            );
+            assert!(
+                html.contains(&lockstep::lesson::narration::escape(
+                    &lockstep::ui::course::place_words(l, place)
+                )),
+                "{id}: where it is"
+            );
+            assert!(!html.contains("<script"), "{id}: a script");
+            assert_eq!(
+                html.matches("<a ").count(),
+                5,
+                "{id}: the header's three links and the crumbs' two, no other"
+            );
+            match pictures
+                .iter()
+                .find(|(n, _)| *n == place_picture_name(&l.id, id))
+            {
+                Some((_, svg)) => {
+                    let desc = &svg[svg.find("<desc").unwrap()..svg.find("</desc>").unwrap()];
+                    assert!(
+                        html.contains(desc),
+                        "{id}: the picture of the course's own file"
+                    );
+                }
+                None => {
+                    asked += 1;
+                    assert!(
+                        !html.contains("<svg"),
+                        "{id}: a picture while a prediction is open"
+                    );
+                    assert!(
+                        !html.contains("Exclusion broken") && !html.contains("Exclusion held"),
+                        "{id}: a verdict while a prediction is open"
+                    );
+                    assert!(html.contains("Before you play it"), "{id}: its question");
+                }
+            }
+        }
+    }
+    assert!(asked > 20, "{asked} places asking");
+}
+
 /// A step's sweep shows one plot however the lesson reached the page: the request the lesson
 /// view sends the `plot` bundle carries the step's numbers whole, so that natively it draws the
 /// shipped course's file byte for byte (in the page, only the labels' measured widths differ).

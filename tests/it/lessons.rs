@@ -476,6 +476,13 @@ fn a_tampered_or_wrong_completion_code_fails() {
         code::decode("not a code"),
         Err(CodeError::Malformed(_))
     ));
+    // A payload that is not URL-safe base64 says which character cannot be there.
+    let mut stray = code.clone();
+    stray.replace_range(payload_start + 2..payload_start + 3, "!");
+    assert_eq!(
+        code::decode(&stray),
+        Err(CodeError::Malformed("'!' cannot appear in a code".into()))
+    );
     // Oversized input is refused before decoding.
     let huge = format!("LS2.{}.00000000", "A".repeat(1 << 20));
     assert_eq!(code::decode(&huge), Err(CodeError::TooLong));

@@ -108,10 +108,40 @@ fn route_ids(r: &Route) -> Vec<String> {
     }
 }
 
-/// Fragments over every route and its edges: each path a route names, with ids good and bad,
-/// trailing slashes, queries with and without a TOML scenario, anchors, and fragments longer
-/// than a link may be; then many made at random from the same pieces.
-fn fragments() -> Vec<String> {
+/// One route of each kind. The match below does not compile until a new kind of route is
+/// listed here too, so that its fragment is among those tried.
+fn each_kind() -> Vec<Route> {
+    let kinds = vec![
+        Route::Sandbox,
+        Route::Course,
+        Route::Lesson {
+            lesson: "fencing".into(),
+            place: Some("stale-write".into()),
+        },
+        Route::Facilitator,
+        Route::Run("v=1&b=01-two-services.toml".into()),
+        Route::Embed("v=1&b=01-two-services.toml".into()),
+        Route::NotFound("/nowhere".into()),
+    ];
+    for k in &kinds {
+        match k {
+            Route::Sandbox
+            | Route::Course
+            | Route::Lesson { .. }
+            | Route::Facilitator
+            | Route::Run(_)
+            | Route::Embed(_)
+            | Route::NotFound(_) => {}
+        }
+    }
+    kinds
+}
+
+/// Fragments over every route and its edges: one of each kind of route, each path the manifest
+/// names, with ids good and bad, trailing slashes, queries with and without a TOML scenario,
+/// anchors, and fragments longer than a link may be; then many made at random from the same
+/// pieces.
+fn fragments(m: &Value) -> Vec<String> {
     let segments = [
         "",
         "lessons",
@@ -141,6 +171,14 @@ fn fragments() -> Vec<String> {
         "/lessons".into(),
         "lessons".into(),
     ];
+    out.extend(each_kind().iter().map(Route::to_hash));
+    for row in m["router"]["routes"].as_array().unwrap() {
+        for path in row["paths"].as_array().unwrap() {
+            let path = path.as_str().unwrap().replace(":id", "fencing");
+            out.push(format!("#{path}"));
+            out.push(format!("#{path}?c=1"));
+        }
+    }
     for a in segments {
         for q in queries {
             for slash in ["", "/"] {
@@ -220,7 +258,7 @@ fn the_pages_router_opens_every_route_with_the_bundle_ui_route_names() {
     );
     // Every variant of Route has its row, and each row's bundle is the one Route::bundle names.
     let rows = router["routes"].as_array().unwrap();
-    let fragments = fragments();
+    let fragments = fragments(&m);
     let mut seen = BTreeSet::new();
     for f in &fragments {
         let r = Route::parse(f);
@@ -253,8 +291,8 @@ fn the_pages_router_opens_every_route_with_the_bundle_ui_route_names() {
 
     // The page's router, as the loader runs it, over the same fragments.
     let script = format!(
-        "import {{ manifest, routerSource }} from {:?};\n\
-         const pick = (0, eval)(routerSource(manifest()));\n\
+        "import {{ manifest, routerCode }} from {:?};\n\
+         const pick = (0, eval)(routerCode(manifest()));\n\
          let input = '';\n\
          process.stdin.setEncoding('utf8');\n\
          process.stdin.on('data', (d) => (input += d));\n\

@@ -13,6 +13,7 @@ import { LOCKSTEP, ROOT, SCENARIO_DIR } from '../lib/cli.mjs';
 import { serveHtml } from '../lib/server.mjs';
 import { watchRequests } from '../lib/quiet.mjs';
 import { siteSettings } from '../../../scripts/site-check.mjs';
+import { manifest, routerCode } from '../../../scripts/site.mjs';
 
 /** This environment without the site's build settings (scripts/site-env.sh): a new shell's. */
 function plainShell() {
@@ -23,7 +24,10 @@ function plainShell() {
 
 const HOW = 'source scripts/site-env.sh && trunk build --release';
 
-const BUNDLES = ['app', 'course', 'studio', 'embed', 'reader'];
+const SITE = manifest();
+const BUNDLES = SITE.bundles.map((b) => b.name);
+/** The bundle the page opens an address with: the page's own router (site.json). */
+const bundleOf = (address) => (0, eval)(routerCode(SITE))(address).bundle;
 
 /** Records which of the page's bundles' wasm files the browser fetches (in `page`, or the test's). */
 function watchBundles(ctx, page = ctx.page) {
@@ -51,7 +55,6 @@ export const tests = [
     serviceWorkers: 'block',
     async run(ctx) {
       const addresses = ['#/sandbox', '#/run?v=1&b=06-partition.toml', '#/lessons', '#/lessons/two-orders', '#/lessons/fencing/two-sources', '#/lessons/regions/fewer-services', '#/lessons/migrations', '#/embed?v=1&b=05-fencing.toml&controls=fencing%20accounts', '#/embed?v=1&b=09-migration-held.toml'];
-      const bundleOf = (address) => (address.startsWith('#/lessons') ? 'course' : address.startsWith('#/embed') ? 'embed' : 'app');
       // The usual order: the first part, the view, then the rest.
       const order = [];
       ctx.page.on('request', (r) => {

@@ -1,5 +1,6 @@
-// A lesson's step or exercise is first drawn from the course's files (static/lesson-preview.js):
-// its title, narration and a picture of its run, before the course's bundle is even asked for.
+// A lesson's step or exercise is first shown as the course's files drew it (course/LESSON.PLACE.html,
+// written natively; static/lesson-preview.js only decides whether to show it): its title,
+// narration and a picture of its run, before the course's bundle is even asked for.
 // The live view then takes its place with the same words and the same run. Where the live place
 // would show another run (the learner's own, a lesson that replaces a shipped one) or no place
 // at all, there is no picture.
@@ -77,8 +78,10 @@ export const tests = [
         assert(!before.some((f) => f.endsWith('.wasm')), `${p.address}: no bundle before the place shows: ${before.join(' ')}`);
         // A step that asks a prediction has no picture: its run is the answer.
         const asks = !p.exercise && Boolean(it.prediction);
-        assert(before.includes(`${p.lesson}.json`), `${p.address}: the lesson's file in ${before.join(' ')}`);
-        assertEqual(before.includes(`${p.lesson}.${p.place}.run.svg`), !asks, `${p.address}: a picture fetched only where no prediction is open: ${before.join(' ')}`);
+        // The place as the course's files drew it, natively: one file with its words and its
+        // picture (none where a prediction is open); no lesson file is read to draw it.
+        assert(before.includes('previews.json') && before.includes(`${p.lesson}.${p.place}.html`), `${p.address}: the index of previews and the place's preview in ${before.join(' ')}`);
+        assert(!before.includes(`${p.lesson}.json`) && !before.some((f) => f.endsWith('.svg')), `${p.address}: nothing else of the course before the bundle: ${before.join(' ')}`);
         const words = (root) => {
           const t = (s) => root.querySelector(s)?.textContent.replace(/\s+/g, ' ').trim() ?? null;
           return {
@@ -242,7 +245,7 @@ export const tests = [
         return names;
       });
       assert(kept.some((n) => n.endsWith('/course/regions.json')), 'the lessons are kept');
-      assert(!kept.some((n) => n.endsWith('.run.svg')), 'no picture is kept');
+      assert(!kept.some((n) => n.endsWith('.run.svg') || /\/course\/[^/]+\.[^/]+\.html$/.test(n) || n.endsWith('/previews.json')), 'no picture or preview is kept');
       await watchPreview(ctx.page);
       for (const offline of [false, true]) {
         await ctx.context.setOffline(offline);
