@@ -113,7 +113,7 @@ fn unbase64url(text: &str) -> Result<Vec<u8>, String> {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(text)
         .map_err(|e| match e {
-            DecodeError::InvalidByte(_, b) if b == b'=' => "a code has no padding".into(),
+            DecodeError::InvalidByte(_, b'=') => "a code has no padding".into(),
             DecodeError::InvalidByte(_, b) => format!("'{}' cannot appear in a code", b as char),
             DecodeError::InvalidLength(_) => "the payload has a wrong length".into(),
             DecodeError::InvalidLastSymbol(_, _) => {
