@@ -42,10 +42,10 @@ export function bundle(m, name) {
 
 /**
  * The router's code: an expression whose value is a function from a fragment (`#/lessons/x`)
- * to `{ route, bundle, ids, copy, preview, preload }`: the route as ui::route names it, the
- * bundle the page starts, a lesson's and a place's ids, whether the page keeps an offline copy
- * there, whether a lesson's preview may stand in while the bundle comes, and the files the
- * bundle asks for first. Made from the manifest's table and `route` below, so that it can be
+ * to `{ route, bundle, ids, copy, preview, preload, protocol }`: the route as ui::route names
+ * it, the bundle the page starts, a lesson's and a place's ids, whether the page keeps an
+ * offline copy there, whether a lesson's preview may stand in while the bundle comes, the files
+ * the bundle asks for first, and the embed's host API version. Made from the manifest's table and `route` below, so that it can be
  * run here (the tests) as it runs in the page.
  */
 export function routerSource(m) {
@@ -55,6 +55,7 @@ export function routerSource(m) {
     toml: `${m.router.tomlField}=`,
     // Only what the router reads of each route.
     routes: m.router.routes.map(({ route, paths, bundle, tomlBundle, query, preview, keepsNoCopy }) => ({ route, paths, bundle, tomlBundle, query, preview, keepsNoCopy })),
+    protocol: m.router.hostProtocol,
     preload: Object.fromEntries(m.bundles.filter((b) => b.preload).map((b) => [b.name, b.preload])),
   };
   return `(${route.toString()})(${JSON.stringify(table)})`;
@@ -74,7 +75,7 @@ function route(t) {
   const answer = (r, ids, query) => {
     const toml = Boolean(r.tomlBundle) && query.split('&').some((f) => f.startsWith(t.toml));
     const bundle = toml ? r.tomlBundle : r.bundle;
-    return { route: r.route, bundle, ids, copy: !r.keepsNoCopy, preview: Boolean(r.preview), preload: t.preload[bundle] || [] };
+    return { route: r.route, bundle, ids, copy: !r.keepsNoCopy, preview: Boolean(r.preview), preload: t.preload[bundle] || [], protocol: t.protocol };
   };
   return (hash) => {
     const raw = hash.startsWith('#') ? hash.slice(1) : hash;

@@ -1,12 +1,12 @@
 // The site's offline copy. On the first visit it caches every file of the build (the bundles,
-// the workers started on demand, the lessons, the style sheet; not the pictures a lesson's
-// place shows while its simulator loads, which a page drawn from here never needs) and the folder of lessons served
-// beside the site, so that a reload with the network off opens the same site: a workshop room
-// with bad Wi-Fi needs one good visit per browser.
+// the workers started on demand, the lessons, the style sheet; not the previews a lesson's
+// place shows while its simulator loads, which a page drawn from here never needs) and the
+// folder of lessons served beside the site, so that a reload with the network off opens the
+// same site: a workshop room with bad Wi-Fi needs one good visit per browser.
 //
 // The build writes VERSION (a hash of every file's contents) and FILES (every file's name but
-// those site.json's `offline` skips) on the two lines below; a new build is a new service worker with a new cache, and the old cache
-// is dropped once it takes over.
+// those site.json's `offline` skips) on the two lines below; a new build is a new service
+// worker with a new cache, and the old cache is dropped once it takes over.
 const VERSION = 'unbuilt';
 const FILES = [];
 

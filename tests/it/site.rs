@@ -256,6 +256,11 @@ fn the_pages_router_opens_every_route_with_the_bundle_ui_route_names() {
         Some(HASH_CHARS_MAX as u64),
         "site.json's hashCharsMax is ui::route::HASH_CHARS_MAX"
     );
+    assert_eq!(
+        router["hostProtocol"].as_u64(),
+        Some(u64::from(lockstep::ui::embed::PROTOCOL)),
+        "site.json's hostProtocol is ui::embed::PROTOCOL"
+    );
     // Every variant of Route has its row, and each row's bundle is the one Route::bundle names.
     let rows = router["routes"].as_array().unwrap();
     let fragments = fragments(&m);
