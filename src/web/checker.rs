@@ -7,7 +7,7 @@ use crate::ui::course::{check_lesson_file, CheckReply};
 
 /// The worker's side: answers each file posted to it with a [`CheckReply`] as JSON.
 pub fn start_worker() {
-    super::serve_worker(|text, post| {
+    super::worker::serve_worker(|text, post| {
         post(&serde_json::to_string(&check_lesson_file(text)).unwrap_or_default());
     });
 }
@@ -53,7 +53,7 @@ pub fn check_in_worker(text: String, done: impl FnOnce(CheckReply) + 'static) {
             finish(Some(worker), failed("its worker stopped".to_string()));
         }
     };
-    if let Err(e) = super::ask_worker("./checker_loader.js", text, on_reply, on_error) {
+    if let Err(e) = super::worker::ask_worker("./checker_loader.js", text, on_reply, on_error) {
         finish(None, failed(e));
     }
 }

@@ -460,7 +460,7 @@ pub fn editor(p: &EditorProps) -> Html {
             let text = value_of(&e);
             // The text is stored before the engine runs it, so even a run that brought the tab
             // down would leave what the user typed in storage for the next visit.
-            super::save(&crate::ui::Saved {
+            super::storage::save(&crate::ui::Saved {
                 source: source.clone(),
                 text: text.clone(),
                 ran: None,

@@ -893,7 +893,7 @@ pub fn step_sweep(p: &StepSweepProps) -> Html {
         });
     }
     let shown = match &p.plot {
-        Some(file) => Some(Ok(AttrValue::from(super::course_url(file)))),
+        Some(file) => Some(Ok(AttrValue::from(super::fetch::course_url(file)))),
         None => (*drawn).clone(),
     };
     let alt = format!(

@@ -16,7 +16,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
 use super::packing::{self, Unpacked};
-use super::{app_rc, panels, share, timeline, Controls, Playback, Timeline};
+use super::views::app_rc;
+use super::{panels, share, timeline, Controls, Playback, Timeline};
 use crate::lesson::Control;
 use crate::ui;
 use crate::ui::embed::{self, Embed, HostMessage, VerdictSummary};
@@ -449,7 +450,7 @@ fn embed_run(p: &EmbedRunProps) -> Html {
     }
 
     // Playback.
-    super::use_ticks(app.dispatcher(), app.playing);
+    super::playback::use_ticks(app.dispatcher(), app.playing);
 
     let dispatch = app.dispatcher();
     let shared = app_rc(&app);

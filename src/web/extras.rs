@@ -199,7 +199,7 @@ fn folded(p: &FoldedProps) -> Html {
             write(extra, &app);
             let state = state.clone();
             yew::platform::spawn_local(async move {
-                if let Err(why) = super::load_other_bundle("studio").await {
+                if let Err(why) = super::start::load_other_bundle("studio").await {
                     forget();
                     state.set(Fold::Failed(why));
                 }

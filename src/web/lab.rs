@@ -27,7 +27,7 @@ const CACHE_MAX: usize = 16;
 /// The worker's side: works each request posted to it through [`lab::work`], posting every
 /// reply as JSON.
 pub fn start_worker() {
-    super::serve_worker(|text, post| {
+    super::worker::serve_worker(|text, post| {
         let post = |reply: LabReply| post(&serde_json::to_string(&reply).unwrap_or_default());
         match serde_json::from_str::<LabRequest>(text) {
             Ok(request) => lab::work(&request, post),
@@ -70,7 +70,7 @@ impl Running {
 /// last reply (a result or a failure), or when [`Running::cancel`] is called.
 fn spawn(request: String, on_reply: Callback<LabReply>) -> Result<Running, String> {
     let on_error = on_reply.clone();
-    let worker = super::ask_worker(
+    let worker = super::worker::ask_worker(
         "./lab_loader.js",
         request,
         move |worker, data| {

@@ -131,7 +131,7 @@ fn step(s: &HandoutStep) -> Html {
             <div class="narration">{ narration(&s.narration) }</div>
             if let Some(name) = &s.picture {
                 <figure class="step-picture">
-                    <img src={super::course_url(name)} alt="The step's run as it opens: its lanes, its events and its verdict." />
+                    <img src={super::fetch::course_url(name)} alt="The step's run as it opens: its lanes, its events and its verdict." />
                 </figure>
             }
             if let Some((question, choices)) = &s.question {

@@ -10,12 +10,13 @@ use std::cell::RefCell;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::{Dispatch, WORKER_READY};
+use super::worker::WORKER_READY;
+use super::Dispatch;
 use crate::ui::{Codec, Reading};
 
 /// The worker's side: answers each text posted to it with a [`Reading`] as JSON.
 pub fn start_worker() {
-    super::serve_worker(|text, post| {
+    super::worker::serve_worker(|text, post| {
         post(&serde_json::to_string(&Reading::of(text.to_string())).unwrap_or_default());
     });
 }
@@ -67,7 +68,7 @@ pub fn read(text: String, dispatch: Dispatch, codec: Codec) {
 }
 
 fn start() -> Result<(), String> {
-    let worker = super::module_worker("./reader_loader.js")?;
+    let worker = super::worker::module_worker("./reader_loader.js")?;
     let onmessage = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(|e: web_sys::MessageEvent| {
         let data = e.data().as_string().unwrap_or_default();
         if data == WORKER_READY {

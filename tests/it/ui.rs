@@ -663,7 +663,7 @@ fn playback_steps_seeks_and_plays_to_the_end() {
     assert_eq!(app.reduce(Action::Zoom(1_000)).zoom, 64);
 }
 
-/// Known bug (src/ui/mod.rs, `Action::StepForward`): at the last event, "Step forward" sets the
+/// Known bug (src/ui/reduce.rs, `Action::StepForward`): at the last event, "Step forward" sets the
 /// playhead to the last event's time, which is before the end of the run, so after "End" or
 /// after playing to the end the playhead jumps back (in 05 from 3.000s to 1.059s).
 #[test]

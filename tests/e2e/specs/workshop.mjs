@@ -411,7 +411,7 @@ async function zoomedTimeline(ctx, screen, zoom) {
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.waitForFunction(() => document.documentElement.dataset.presenter === 'true');
     // The view measures the timeline's box on its first render and again when presenter mode
-    // changes the type (src/web/mod.rs, use_measured_width), then draws the timeline that wide
+    // changes the type (src/web/views.rs, use_measured_width), then draws the timeline that wide
     // (at least TIMELINE_WIDTH_MIN, 560 px). Once the drawn width is the box's width as it is
     // now, the last measuring has been drawn, and two frames later the layout read below is
     // the one the reader sees: a timeline that does not fit the screen fails the checks then.
