@@ -84,6 +84,31 @@ fn the_layers_point_one_way_and_the_core_does_no_io() {
         if ui {
             forbid(&["crate::web"], "ui imports nothing of web");
         }
+        // What a run's state is made of iterates the same way natively and in wasm32: no hash
+        // maps in the simulated state, the world, the trace or the monitors (the explorer's
+        // visited set, a set of fingerprints never iterated, is outside them).
+        let simulated = ["src/model", "src/world.rs", "src/sim.rs", "src/agenda.rs"]
+            .iter()
+            .chain(&["src/trace.rs", "src/monitor", "src/property.rs"])
+            .any(|p| rel.starts_with(p));
+        if simulated {
+            forbid(
+                &["HashMap", "HashSet"],
+                "simulated state never iterates a hash map",
+            );
+        }
+        if rel == "src/world.rs" {
+            forbid(
+                &["crate::trace"],
+                "the trace names the world, not the other way round",
+            );
+        }
+        if rel.starts_with("src/monitor") {
+            forbid(
+                &["crate::sim", "crate::explore"],
+                "the monitors judge a trace, whatever made it",
+            );
+        }
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
