@@ -360,8 +360,13 @@ export async function runTests(tests, { baseURL, filter } = {}) {
     } catch (e) {
       ctx.note(`screenshot failed: ${e.message}`);
     }
-    // Give late console errors a moment to arrive.
-    await sleep(50);
+    // Late console errors: whatever the page logged before a round trip through its next frame
+    // and task has arrived by the trip's end, as the browser's events come in order. (A page
+    // closed or gone answers at once; one that never draws again is given up after 2 s.)
+    await Promise.race([
+      ctx.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))).catch(() => {}),
+      sleep(2000),
+    ]);
     const problems = [];
     if (error) problems.push(error instanceof AssertionError ? error.message : error.stack || String(error));
     if (ctx.errors.length) problems.push(`console/page errors:\n      ${ctx.errors.join('\n      ')}`);
