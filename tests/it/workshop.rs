@@ -313,6 +313,15 @@ fn site(dir: &Path) -> PathBuf {
     std::fs::copy(root().join("static/style.css"), site.join("style.css")).unwrap();
     std::fs::create_dir_all(site.join("course")).unwrap();
     std::fs::write(site.join("course/index.json"), "{}").unwrap();
+    // A place's picture (the handout shows it) and its preview with their index (shown only
+    // while a simulator comes over the network).
+    std::fs::write(site.join("course/fencing.stall.run.svg"), "<svg/>").unwrap();
+    std::fs::write(
+        site.join("course/fencing.stall.html"),
+        "<div id=preview></div>",
+    )
+    .unwrap();
+    std::fs::write(site.join("course/previews.json"), "{}").unwrap();
     std::fs::copy(root().join("static/sw.js"), site.join("sw.js")).unwrap();
     site
 }
@@ -382,6 +391,7 @@ fn lesson_pack_single_file_carries_the_site_and_the_lessons_and_fetches_nothing(
         "snippets/x/a.js",
         "course_bg.wasm",
         "course/index.json",
+        "course/fencing.stall.run.svg",
         "style.css",
     ] {
         assert_eq!(
@@ -394,6 +404,12 @@ fn lesson_pack_single_file_carries_the_site_and_the_lessons_and_fetches_nothing(
         assert!(
             !files.contains_key(name),
             "{name} is not carried: the page is it"
+        );
+    }
+    for name in ["course/fencing.stall.html", "course/previews.json"] {
+        assert!(
+            !files.contains_key(name),
+            "{name} is not carried: nothing waits for a simulator from a file"
         );
     }
     let index = String::from_utf8(files["lessons/index.json"].clone()).unwrap();

@@ -34,6 +34,17 @@ fn left_out(name: &str) -> bool {
             | ".trunk-lock"
     ) || name.starts_with("loader-")
         || name.starts_with("lessons/")
+        || is_preview(name)
+}
+
+/// A lesson place's preview or their index (`ui::preview`): shown only while a place's
+/// simulator comes over a network, which the file never waits for.
+fn is_preview(name: &str) -> bool {
+    name == "course/previews.json"
+        || name
+            .strip_prefix("course/")
+            .and_then(|n| n.strip_suffix(".html"))
+            .is_some_and(|n| n.split('.').count() == 2)
 }
 
 /// What was written, for the command's summary.
