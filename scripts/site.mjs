@@ -108,3 +108,49 @@ export function keptOffline(m) {
   const skip = m.offline.skip.map((s) => new RegExp(s));
   return (file) => !skip.some((s) => s.test(file));
 }
+
+/**
+ * index.html's `<link data-trunk rel="rust">` of each bundle, as the manifest says to build it:
+ * the page's main bundle (which Trunk builds as the app), the bundles the loader starts (built
+ * for the web, started by `__lockstepLoad`) and the workers (started by their own script, the
+ * loader shim). All built with the size-first `web` profile and the manifest's wasm-opt settings.
+ */
+export function trunkLinks(m, indent = '    ') {
+  return m.bundles
+    .map((b) => {
+      const kind = b.main ? '' : b.worker ? ' data-type="worker" data-bindgen-target="web" data-loader-shim' : ' data-type="worker" data-bindgen-target="web"';
+      const params = b.split ? `${m.build.wasmOptParams} ${m.build.splitWasmOptParams}` : m.build.wasmOptParams;
+      return `${indent}<link data-trunk rel="rust" data-bin="${b.name}"${kind} data-cargo-profile="web" data-wasm-opt="z" data-wasm-opt-params="${params}">`;
+    })
+    .join('\n');
+}
+
+/** The lines of index.html between which [`trunkLinks`] go. */
+export const LINKS_BEGIN = '<!-- The bundles, as site.json says to build them (node scripts/site.mjs --write). -->';
+export const LINKS_END = '<!-- End of the bundles. -->';
+
+/** index.html with its bundles' links written from the manifest. */
+export function withLinks(html, m) {
+  const begin = html.indexOf(LINKS_BEGIN);
+  const end = html.indexOf(LINKS_END);
+  if (begin < 0 || end < begin) throw new Error(`index.html has no "${LINKS_BEGIN}" … "${LINKS_END}" block`);
+  const indent = html.slice(html.lastIndexOf('\n', begin) + 1, begin);
+  return `${html.slice(0, begin + LINKS_BEGIN.length)}\n${trunkLinks(m, indent)}\n${indent}${html.slice(end)}`;
+}
+
+// `node scripts/site.mjs --write` writes the bundles' links into index.html; `--check` says
+// whether they are as the manifest says (exit 1 if not).
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const file = path.join(ROOT, 'index.html');
+  const html = fs.readFileSync(file, 'utf8');
+  const written = withLinks(html, manifest());
+  if (process.argv.includes('--write')) {
+    fs.writeFileSync(file, written);
+    console.log(written === html ? 'index.html: its bundles are as site.json says' : 'index.html: bundles written from site.json');
+  } else if (written !== html) {
+    console.error('index.html: its bundles differ from site.json (node scripts/site.mjs --write)');
+    process.exit(1);
+  } else {
+    console.log('index.html: its bundles are as site.json says');
+  }
+}

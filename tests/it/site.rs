@@ -73,13 +73,19 @@ fn each_bundle_of_the_manifest_is_an_entry_point_a_bundle_of_the_page_and_its_pr
             split,
             "{name}: scripts/split/{name}.txt exists exactly when site.json splits it"
         );
-        // A worker is started by its own script, not by the page's loader.
-        assert_eq!(
-            tag.contains("data-loader-shim"),
-            b["worker"].as_bool().unwrap_or(false),
-            "{name}: a worker in site.json is a loader-shim bundle in index.html, and only it"
-        );
     }
+    // The links are the manifest's, attribute for attribute (written by `node scripts/site.mjs
+    // --write`, which checks them with `--check`).
+    let checked = Command::new("node")
+        .arg(root().join("scripts/site.mjs"))
+        .arg("--check")
+        .output()
+        .expect("node runs scripts/site.mjs (scripts/install.sh installs it)");
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
     // Each view a reader lands on names a bundle of the manifest, or none (the preview).
     for v in m["views"].as_array().unwrap() {
         if let Some(b) = v["bundle"].as_str() {
