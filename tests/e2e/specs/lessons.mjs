@@ -200,8 +200,9 @@ export const tests = [
       const fetched = [];
       ctx.page.on('request', (r) => fetched.push(new URL(r.url()).pathname.replace(/^.*\/course\//, 'course/')));
       await openRoute(ctx, '#/lessons/fencing/every-access', 'every-access');
-      // The lessons' files (the step's picture is another file of the course).
-      const lessons = () => fetched.filter((p) => p.startsWith('course/') && p.endsWith('.json'));
+      // The lessons' files (the step's preview and the index of previews are other files of
+      // the course).
+      const lessons = () => fetched.filter((p) => p.startsWith('course/') && p.endsWith('.json') && p !== 'course/previews.json');
       assertEqual(JSON.stringify(lessons().slice(0, 2)), '["course/index.json","course/fencing.json"]', 'the index, then the step\'s own lesson');
       // The index is asked for beside the bundle, before its script (index.html preloads it).
       const script = fetched.findIndex((p) => p.endsWith('/course.js'));
@@ -210,7 +211,7 @@ export const tests = [
       // lesson file is one.
       const shipped = fs.readdirSync(path.join(ROOT, 'lessons')).filter((f) => /^\d\d-.*\.md$/.test(f)).length;
       await until(async () => lessons().length === shipped + 1, 'the other lessons are fetched');
-      // The index and the step's lesson, fetched for the step's preview, are not fetched again.
+      // The index (preloaded) and the step's lesson are not fetched again.
       const again = lessons();
       assertEqual(new Set(again).size, again.length, 'no lesson fetched twice');
       await openRoute(ctx, '#/lessons');
