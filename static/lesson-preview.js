@@ -85,6 +85,16 @@ export async function show(lessonId, placeId, at, hash) {
   // The tab's title as the live place sets it.
   document.title = preview.dataset.title;
   document.body.append(document.adoptNode(preview));
+  // The live place reads its shipped lesson's file first. Asked for once the preview is on the
+  // page (so as not to slow it) and before the bundle is, it has arrived by the time the bundle
+  // asks, which then takes it from this preload, as it takes the course's index from the
+  // loader's. The script only asks for it; it never reads it.
+  const preload = document.createElement('link');
+  preload.rel = 'preload';
+  preload.as = 'fetch';
+  preload.crossOrigin = 'anonymous';
+  preload.href = at(`./course/${lessonId}.json`);
+  document.head.append(preload);
 
   // The live view takes the preview's place once it draws a view of its own; another address
   // drops it at once.

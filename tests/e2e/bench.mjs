@@ -100,7 +100,7 @@ async function embedToReady(browser, url) {
     const context = await browser.newContext();
     await context.addInitScript(EMBED_PROBE);
     const page = await context.newPage();
-    await page.goto(`${url}#/embed?v=1&b=05-fencing.toml&d=0&controls=fencing%20accounts`, { waitUntil: 'commit' });
+    await page.goto(`${url}#/embed?v=1&b=05-fencing.toml&controls=fencing%20accounts`, { waitUntil: 'commit' });
     await page.waitForFunction(() => window.__embedAt !== undefined, null, { timeout: READY_TIMEOUT });
     times.push(await page.evaluate(() => window.__embedAt));
     await context.close();

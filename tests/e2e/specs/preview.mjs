@@ -81,7 +81,9 @@ export const tests = [
         // The place as the course's files drew it, natively: one file with its words and its
         // picture (none where a prediction is open); no lesson file is read to draw it.
         assert(before.includes('previews.json') && before.includes(`${p.lesson}.${p.place}.html`), `${p.address}: the index of previews and the place's preview in ${before.join(' ')}`);
-        assert(!before.includes(`${p.lesson}.json`) && !before.some((f) => f.endsWith('.svg')), `${p.address}: nothing else of the course before the bundle: ${before.join(' ')}`);
+        assert(!before.some((f) => f.endsWith('.svg')), `${p.address}: no picture apart from the preview's: ${before.join(' ')}`);
+        // The live place's own lesson file is asked for beside the preview (the script preloads
+        // it, never reads it) and fetched once.
         const words = (root) => {
           const t = (s) => root.querySelector(s)?.textContent.replace(/\s+/g, ' ').trim() ?? null;
           return {
@@ -113,6 +115,8 @@ export const tests = [
         held.release();
         await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
         await page.waitForSelector(`#view-title[data-place="${p.place}"]`, { timeout: 20000 });
+        assert(before.includes(`${p.lesson}.json`), `${p.address}: the lesson's file asked for beside the preview: ${before.join(' ')}`);
+        assertEqual(fetched.filter((f) => f === `${p.lesson}.json`).length, 1, `${p.address}: the lesson's file fetched once: ${fetched.join(' ')}`);
         const liveWords = await page.$eval('#course-app main', words);
         const live = await page.evaluate(() => ({
           preview: Boolean(document.getElementById('preview')),
