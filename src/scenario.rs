@@ -905,6 +905,9 @@ fn names_index<'a>(names: impl Iterator<Item = &'a str>) -> SortedMap<&'a str, u
 /// the square of its length.
 const REPEATS_CHECKED_MAX: usize = 1024;
 
+/// Where problems of the scenario as a whole are reported.
+const TOP: &str = "scenario";
+
 #[derive(Default)]
 struct Validator {
     errors: Vec<ScenarioError>,
@@ -975,8 +978,25 @@ impl Validator {
         }
     }
 
+    /// Checks a whole scenario, one section of the format after another, so that problems are
+    /// reported in the order of the format.
     fn check(&mut self, s: &Scenario) {
-        let top = "scenario";
+        self.scenario_fields(s);
+        self.names(s);
+        let names = Names::new(s);
+        self.network(&s.network, &names);
+        self.services(s, &names);
+        self.resources(s, &names);
+        self.clients(s, &names);
+        self.partitions(s, &names);
+        self.pauses(s);
+        self.migrations(s, &names);
+    }
+
+    /// The scenario's own fields (title, description, duration, event budget) and the number
+    /// of entries in each of its lists.
+    fn scenario_fields(&mut self, s: &Scenario) {
+        let top = TOP;
         if s.name.len() > limits::TITLE_LEN_MAX {
             self.error(
                 top,
@@ -1044,7 +1064,11 @@ impl Validator {
             0,
             limits::MIGRATIONS_MAX,
         );
+    }
 
+    /// The spelling of region names, and that no two regions, services, resources or client
+    /// classes share a name.
+    fn names(&mut self, s: &Scenario) {
         for r in &s.regions {
             self.name(&format!("region \"{r}\""), r);
         }
@@ -1052,24 +1076,10 @@ impl Validator {
         self.unique("service", s.services.iter().map(|x| x.name.as_str()));
         self.unique("resource", s.resources.iter().map(|x| x.name.as_str()));
         self.unique("client class", s.clients.iter().map(|x| x.name.as_str()));
+    }
 
-        // Every reference is looked up in an index of the names it may name, made with one
-        // sort: a text far past the limits (a megabyte of names, each referring to others) is
-        // checked in n log n steps where a scan per reference took the square.
-        let regions = names_index(s.regions.iter().map(String::as_str));
-        let services = names_index(s.services.iter().map(|x| x.name.as_str()));
-        let resources = names_index(s.resources.iter().map(|x| x.name.as_str()));
-        let rows_of: Vec<SortedMap<&str, usize>> = s
-            .resources
-            .iter()
-            .map(|r| names_index(r.rows.iter().map(String::as_str)))
-            .collect();
-        let region = |name: &str| regions.contains_key(name);
-        let service = |name: &str| services.get(name).map(|&i| &s.services[i]);
-        let resource_at = |name: &str| resources.get(name).copied();
-        let resource = |name: &str| resource_at(name).map(|i| &s.resources[i]);
-
-        let n = &s.network;
+    /// The network's latencies, and that each link joins two regions that exist.
+    fn network(&mut self, n: &Network, names: &Names) {
         self.span("network", "local_latency_ms", n.local_latency_ms);
         self.span("network", "remote_latency_ms", n.remote_latency_ms);
         self.span("network", "jitter_ms", n.jitter_ms);
@@ -1079,13 +1089,17 @@ impl Validator {
                 self.error(&loc, "a link names exactly two regions");
             }
             for r in &link.between {
-                if !region(r) {
+                if !names.region(r) {
                     self.error(&loc, format!("names region \"{r}\", which does not exist"));
                 }
             }
             self.span(&loc, "latency_ms", link.latency_ms);
         }
+    }
 
+    /// Each service: its name, replicas, lease, first token, authority, the resources it
+    /// protects, its outages and restarts, and its clock rate.
+    fn services(&mut self, s: &Scenario, names: &Names) {
         for svc in &s.services {
             let loc = format!("service \"{}\"", svc.name);
             self.name(&loc, &svc.name);
@@ -1097,7 +1111,7 @@ impl Validator {
                 limits::REPLICAS_MAX,
             );
             for r in &svc.replicas {
-                if !region(r) {
+                if !names.region(r) {
                     self.error(
                         &loc,
                         format!("a replica is placed in region \"{r}\", which does not exist"),
@@ -1120,7 +1134,7 @@ impl Validator {
                 );
             }
             if let Some(authority) = &svc.subordinate_to {
-                match service(authority) {
+                match names.service(authority) {
                     None => self.error(
                         &loc,
                         format!("subordinate_to names service \"{authority}\", which does not exist"),
@@ -1138,7 +1152,7 @@ impl Validator {
                 }
             }
             for p in &svc.protects {
-                if resource(p).is_none() {
+                if names.resource(p).is_none() {
                     self.error(
                         &loc,
                         format!("protects resource \"{p}\", which does not exist"),
@@ -1174,12 +1188,16 @@ impl Validator {
                 );
             }
         }
+    }
 
+    /// Each resource: its name, region, rows and initial value, then its fencing and the split
+    /// of its rows between services.
+    fn resources(&mut self, s: &Scenario, names: &Names) {
         for (at, res) in s.resources.iter().enumerate() {
             let loc = format!("resource \"{}\"", res.name);
             self.name(&loc, &res.name);
             if let Some(r) = &res.region {
-                if !region(r) {
+                if !names.region(r) {
                     self.error(&loc, format!("region \"{r}\" does not exist"));
                 }
             }
@@ -1203,229 +1221,265 @@ impl Validator {
                 &format!("row of resource \"{}\"", res.name),
                 res.rows.iter().map(String::as_str),
             );
-            match (res.fencing, &res.fencing_source) {
-                (Fencing::OneSource, None) => self.error(
-                    &loc,
-                    "fencing = \"one_source\" needs fencing_source, the service whose tokens count",
-                ),
-                (Fencing::OneSource, Some(src)) if service(src).is_none() => self.error(
-                    &loc,
-                    format!("fencing_source names service \"{src}\", which does not exist"),
-                ),
-                (Fencing::Off | Fencing::AnySource, Some(_)) => self.error(
-                    &loc,
-                    "fencing_source is only meaningful with fencing = \"one_source\"",
-                ),
-                _ => {}
-            }
-            let mut owned = SortedSet::new();
-            let given: usize = res.partition.iter().map(|share| share.rows.len()).sum();
-            for share in &res.partition {
-                if service(&share.service).is_none() {
-                    self.error(
-                        &loc,
-                        format!(
-                            "partition names service \"{}\", which does not exist",
-                            share.service
-                        ),
-                    );
-                }
-                for row in &share.rows {
-                    if !rows_of[at].contains_key(row.as_str()) {
-                        self.error(
-                            &loc,
-                            format!("partition names row \"{row}\", which does not exist"),
-                        );
-                    } else if given <= REPEATS_CHECKED_MAX && !owned.insert(row.as_str()) {
-                        self.error(
-                            &loc,
-                            format!("partition gives row \"{row}\" to more than one service"),
-                        );
-                    }
-                }
-            }
+            self.fencing(&loc, res, names);
+            self.row_shares(&loc, at, res, names);
         }
+    }
 
-        let mut instances: u32 = 0;
-        for class in &s.clients {
-            let loc = format!("client \"{}\"", class.name);
-            self.name(&loc, &class.name);
-            if class.count == 0 || class.count > limits::CLIENTS_PER_CLASS_MAX {
+    /// A resource's fencing: a fencing source exactly when fencing is "one_source", and one
+    /// that exists.
+    fn fencing(&mut self, loc: &str, res: &Resource, names: &Names) {
+        match (res.fencing, &res.fencing_source) {
+            (Fencing::OneSource, None) => self.error(
+                loc,
+                "fencing = \"one_source\" needs fencing_source, the service whose tokens count",
+            ),
+            (Fencing::OneSource, Some(src)) if names.service(src).is_none() => self.error(
+                loc,
+                format!("fencing_source names service \"{src}\", which does not exist"),
+            ),
+            (Fencing::Off | Fencing::AnySource, Some(_)) => self.error(
+                loc,
+                "fencing_source is only meaningful with fencing = \"one_source\"",
+            ),
+            _ => {}
+        }
+    }
+
+    /// The split of the rows of resource number `at` between services: services and rows that
+    /// exist, and no row given to two services.
+    fn row_shares(&mut self, loc: &str, at: usize, res: &Resource, names: &Names) {
+        let mut owned = SortedSet::new();
+        let given: usize = res.partition.iter().map(|share| share.rows.len()).sum();
+        for share in &res.partition {
+            if names.service(&share.service).is_none() {
                 self.error(
-                    &loc,
+                    loc,
                     format!(
-                        "count is {}, it must be between 1 and {}",
-                        class.count,
-                        limits::CLIENTS_PER_CLASS_MAX
+                        "partition names service \"{}\", which does not exist",
+                        share.service
                     ),
                 );
             }
-            // A class over its own limit is reported above, once: counted at that limit here,
-            // it does not also push the total over the limit for all classes.
+            for row in &share.rows {
+                if !names.has_row(at, row) {
+                    self.error(
+                        loc,
+                        format!("partition names row \"{row}\", which does not exist"),
+                    );
+                } else if given <= REPEATS_CHECKED_MAX && !owned.insert(row.as_str()) {
+                    self.error(
+                        loc,
+                        format!("partition gives row \"{row}\" to more than one service"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Each client class, then the number of client instances in all.
+    fn clients(&mut self, s: &Scenario, names: &Names) {
+        let mut instances: u32 = 0;
+        for class in &s.clients {
+            self.client(class, names);
+            // A class over its own limit is reported in `client`, once: counted at that limit
+            // here, it does not also push the total over the limit for all classes.
             instances = instances.saturating_add(class.count.min(limits::CLIENTS_PER_CLASS_MAX));
-            if !region(&class.region) {
-                self.error(&loc, format!("region \"{}\" does not exist", class.region));
-            }
-            match resource_at(&class.resource) {
-                None => self.error(
-                    &loc,
-                    format!("resource \"{}\" does not exist", class.resource),
-                ),
-                Some(at) => {
-                    let res = &s.resources[at];
-                    for row in &class.rows {
-                        if !rows_of[at].contains_key(row.as_str()) {
-                            self.error(
-                                &loc,
-                                format!("row \"{row}\" is not a row of resource \"{}\"", res.name),
-                            );
-                        }
-                    }
-                }
-            }
-            let mut services_named: Vec<&str> = Vec::new();
-            match &class.protocol {
-                Protocol::Single { service } => services_named.push(service),
-                Protocol::AllUnordered { services, .. } | Protocol::AllOrdered { services, .. } => {
-                    self.count(
-                        &loc,
-                        "protocol services",
-                        services.len(),
-                        1,
-                        limits::SERVICES_MAX,
-                    );
-                    let mut seen = SortedSet::new();
-                    let check = services.len() <= REPEATS_CHECKED_MAX;
-                    for x in services {
-                        if check && !seen.insert(x.as_str()) {
-                            self.error(&loc, format!("protocol lists service \"{x}\" twice"));
-                        }
-                        services_named.push(x);
-                    }
-                }
-                Protocol::Majority {
-                    services,
-                    quorum,
-                    clock_drift_ms,
-                } => {
-                    self.count(
-                        &loc,
-                        "protocol services",
-                        services.len(),
-                        2,
-                        limits::SERVICES_MAX,
-                    );
-                    let mut seen = SortedSet::new();
-                    let check = services.len() <= REPEATS_CHECKED_MAX;
-                    for x in services {
-                        if check && !seen.insert(x.as_str()) {
-                            self.error(&loc, format!("protocol lists service \"{x}\" twice"));
-                        }
-                        if service(x).is_some_and(|svc| svc.subordinate_to.is_some()) {
-                            self.error(
-                                &loc,
-                                format!(
-                                    "protocol majority: service \"{x}\" is subordinate and refuses every request without its authority's token; a majority asks independent services"
-                                ),
-                            );
-                        }
-                        services_named.push(x);
-                    }
-                    if let Some(q) = quorum {
-                        if *q == 0 || *q as usize > services.len() {
-                            self.error(
-                                &loc,
-                                format!(
-                                    "protocol quorum is {q}, it must be between 1 and the {} services listed",
-                                    services.len()
-                                ),
-                            );
-                        }
-                    }
-                    self.span(&loc, "protocol clock_drift_ms", *clock_drift_ms);
-                    let shortest = services
-                        .iter()
-                        .filter_map(|x| service(x).and_then(|svc| svc.lease_ms))
-                        .min();
-                    if let Some(lease) = shortest {
-                        if *clock_drift_ms >= lease {
-                            self.error(
-                                &loc,
-                                format!(
-                                    "protocol clock_drift_ms is {clock_drift_ms}, not less than the shortest lease of the listed services ({lease} ms): the lock would never be valid"
-                                ),
-                            );
-                        }
-                    }
-                }
-                Protocol::TokenChain {
-                    authority,
-                    subordinate,
-                } => {
-                    services_named.push(authority);
-                    services_named.push(subordinate);
-                    if let (Some(_), Some(sub)) = (service(authority), service(subordinate)) {
-                        if sub.subordinate_to.as_deref() != Some(authority.as_str()) {
-                            self.error(
-                                &loc,
-                                format!(
-                                    "protocol token_chain: service \"{subordinate}\" is not subordinate_to \"{authority}\""
-                                ),
-                            );
-                        }
-                    }
-                }
-                Protocol::NoLock => {}
-            }
-            for x in services_named {
-                if service(x).is_none() {
-                    self.error(
-                        &loc,
-                        format!("protocol names service \"{x}\", which does not exist"),
-                    );
-                }
-            }
-            self.span(&loc, "start_ms", class.start_ms);
-            if let Some(stop) = class.stop_ms {
-                self.span(&loc, "stop_ms", stop);
-            }
-            self.span(&loc, "period_ms", class.period_ms);
-            self.span(&loc, "jitter_ms", class.jitter_ms);
-            self.span(&loc, "work_ms", class.work_ms);
-            self.span(&loc, "retry_backoff_ms", class.retry_backoff_ms);
-            self.span(&loc, "lease_margin_ms", class.lease_margin_ms);
-            if let Some(t) = class.acquire_timeout_ms {
-                if t == 0 {
-                    self.error(
-                        &loc,
-                        "acquire_timeout_ms must be at least 1 (leave it out to wait forever)",
-                    );
-                }
-                self.span(&loc, "acquire_timeout_ms", t);
-            }
-            if class.max_retries > limits::RETRIES_MAX {
-                self.error(
-                    &loc,
-                    format!("max_retries must be at most {}", limits::RETRIES_MAX),
-                );
-            }
-            if class.period_ms == 0 && class.work_ms == 0 {
-                self.error(
-                    &loc,
-                    "period_ms and work_ms cannot both be 0: operations would take no time at all",
-                );
-            }
         }
         if instances > limits::CLIENTS_MAX {
             self.error(
-                top,
+                TOP,
                 format!(
                     "{instances} client instances in all, more than the limit of {}",
                     limits::CLIENTS_MAX
                 ),
             );
         }
+    }
 
+    /// One client class: its name, count, region, resource and rows, protocol, timings and
+    /// retries.
+    fn client(&mut self, class: &ClientClass, names: &Names) {
+        let loc = format!("client \"{}\"", class.name);
+        self.name(&loc, &class.name);
+        if class.count == 0 || class.count > limits::CLIENTS_PER_CLASS_MAX {
+            self.error(
+                &loc,
+                format!(
+                    "count is {}, it must be between 1 and {}",
+                    class.count,
+                    limits::CLIENTS_PER_CLASS_MAX
+                ),
+            );
+        }
+        if !names.region(&class.region) {
+            self.error(&loc, format!("region \"{}\" does not exist", class.region));
+        }
+        match names.resource_at(&class.resource) {
+            None => self.error(
+                &loc,
+                format!("resource \"{}\" does not exist", class.resource),
+            ),
+            Some(at) => {
+                let res = &names.scenario.resources[at];
+                for row in &class.rows {
+                    if !names.has_row(at, row) {
+                        self.error(
+                            &loc,
+                            format!("row \"{row}\" is not a row of resource \"{}\"", res.name),
+                        );
+                    }
+                }
+            }
+        }
+        self.protocol(&loc, &class.protocol, names);
+        self.span(&loc, "start_ms", class.start_ms);
+        if let Some(stop) = class.stop_ms {
+            self.span(&loc, "stop_ms", stop);
+        }
+        self.span(&loc, "period_ms", class.period_ms);
+        self.span(&loc, "jitter_ms", class.jitter_ms);
+        self.span(&loc, "work_ms", class.work_ms);
+        self.span(&loc, "retry_backoff_ms", class.retry_backoff_ms);
+        self.span(&loc, "lease_margin_ms", class.lease_margin_ms);
+        if let Some(t) = class.acquire_timeout_ms {
+            if t == 0 {
+                self.error(
+                    &loc,
+                    "acquire_timeout_ms must be at least 1 (leave it out to wait forever)",
+                );
+            }
+            self.span(&loc, "acquire_timeout_ms", t);
+        }
+        if class.max_retries > limits::RETRIES_MAX {
+            self.error(
+                &loc,
+                format!("max_retries must be at most {}", limits::RETRIES_MAX),
+            );
+        }
+        if class.period_ms == 0 && class.work_ms == 0 {
+            self.error(
+                &loc,
+                "period_ms and work_ms cannot both be 0: operations would take no time at all",
+            );
+        }
+    }
+
+    /// A client class's protocol: the number of services it lists and no repeats, the rules
+    /// of its kind (a majority's quorum and clock drift, a token chain's subordinate), and
+    /// that every service it names exists.
+    fn protocol(&mut self, loc: &str, protocol: &Protocol, names: &Names) {
+        let mut services_named: Vec<&str> = Vec::new();
+        match protocol {
+            Protocol::Single { service } => services_named.push(service),
+            Protocol::AllUnordered { services, .. } | Protocol::AllOrdered { services, .. } => {
+                self.count(
+                    loc,
+                    "protocol services",
+                    services.len(),
+                    1,
+                    limits::SERVICES_MAX,
+                );
+                let mut seen = SortedSet::new();
+                let check = services.len() <= REPEATS_CHECKED_MAX;
+                for x in services {
+                    if check && !seen.insert(x.as_str()) {
+                        self.error(loc, format!("protocol lists service \"{x}\" twice"));
+                    }
+                    services_named.push(x);
+                }
+            }
+            Protocol::Majority {
+                services,
+                quorum,
+                clock_drift_ms,
+            } => {
+                self.count(
+                    loc,
+                    "protocol services",
+                    services.len(),
+                    2,
+                    limits::SERVICES_MAX,
+                );
+                let mut seen = SortedSet::new();
+                let check = services.len() <= REPEATS_CHECKED_MAX;
+                for x in services {
+                    if check && !seen.insert(x.as_str()) {
+                        self.error(loc, format!("protocol lists service \"{x}\" twice"));
+                    }
+                    if names
+                        .service(x)
+                        .is_some_and(|svc| svc.subordinate_to.is_some())
+                    {
+                        self.error(
+                            loc,
+                            format!(
+                                "protocol majority: service \"{x}\" is subordinate and refuses every request without its authority's token; a majority asks independent services"
+                            ),
+                        );
+                    }
+                    services_named.push(x);
+                }
+                if let Some(q) = quorum {
+                    if *q == 0 || *q as usize > services.len() {
+                        self.error(
+                            loc,
+                            format!(
+                                "protocol quorum is {q}, it must be between 1 and the {} services listed",
+                                services.len()
+                            ),
+                        );
+                    }
+                }
+                self.span(loc, "protocol clock_drift_ms", *clock_drift_ms);
+                let shortest = services
+                    .iter()
+                    .filter_map(|x| names.service(x).and_then(|svc| svc.lease_ms))
+                    .min();
+                if let Some(lease) = shortest {
+                    if *clock_drift_ms >= lease {
+                        self.error(
+                            loc,
+                            format!(
+                                "protocol clock_drift_ms is {clock_drift_ms}, not less than the shortest lease of the listed services ({lease} ms): the lock would never be valid"
+                            ),
+                        );
+                    }
+                }
+            }
+            Protocol::TokenChain {
+                authority,
+                subordinate,
+            } => {
+                services_named.push(authority);
+                services_named.push(subordinate);
+                if let (Some(_), Some(sub)) = (names.service(authority), names.service(subordinate))
+                {
+                    if sub.subordinate_to.as_deref() != Some(authority.as_str()) {
+                        self.error(
+                            loc,
+                            format!(
+                                "protocol token_chain: service \"{subordinate}\" is not subordinate_to \"{authority}\""
+                            ),
+                        );
+                    }
+                }
+            }
+            Protocol::NoLock => {}
+        }
+        for x in services_named {
+            if names.service(x).is_none() {
+                self.error(
+                    loc,
+                    format!("protocol names service \"{x}\", which does not exist"),
+                );
+            }
+        }
+    }
+
+    /// Each network partition: its window, at least two groups, and regions that exist and
+    /// are in one group only.
+    fn partitions(&mut self, s: &Scenario, names: &Names) {
         for (i, p) in s.partitions.iter().enumerate() {
             let loc = format!("partition {}", i + 1);
             self.span(&loc, "start_ms", p.start_ms);
@@ -1437,7 +1491,7 @@ impl Validator {
             let check = p.groups.iter().map(Vec::len).sum::<usize>() <= REPEATS_CHECKED_MAX;
             for g in &p.groups {
                 for r in g {
-                    if !region(r) {
+                    if !names.region(r) {
                         self.error(&loc, format!("region \"{r}\" does not exist"));
                     } else if check && !seen.insert(r.as_str()) {
                         self.error(&loc, format!("region \"{r}\" is in more than one group"));
@@ -1445,7 +1499,11 @@ impl Validator {
                 }
             }
         }
+    }
 
+    /// Each client pause: that it names exactly one of a client class or an instance, and its
+    /// window.
+    fn pauses(&mut self, s: &Scenario) {
         for (i, p) in s.pauses.iter().enumerate() {
             let loc = format!("pause {}", i + 1);
             let instance = s.names_an_instance(&p.client);
@@ -1472,15 +1530,19 @@ impl Validator {
             self.span(&loc, "start_ms", p.start_ms);
             self.span(&loc, "duration_ms", p.duration_ms);
         }
+    }
 
+    /// Each migration: its time, a resource that exists, and two different independent
+    /// services that exist.
+    fn migrations(&mut self, s: &Scenario, names: &Names) {
         for (i, m) in s.migrations.iter().enumerate() {
             let loc = format!("migration {}", i + 1);
             self.span(&loc, "at_ms", m.at_ms);
-            if resource(&m.resource).is_none() {
+            if names.resource(&m.resource).is_none() {
                 self.error(&loc, format!("resource \"{}\" does not exist", m.resource));
             }
             for x in [&m.from, &m.to] {
-                match service(x) {
+                match names.service(x) {
                     None => self.error(&loc, format!("service \"{x}\" does not exist")),
                     Some(svc) if svc.subordinate_to.is_some() => self.error(
                         &loc,
@@ -1493,5 +1555,55 @@ impl Validator {
                 self.error(&loc, "from and to are the same service");
             }
         }
+    }
+}
+
+/// The names a scenario's references may name, each list indexed by name.
+struct Names<'a> {
+    scenario: &'a Scenario,
+    regions: SortedMap<&'a str, usize>,
+    services: SortedMap<&'a str, usize>,
+    resources: SortedMap<&'a str, usize>,
+    /// The rows of each resource, in the order of the resources.
+    rows_of: Vec<SortedMap<&'a str, usize>>,
+}
+
+impl<'a> Names<'a> {
+    fn new(s: &'a Scenario) -> Self {
+        // Every reference is looked up in an index of the names it may name, made with one
+        // sort: a text far past the limits (a megabyte of names, each referring to others) is
+        // checked in n log n steps where a scan per reference took the square.
+        Names {
+            scenario: s,
+            regions: names_index(s.regions.iter().map(String::as_str)),
+            services: names_index(s.services.iter().map(|x| x.name.as_str())),
+            resources: names_index(s.resources.iter().map(|x| x.name.as_str())),
+            rows_of: s
+                .resources
+                .iter()
+                .map(|r| names_index(r.rows.iter().map(String::as_str)))
+                .collect(),
+        }
+    }
+
+    fn region(&self, name: &str) -> bool {
+        self.regions.contains_key(name)
+    }
+
+    fn service(&self, name: &str) -> Option<&'a Service> {
+        self.services.get(name).map(|&i| &self.scenario.services[i])
+    }
+
+    fn resource_at(&self, name: &str) -> Option<usize> {
+        self.resources.get(name).copied()
+    }
+
+    fn resource(&self, name: &str) -> Option<&'a Resource> {
+        self.resource_at(name).map(|i| &self.scenario.resources[i])
+    }
+
+    /// Whether resource number `at` has a row named `row`.
+    fn has_row(&self, at: usize, row: &str) -> bool {
+        self.rows_of[at].contains_key(row)
     }
 }
