@@ -186,26 +186,19 @@ fn header() -> String {
     html
 }
 
-/// The run's picture, sized by the page (its width and height are the export's, for a file
-/// opened alone).
+/// The run's picture, sized by the page: its opening tag without the export's width and height
+/// (which are for a file opened alone), each written as one ` name="value"` by `super::svg`.
 fn as_preview_picture(svg: &str) -> String {
-    let start = svg.find("<svg").unwrap_or(0);
-    let svg = &svg[start..];
-    let end = svg.find('>').unwrap_or(svg.len());
-    let (open, rest) = svg.split_at(end);
-    let mut attrs = String::new();
-    let mut rest_of_tag = open.trim_start_matches("<svg");
-    // Attributes are written `name="value"` by the exporter (super::svg).
-    while let Some(eq) = rest_of_tag.find("=\"") {
-        let name = rest_of_tag[..eq].trim();
-        let after = &rest_of_tag[eq + 2..];
-        let Some(close) = after.find('"') else { break };
-        if name != "width" && name != "height" {
-            attrs.push_str(&format!(" {name}=\"{}\"", &after[..close]));
-        }
-        rest_of_tag = &after[close + 1..];
-    }
-    format!("<svg class=\"preview-picture\"{attrs}{rest}\n")
+    let svg = &svg[svg.find("<svg").unwrap_or(0)..];
+    let (open, rest) = svg.split_at(svg.find('>').unwrap_or(svg.len()));
+    let kept: Vec<&str> = open
+        .split(' ')
+        .filter(|a| !a.starts_with("width=\"") && !a.starts_with("height=\""))
+        .collect();
+    let open = kept
+        .join(" ")
+        .replacen("<svg", "<svg class=\"preview-picture\"", 1);
+    format!("{open}{rest}\n")
 }
 
 /// The preview has nothing to follow inside a text: a link is shown as its words.

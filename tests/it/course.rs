@@ -102,7 +102,7 @@ fn the_shipped_course_files_are_the_lessons_in_compact_form() {
 }
 
 /// While a place's simulator loads, the page shows the place's picture beside its narration
-/// (`static/lesson-preview.js`): for every step and exercise of every shipped lesson it is the
+/// (its preview, `lockstep::ui::preview`): for every step and exercise of every shipped lesson it is the
 /// run the place then opens with, through the page's own way in, to the headline, seed and
 /// event count, and it carries no scenario text (the lesson's file has it). A step that asks a
 /// prediction has no picture: the run is its answer.

@@ -240,9 +240,9 @@ pub fn place_picture_name(lesson: &str, place: &str) -> String {
 
 /// Each place's run as the place opens it (every step and exercise of every lesson of
 /// `course`), pictured as the timeline's SVG export draws it: the headline above the lanes,
-/// the legend below. The page shows a place's picture, beside its narration, while the place's
-/// simulator loads (`static/lesson-preview.js`), so what a reader sees first is the run the
-/// simulator then shows. The pictures carry no scenario text, which the lesson's file holds.
+/// the legend below. The place's preview ([`crate::ui::preview`]) shows it beside the
+/// narration while the place's simulator loads, so what a reader sees first is the run the
+/// simulator then shows; the handout shows it beside each step. The pictures carry no scenario text, which the lesson's file holds.
 /// A step that asks a prediction has none: its run is the answer, and the page shows none of
 /// it before the learner commits (see [`LessonRun::hides_run`]).
 pub fn place_pictures(course: &Arc<Course>) -> Vec<(String, String)> {
