@@ -312,7 +312,12 @@ fn site(dir: &Path) -> PathBuf {
     std::fs::write(site.join("course_bg.wasm"), [0, 97, 115, 109, 1, 0, 0, 0]).unwrap();
     std::fs::copy(root().join("static/style.css"), site.join("style.css")).unwrap();
     std::fs::create_dir_all(site.join("course")).unwrap();
-    std::fs::write(site.join("course/index.json"), "{}").unwrap();
+    // The course's files, which say which version built the site.
+    for (name, text) in wire::course_files(&lesson::builtin::lessons()) {
+        if name.ends_with(".json") {
+            std::fs::write(site.join("course").join(name), text).unwrap();
+        }
+    }
     // A place's picture (the handout shows it) and its preview with their index (shown only
     // while a simulator comes over the network).
     std::fs::write(site.join("course/fencing.stall.run.svg"), "<svg/>").unwrap();
@@ -628,6 +633,47 @@ fn lesson_pack_refuses_a_broken_lesson_or_a_folder_that_is_no_site_and_writes_no
     );
     assert!(!out.exists());
 
+    // A site built from another version: one whose lessons are in an older format, and one
+    // whose shipped lesson differs. The pack would put the facilitator's lessons in front of
+    // another checker than the one that passed them.
+    let index = site.join("course/index.json");
+    let current = std::fs::read_to_string(&index).unwrap();
+    let older = current.replace(
+        &format!("\"version\":{}", wire::VERSION),
+        &format!("\"version\":{}", wire::VERSION - 1),
+    );
+    assert_ne!(older, current);
+    let fencing = site.join("course/fencing.json");
+    let lesson = std::fs::read_to_string(&fencing).unwrap();
+    for (file, text, says) in [
+        (&index, older, format!("format {}", wire::VERSION - 1)),
+        (
+            &fencing,
+            lesson.replacen("fenc", "fent", 1),
+            "course/fencing.json is not this version's".to_string(),
+        ),
+    ] {
+        let kept = std::fs::read_to_string(file).unwrap();
+        std::fs::write(file, text).unwrap();
+        let o = lockstep(&[
+            "lesson",
+            "pack",
+            "docs/examples/ledger-drill.md",
+            "--site",
+            site.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        std::fs::write(file, kept).unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("built from another version") && err.contains(&says),
+            "{says:?} in {err}"
+        );
+        assert!(!out.exists());
+    }
+
     let o = lockstep(&[
         "lesson",
         "pack",
@@ -703,12 +749,18 @@ fn the_guide_runs_as_written() {
     let page = std::fs::read_to_string(root().join("docs/workshop.md")).unwrap();
     let blocks = sh_blocks(&page);
     assert!(blocks.len() >= 4, "the guide has its commands: {blocks:?}");
+    // The checkout (its docs, lessons and built site) in one folder, `$LOCKSTEP`; the
+    // facilitator works in another, outside it, as the guide lets them.
     let scratch = crate::Scratch::new("pack-guide");
+    let checkout = scratch.0.join("checkout");
+    let home = scratch.0.join("home");
+    std::fs::create_dir_all(&checkout).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
     for dir in ["docs", "lessons"] {
-        std::os::unix::fs::symlink(root().join(dir), scratch.0.join(dir)).unwrap();
+        std::os::unix::fs::symlink(root().join(dir), checkout.join(dir)).unwrap();
     }
     let site = site(&scratch.0);
-    std::fs::rename(&site, scratch.0.join("dist")).unwrap();
+    std::fs::rename(&site, checkout.join("dist")).unwrap();
 
     let lesson = lesson::parse(&drill()).unwrap();
     let exercise = &lesson.exercises[0];
@@ -744,11 +796,16 @@ fn the_guide_runs_as_written() {
     let o = Command::new("sh")
         .arg("-c")
         .arg(&script)
-        .current_dir(&scratch.0)
+        .current_dir(&home)
         .env("PATH", path)
+        .env("LOCKSTEP", &checkout)
         .output()
         .unwrap();
     let out = stdout(&o);
+    assert!(
+        !script.contains("../"),
+        "the guide names the checkout as $LOCKSTEP, not by where the lesson's folder sits:\n{script}"
+    );
     assert!(
         o.status.success(),
         "the guide's commands:\n{script}\n{out}\n{}",
@@ -767,21 +824,16 @@ fn the_guide_runs_as_written() {
     ] {
         assert!(out.contains(expected), "{expected:?} in\n{out}");
     }
-    let packed = scratch
-        .0
-        .join("my-workshop/workshop-site/lessons/ledger-drill.md");
+    let packed = home.join("my-workshop/workshop-site/lessons/ledger-drill.md");
     assert!(packed.is_file(), "the pack is where the guide says");
-    let handout = scratch.0.join("my-workshop/handout/handout.html");
+    let handout = home.join("my-workshop/handout/handout.html");
     let page = std::fs::read_to_string(&handout).expect("the handout is where the guide says");
     assert!(
         page.contains("http://192.168.1.20:8000/#/lessons/ledger-drill/one-order"),
         "the handout links to the room"
     );
     assert!(
-        scratch
-            .0
-            .join("my-workshop/workshop-site.room.sqlite")
-            .is_file(),
+        home.join("my-workshop/workshop-site.room.sqlite").is_file(),
         "the room's store is beside the pack"
     );
 }

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use lockstep::lesson::Lesson;
+use lockstep::lesson::{wire, Lesson};
 
 #[path = "single.rs"]
 mod single;
@@ -260,15 +260,49 @@ fn check_site(site: &Path) -> Result<(), String> {
     .into_iter()
     .filter(|f| !site.join(f).is_file())
     .collect();
-    if missing.is_empty() {
-        return Ok(());
+    if !missing.is_empty() {
+        return Err(format!(
+            "{} is not a built site of this app (no {}): build it with `trunk build --release` \
+             (scripts/serve.sh does), or name one with --site DIR",
+            site.display(),
+            missing.join(", ")
+        ));
     }
-    Err(format!(
-        "{} is not a built site of this app (no {}): build it with `trunk build --release` \
-         (scripts/serve.sh does), or name one with --site DIR",
-        site.display(),
-        missing.join(", ")
-    ))
+    same_version(site)
+}
+
+/// The site was built from the same version as this command: its course is, file for file,
+/// the one this command would write. A site from another checkout reads lessons with another
+/// checker, so a lesson this command accepted could be refused in the room (or the other way
+/// round); the course's files change with the lesson format and the shipped lessons, and the
+/// site keeps them whatever host serves it.
+fn same_version(site: &Path) -> Result<(), String> {
+    let ours = wire::course_files(&lockstep::lesson::builtin::lessons());
+    for (name, text) in ours.iter().filter(|(n, _)| n.ends_with(".json")) {
+        let path = site.join(wire::COURSE_DIR).join(name);
+        let theirs = std::fs::read_to_string(&path).unwrap_or_default();
+        if theirs != *text {
+            let why = match (course_version(&theirs), course_version(text)) {
+                (Some(t), Some(o)) if t != o => {
+                    format!("its lessons are in format {t}, this command's in format {o}")
+                }
+                _ => format!("its {}/{name} is not this version's", wire::COURSE_DIR),
+            };
+            return Err(format!(
+                "{} was built from another version of Lockstep than this `lockstep` ({why}): \
+                 build the site from the same checkout as the command (`trunk build --release`), \
+                 or run the `lockstep` built from the site's checkout",
+                site.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The format version a course file starts with (`{"version":N,…`).
+fn course_version(file: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(file).ok()?;
+    v.get("version")?.as_u64()
 }
 
 fn copy_dir(from: &Path, to: &Path, count: &mut usize) -> Result<(), String> {
