@@ -257,6 +257,26 @@ pub struct Layout {
     pub links_by_cause: Vec<u32>,
     /// The decisive moments, in time order.
     pub notes: Vec<Note>,
+    /// For a layout cut at a moment ([`Layout::until`]), each note's position in the whole
+    /// run's `notes`, which names it in [`crate::ui::Pinned::Note`] and in the reducer; empty
+    /// for the whole run's layout, whose positions are their own.
+    pub note_ids: Vec<usize>,
+}
+
+impl Layout {
+    /// The name of the note at position `k` of this layout: its position in the whole run's.
+    pub fn note_id(&self, k: usize) -> usize {
+        self.note_ids.get(k).copied().unwrap_or(k)
+    }
+
+    /// The note this layout shows under the name `id` ([`Layout::note_id`]), if it shows it.
+    pub fn note_named(&self, id: usize) -> Option<&Note> {
+        if self.note_ids.is_empty() {
+            return self.notes.get(id);
+        }
+        let k = self.note_ids.binary_search(&id).ok()?;
+        self.notes.get(k)
+    }
 }
 
 impl Layout {
@@ -680,6 +700,7 @@ impl Layout {
             links,
             links_by_cause,
             notes,
+            note_ids: Vec::new(),
         }
     }
 }
@@ -1256,6 +1277,11 @@ impl Layout {
             links,
             links_by_cause: keys.iter().map(|k| *k as u32).collect(),
             notes: self.notes.iter().filter(|n| n.to <= t).cloned().collect(),
+            // Ascending, as `note_named` searches them.
+            note_ids: (0..self.notes.len())
+                .filter(|k| self.notes[*k].to <= t)
+                .map(|k| self.note_id(k))
+                .collect(),
         }
     }
 

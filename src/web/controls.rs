@@ -290,7 +290,6 @@ pub fn controls(p: &ControlsProps) -> Html {
     let two_regions = s.regions.len() >= 2;
     let any_fault = allow(Control::Partition)
         || allow(Control::Pause)
-        || allow(Control::Migration)
         || s.services
             .iter()
             .any(|x| allow(Control::Outage(x.name.clone())));
@@ -352,7 +351,13 @@ pub fn controls(p: &ControlsProps) -> Html {
                 }
             </div>
             }
-            if allow(Control::Migration) {
+        </fieldset>
+    });
+
+    // A migration is planned work, not a fault: it has its own heading.
+    let migration = allow(Control::Migration).then(|| html! {
+        <fieldset>
+            <legend>{ "Migration" }</legend>
             <div class="group">
                 <span class="check">
                     <input id="migration" type="checkbox" checked={!s.migrations.is_empty()} disabled={!toggles::can_migrate(s) && s.migrations.is_empty()}
@@ -372,7 +377,6 @@ pub fn controls(p: &ControlsProps) -> Html {
                     { ms_field("migration-at", "at (ms)", m.at_ms, on_ms(d, Toggle::MigrationAt)) }
                 }
             </div>
-            }
         </fieldset>
     });
 
@@ -415,6 +419,7 @@ pub fn controls(p: &ControlsProps) -> Html {
                 { for fencing }
                 { for roles }
                 { for faults }
+                { for migration }
                 { for seed }
             </fieldset>
         </section>

@@ -494,7 +494,7 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                                 layout={Rc::clone(&shown_layout)} window={app.window} width={width}
                                 diff={None::<Rc<crate::ui::compare::Diff>>} divergence={None::<u64>} selected={app.selected}
                                 selected_at={selected_at} pinned={app.pinned}
-                                dispatch={d.clone()} />
+                                seek_on_pin={!hidden} dispatch={d.clone()} />
                             <div class="highlights" aria-hidden="true">
                                 { for lanes.iter().map(|(top, h)| html! {
                                     <div class="hl-lane" style={format!("top:{top}px;height:{h}px")}></div>
@@ -528,8 +528,12 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 } else {
                     <Controls app={Rc::clone(app)} dispatch={d.clone()} allowed={Some(Rc::new(controls))} />
                 }
+                // Before the learner commits, no card at all; while the committed run plays, the
+                // cards of the notes it has passed.
                 if !hidden {
                     <Details app={Rc::clone(app)} dispatch={d.clone()} />
+                } else if !awaiting {
+                    { played_note_card(app.pinned, &shown_layout) }
                 }
                 <details class="legend-fold">
                     <summary>{ "Legend" }</summary>
@@ -537,6 +541,30 @@ pub fn lesson_view(p: &LessonProps) -> Html {
                 </details>
             </section>
         </main>
+    }
+}
+
+/// The card while a committed prediction's run plays: a note the run has passed opens with its
+/// words, which tell only what has happened. An event's card lists what it led to, which may lie
+/// ahead of the playhead and answer the question, so it waits for the run's end. `shown` is
+/// the layout the timeline draws until then: a note it no longer shows (the playhead moved
+/// back) has no card.
+fn played_note_card(
+    pinned: Option<crate::ui::Pinned>,
+    shown: &crate::ui::timeline::Layout,
+) -> Html {
+    let lead = match pinned {
+        Some(crate::ui::Pinned::Note(id)) => shown.note_named(id).map(|n| n.text.clone()),
+        _ => None,
+    };
+    html! {
+        <section id="event-details" class="details card" aria-live="polite" aria-label="Card of the note in view">
+            if let Some(lead) = lead {
+                <p class="card-lead">{ lead }</p>
+            } else {
+                <p class="hint">{ "Click a note the run has passed, or Tab to it: its card shows here. The cards of events and overlaps open once the run has played." }</p>
+            }
+        </section>
     }
 }
 

@@ -263,6 +263,11 @@ pub struct TimelineProps {
     /// The overlap or note whose card is shown.
     #[prop_or_default]
     pub pinned: Option<Pinned>,
+    /// Whether opening a card moves the playhead to its moment. Not while a committed
+    /// prediction's run plays: the playhead there shows how far the run has got, and moved back
+    /// to a note's start it would hide the note whose card was asked for.
+    #[prop_or(true)]
+    pub seek_on_pin: bool,
     pub dispatch: Dispatch,
 }
 
@@ -288,6 +293,7 @@ impl PartialEq for TimelineProps {
             && self.selected == o.selected
             && self.selected_at == o.selected_at
             && self.pinned == o.pinned
+            && self.seek_on_pin == o.seek_on_pin
             && same_rc(&self.diff, &o.diff)
     }
 }
@@ -340,6 +346,9 @@ fn link_words(layout: &Layout, l: &Link) -> String {
 pub fn timeline(p: &TimelineProps) -> Html {
     let canvas = use_node_ref();
     let theme = use_state(|| 0u32);
+    // What the last paint put where, for a click on the canvas (written by the paint, after
+    // render; read only by the click).
+    let painted = use_mut_ref(Vec::<PaintedNote>::new);
     let width = p.width.max(300);
     let height = height_of(p.layout.lanes.len());
     let g = Geo::of(p.layout.lanes.len());
@@ -392,9 +401,10 @@ pub fn timeline(p: &TimelineProps) -> Html {
             Rc::as_ptr(&labels) as usize,
         );
         let (window, divergence) = (p.window, p.divergence);
+        let painted = Rc::clone(&painted);
         use_effect_with(deps, move |_| {
             if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                paint_canvas(
+                *painted.borrow_mut() = paint_canvas(
                     &c,
                     &layout,
                     &labels,
@@ -413,6 +423,28 @@ pub fn timeline(p: &TimelineProps) -> Html {
             }
         });
     }
+
+    // A click on a note's words, painted on the canvas beside its tag, opens its card as a
+    // click on the tag does.
+    let onclick = {
+        let painted = Rc::clone(&painted);
+        let d = p.dispatch.clone();
+        let (flipped, seek) = (p.flipped, p.seek_on_pin);
+        Callback::from(move |e: MouseEvent| {
+            let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
+            let hit = painted
+                .borrow()
+                .iter()
+                .find(|n| n.contains(x, y))
+                .map(|n| n.note);
+            if let (Some(id), false) = (hit, flipped) {
+                d.dispatch(Action::Pin {
+                    pin: Pinned::Note(id),
+                    seek,
+                });
+            }
+        })
+    };
 
     let onmousemove = {
         let layout = Rc::clone(&p.layout);
@@ -469,18 +501,19 @@ pub fn timeline(p: &TimelineProps) -> Html {
     // Each note in view is a tab stop too, over its tag; pointing at it or focusing it shows
     // its card.
     let notes = p.layout.notes_in(p.window).take(NOTE_TWINS_MAX).map(|(k, n)| {
+        let id = p.layout.note_id(k);
         let pin = |seek: bool| {
             let d = p.dispatch.clone();
             let flipped = p.flipped;
-            move || if !flipped { d.dispatch(Action::Pin { pin: Pinned::Note(k), seek }) }
+            move || if !flipped { d.dispatch(Action::Pin { pin: Pinned::Note(id), seek }) }
         };
-        let onfocus = { let f = pin(true); Callback::from(move |_: FocusEvent| f()) };
+        let onfocus = { let f = pin(p.seek_on_pin); Callback::from(move |_: FocusEvent| f()) };
         let onmouseenter = { let f = pin(false); Callback::from(move |_: MouseEvent| f()) };
         // A click opens the card as focus does (with the playhead moved to the note), since an
         // SVG shape does not take focus from a pointer in every browser.
-        let onclick = { let f = pin(true); Callback::from(move |_: MouseEvent| f()) };
+        let onclick = { let f = pin(p.seek_on_pin); Callback::from(move |_: MouseEvent| f()) };
         let text = format!("{prefix}{}", n.text);
-        let pinned = p.pinned == Some(Pinned::Note(k));
+        let pinned = p.pinned == Some(Pinned::Note(id));
         html! {
             <rect class={classes!("note-focus", format!("note-{}", n.kind.name()), pinned.then_some("pinned"))}
                 tabindex="0" role="img" aria-label={text} data-note={n.kind.name()} {onfocus} {onmouseenter} {onclick}
@@ -528,7 +561,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
             // have somewhere to be pressed; each step shows the event's card below.
             <canvas ref={canvas} role="img" tabindex="0" aria-label={summary}
                 aria-describedby="event-details"
-                style={format!("width: {width}px; height: {height}px")} {onmousemove} />
+                style={format!("width: {width}px; height: {height}px")} {onmousemove} {onclick} />
             <svg class="overlay" width={width.to_string()} height={height.to_string()} aria-hidden="false">
                 { for selected_links }
                 { for ring }
@@ -616,7 +649,7 @@ fn paint_canvas(
     width: u32,
     diff: Option<&[bool]>,
     divergence: Option<Micros>,
-) {
+) -> Vec<PaintedNote> {
     let height = height_of(layout.lanes.len());
     let g = Geo::of(layout.lanes.len());
     let dpr = gloo::utils::window().device_pixel_ratio().clamp(1.0, 3.0);
@@ -628,7 +661,7 @@ fn paint_canvas(
         .flatten()
         .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
     else {
-        return;
+        return Vec::new();
     };
     let pal = Palette::read(canvas);
     // Text on the canvas follows the page's root font size (larger on a projector): `scale`,
@@ -841,7 +874,7 @@ fn paint_canvas(
     }
 
     paint_links(&ctx, layout, g, w, &x, &pal, &font(9.0, ""));
-    let occupied = paint_notes(
+    let (occupied, painted) = paint_notes(
         &ctx,
         layout,
         g,
@@ -941,6 +974,25 @@ fn paint_canvas(
                 let _ = ctx.fill_text(text, paint::LABEL_INSET, g.mid(i) + 4.0);
             }
         }
+    }
+    painted
+}
+
+/// Where a note's tag and the words beside it were painted: a click there opens its card
+/// (the tag also has a focusable twin over it; the words are only on the canvas).
+#[derive(Clone, Copy)]
+struct PaintedNote {
+    /// Its name, [`Layout::note_id`].
+    note: usize,
+    from_x: f64,
+    to_x: f64,
+    top: f64,
+}
+
+impl PaintedNote {
+    fn contains(&self, x: f64, y: f64) -> bool {
+        (self.from_x..=self.to_x).contains(&x)
+            && (self.top..=self.top + f64::from(NOTE_BAND)).contains(&y)
     }
 }
 
@@ -1042,8 +1094,9 @@ fn paint_notes(
     pal: &Palette,
     bold: &str,
     plain: &str,
-) -> Vec<Vec<(f64, f64)>> {
+) -> (Vec<Vec<(f64, f64)>>, Vec<PaintedNote>) {
     let mut occupied: Vec<Vec<(f64, f64)>> = vec![Vec::new(); layout.lanes.len()];
+    let mut painted: Vec<PaintedNote> = Vec::new();
     let mut tags: Vec<(usize, f64, usize)> = Vec::new();
     // One path of brackets per kind, stroked once: a run can have hundreds of lost updates.
     let brackets: Vec<Option<Path2d>> = NoteKind::ALL.iter().map(|_| Path2d::new().ok()).collect();
@@ -1107,6 +1160,12 @@ fn paint_notes(
         if let Some(o) = occupied.get_mut(*lane) {
             o.push((xt - 7.0, xt + 7.0));
         }
+        painted.push(PaintedNote {
+            note: layout.note_id(*k),
+            from_x: xt - 7.0,
+            to_x: xt + 7.0,
+            top,
+        });
         ctx.set_fill_style_str(pal.of(paint::BG));
         ctx.set_font(bold);
         let _ = ctx.fill_text(n.kind.letter(), xt - 3.0, top + f64::from(NOTE_BAND) - 2.5);
@@ -1149,10 +1208,13 @@ fn paint_notes(
                 if let Some(o) = occupied.get_mut(*lane) {
                     o.push((xt + 8.0, xt + 12.0 + wd));
                 }
+                if let Some(last) = painted.last_mut() {
+                    last.to_x = xt + 12.0 + wd;
+                }
             }
         }
     }
-    occupied
+    (occupied, painted)
 }
 
 fn shorten(s: &str, max: usize) -> String {

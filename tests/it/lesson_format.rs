@@ -8,7 +8,7 @@ use std::sync::Arc;
 use lockstep::lesson::{self, wire};
 use lockstep::ui::course::{Course, LessonAction, Place, Progress};
 use lockstep::ui::toggles::Toggle;
-use lockstep::ui::{Action, App};
+use lockstep::ui::{Action, App, Pinned};
 
 const HEADER: &str =
     "+++\nid = \"truth\"\ntitle = \"Truth\"\norder = 50\n+++\n\nAn introduction.\n\n";
@@ -165,6 +165,63 @@ fn nothing_of_the_run_shows_before_the_learner_commits() {
         .iter()
         .flat_map(|l| &l.spans)
         .all(|s| s.to <= playing.time));
+}
+
+/// While a committed prediction's run plays, the timeline shows the notes that have ended by
+/// the playhead, fewer and so numbered differently from the whole run's. Each is named as the
+/// whole run names it, which the reducer pins by: the note opened is the note in the card.
+#[test]
+fn a_note_opened_while_the_run_plays_is_the_same_note_in_its_card() {
+    let files = wire::course_files(&lesson::builtin::lessons());
+    let course = Arc::new(Course::new(
+        wire::read_course_files(&files).expect("the course reads back"),
+        Vec::new(),
+    ));
+    let (mut steps, mut renamed) = (0, 0);
+    for (index, l) in course.lessons.iter().enumerate() {
+        for (k, step) in l.lesson.steps.iter().enumerate() {
+            if step.prediction.is_none() {
+                continue;
+            }
+            steps += 1;
+            let app = App::open("01-two-services.toml")
+                .reduce(Action::Lesson(LessonAction::Open {
+                    course: Arc::clone(&course),
+                    index,
+                    place: Place::Step(k),
+                    resume: Vec::new(),
+                }))
+                .reduce(Action::Lesson(LessonAction::Predict(0)));
+            let whole = Rc::clone(&app.outcome.layout);
+            for t in (0..=whole.end).step_by((whole.end / 40).max(1) as usize) {
+                let cut = whole.until(t);
+                for (k, n) in cut.notes.iter().enumerate() {
+                    let id = cut.note_id(k);
+                    renamed += usize::from(id != k);
+                    assert_eq!(&whole.notes[id], n, "{}: note {k} at {t}", l.lesson.id);
+                    assert_eq!(cut.note_named(id), Some(n));
+                    let pinned = app.reduce(Action::Pin {
+                        pin: Pinned::Note(id),
+                        seek: false,
+                    });
+                    assert_eq!(pinned.pinned, Some(Pinned::Note(id)));
+                    assert_eq!(pinned.selected, Some(n.event), "the pinned note's event");
+                    assert_eq!(pinned.time, app.time, "opened without moving the playhead");
+                }
+                // A note that has not ended by the cut is not shown under its name.
+                for (id, n) in whole.notes.iter().enumerate() {
+                    if n.to > t {
+                        assert_eq!(cut.note_named(id), None, "note {id} at {t}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(steps >= 20, "{steps} steps ask a prediction");
+    assert!(
+        renamed > 0,
+        "some cut numbers its notes differently from the whole run"
+    );
 }
 
 #[test]

@@ -40,6 +40,60 @@ export const tests = [
       assert((await ctx.attr(note, 'class')).includes('pinned'), 'the clicked note is marked');
       // As with the keyboard, the playhead goes to the note's moment.
       await until(async () => (await ctx.text('#playhead-verdict')) !== before, 'the playhead to move to the note');
+      // The words painted beside a tag open its card too: each note with words beside it, clicked
+      // just right of its tag, where the words begin.
+      const count = await ctx.page.$$eval('#timeline .note-focus', (els) => els.length);
+      let opened = 0;
+      for (let k = 0; k < count && opened < 2; k += 1) {
+        // A fresh page, with no card open.
+        await ctx.reload();
+        await ctx.page.waitForSelector('#timeline .note-focus');
+        assert(!(await ctx.exists('.card-lead')), 'no card open before the click');
+        const twin = (await ctx.page.$$('#timeline .note-focus'))[k];
+        await twin.scrollIntoViewIfNeeded();
+        const box = await twin.boundingBox();
+        const words = await twin.getAttribute('aria-label');
+        // Another twin there would take the click itself.
+        const spot = { x: box.x + box.width + 6, y: box.y + box.height / 2 };
+        const on = await ctx.page.evaluate(({ x, y }) => document.elementFromPoint(x, y).tagName, spot);
+        if (on !== 'CANVAS') continue;
+        await ctx.page.mouse.click(spot.x, spot.y);
+        await until(async () => (await ctx.exists('.card-lead')) && words.includes(await ctx.text('.card-lead')), `the card of the note whose words were clicked (${words})`);
+        opened += 1;
+      }
+      assert(opened >= 1, 'a note with its words beside it was clicked');
+    },
+  },
+  {
+    // While a committed prediction's run plays, a note it has passed opens its card (the words
+    // tell what has happened); an event's card, which names what it led to, waits for the end.
+    name: 'course_truth::a_note_the_run_has_passed_opens_its_card_while_it_plays',
+    async run(ctx) {
+      const c = await course(ctx);
+      const found = c.lessons.flatMap((l) => l.steps.filter((s) => s.prediction && !s.recording && s.scenario.duration_ms >= 2000).map((s) => [l.id, s]));
+      let shown = 0;
+      for (const [lesson, step] of found) {
+        const where = `${lesson}/${step.id}`;
+        await openPlace(ctx, lesson, step.id, { ask: true });
+        await ctx.page.waitForSelector('#predict-0');
+        assert(!(await ctx.exists('#event-details')), `${where}: no card before the learner commits`);
+        await ctx.page.click('#predict-0');
+        await ctx.page.waitForSelector('#event-details');
+        // Play on until a note has been passed, or the run has ended.
+        await until(async () => (await ctx.exists('#timeline .note-focus')) || (await ctx.exists('#verdict-headline')), `${where}: a note, or the run's end`, 60000);
+        if (await ctx.exists('#verdict-headline')) continue;
+        // Paused, so that no later note comes in while the card is read.
+        await ctx.page.click('#play');
+        await until(async () => (await ctx.text('#play')).toLowerCase() === 'play', `${where}: paused`);
+        const label = await ctx.attr('#timeline .note-focus', 'aria-label');
+        await ctx.page.click('#timeline .note-focus');
+        await until(async () => (await ctx.exists('.card-lead')) && label.includes(await ctx.text('.card-lead')), `${where}: the note's card while the run plays`);
+        assert(await ctx.exists('#verdict-pending'), `${where}: the verdict still waits`);
+        assert(!(await ctx.exists('.card-event')), `${where}: no event's card before the end`);
+        shown += 1;
+        if (shown >= 2) break;
+      }
+      assert(shown >= 1, `a step with a note before its end, of ${found.length}`);
     },
   },
   {

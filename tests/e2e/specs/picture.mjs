@@ -175,6 +175,9 @@ export const tests = [
       const old = await ctx.page.$eval('#protocol-writer option[value="single:old"]', (o) => o.textContent.trim());
       assertEqual(old, 'Lock in old only: really old until 0.4 s, then new', 'what the writer really does');
       assertEqual(await ctx.text('#protocol-writer-really'), 'What writer really does: locks in old until 0.4 s, then new.', 'the hint under the writer');
+      // A migration is planned work: its control is under its own heading, not under the faults.
+      const heading = await ctx.page.$eval('#migration', (el) => el.closest('fieldset').querySelector('legend').textContent.trim());
+      assertEqual(heading, 'Migration', 'the heading over the migration control');
       await ctx.pickScenario('04-subordinate.toml');
       assertEqual(await ctx.page.$eval('#role-authority', (el) => el.tagName), 'OUTPUT', 'a single choice is text');
       assertEqual(await ctx.text('#role-authority'), 'Independent', 'the only role of the authority');
