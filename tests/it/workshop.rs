@@ -503,8 +503,12 @@ fn lesson_pack_writes_the_site_with_the_checked_lessons_beside_it() {
     let said = stdout(&o);
     assert!(said.contains("packed 1 lesson(s)"), "{said}");
     assert!(said.contains("#/lessons/ledger-drill"), "{said}");
-    // The site, whole, with its nested files.
+    // The site, whole, with its nested files, less the places' previews: a site with a folder
+    // of lessons shows none (their index stays, which says so to the page).
     assert!(out.join("snippets/x/a.js").is_file());
+    assert!(out.join("course/fencing.stall.run.svg").is_file());
+    assert!(out.join("course/previews.json").is_file());
+    assert!(!out.join("course/fencing.stall.html").exists());
     assert_eq!(
         std::fs::read_to_string(out.join("lessons/ledger-drill.md")).unwrap(),
         drill()

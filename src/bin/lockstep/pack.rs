@@ -195,7 +195,7 @@ pub fn lesson_pack(args: &[String], out: &mut dyn Write) -> Result<ExitCode, Str
         }
     }
     let mut count = 0;
-    copy_dir(site, &dest, &mut count)?;
+    copy_dir(site, &dest, "", &mut count)?;
     if !origins.is_empty() {
         allow_origins(&dest, &origins)?;
     }
@@ -305,7 +305,9 @@ fn course_version(file: &str) -> Option<u64> {
     v.get("version")?.as_u64()
 }
 
-fn copy_dir(from: &Path, to: &Path, count: &mut usize) -> Result<(), String> {
+/// Copies the built site at `from` (its files named from the site's root after `rel`), less
+/// the places' previews, which a site with a folder of lessons never shows.
+fn copy_dir(from: &Path, to: &Path, rel: &str, count: &mut usize) -> Result<(), String> {
     std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
     let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
     for entry in entries {
@@ -315,9 +317,10 @@ fn copy_dir(from: &Path, to: &Path, count: &mut usize) -> Result<(), String> {
             .file_type()
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let target = to.join(entry.file_name());
+        let name = format!("{rel}{}", entry.file_name().to_string_lossy());
         if kind.is_dir() {
-            copy_dir(&path, &target, count)?;
-        } else if kind.is_file() {
+            copy_dir(&path, &target, &format!("{name}/"), count)?;
+        } else if kind.is_file() && !single::is_place_preview(&name) {
             *count += 1;
             if *count > SITE_FILES_MAX {
                 return Err(format!(

@@ -40,11 +40,16 @@ fn left_out(name: &str) -> bool {
 /// A lesson place's preview or their index (`ui::preview`): shown only while a place's
 /// simulator comes over a network, which the file never waits for.
 fn is_preview(name: &str) -> bool {
-    name == "course/previews.json"
-        || name
-            .strip_prefix("course/")
-            .and_then(|n| n.strip_suffix(".html"))
-            .is_some_and(|n| n.split('.').count() == 2)
+    name == "course/previews.json" || is_place_preview(name)
+}
+
+/// A lesson place's preview, `course/LESSON.PLACE.html`. A site with a folder of lessons shows
+/// none (a lesson of the folder may replace a shipped one), so a pack, which always has one,
+/// leaves them out; it keeps their index, from which the page learns that much.
+pub fn is_place_preview(name: &str) -> bool {
+    name.strip_prefix("course/")
+        .and_then(|n| n.strip_suffix(".html"))
+        .is_some_and(|n| n.split('.').count() == 2)
 }
 
 /// What was written, for the command's summary.
