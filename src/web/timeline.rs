@@ -509,8 +509,9 @@ pub fn timeline(p: &TimelineProps) -> Html {
         };
         let onfocus = { let f = pin(p.seek_on_pin); Callback::from(move |_: FocusEvent| f()) };
         let onmouseenter = { let f = pin(false); Callback::from(move |_: MouseEvent| f()) };
-        // A click opens the card as focus does (with the playhead moved to the note), since an
-        // SVG shape does not take focus from a pointer in every browser.
+        // A click opens the card as focus does (with the playhead moved to the note where the
+        // timeline seeks on a pin), since an SVG shape does not take focus from a pointer in
+        // every browser.
         let onclick = { let f = pin(p.seek_on_pin); Callback::from(move |_: MouseEvent| f()) };
         let text = format!("{prefix}{}", n.text);
         let pinned = p.pinned == Some(Pinned::Note(id));
